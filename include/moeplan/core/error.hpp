@@ -1,0 +1,59 @@
+#pragma once
+// Errors that cross module boundaries. Library code never prints or exits: it
+// throws moeplan::Error, and the CLI maps the kind to an exit code (2 for bad
+// input or usage, 1 for a runtime failure).
+
+#include <stdexcept>
+#include <string>
+
+namespace moeplan {
+
+/// @brief Where in an input file something was found (1-based; 0 = unknown).
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+enum class ErrorKind { Input, Runtime };
+
+/// @brief The one exception type of moeplan: a reason, and for input errors the field and file.
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, std::string reason, std::string field = {}, SourceLocation location = {});
+
+  ErrorKind kind() const { return kind_; }
+  const std::string& reason() const { return reason_; }
+  /// Dotted field path inside the file, e.g. "moe.top_k" ("" when not about a field).
+  const std::string& field() const { return field_; }
+  const SourceLocation& location() const { return location_; }
+
+  /// The same error placed in a file.
+  Error located(SourceLocation location) const;
+  /// The same error with its field path prefixed ("model" + "moe.top_k").
+  Error prefixed(const std::string& prefix) const;
+
+ private:
+  ErrorKind kind_;
+  std::string reason_;
+  std::string field_;
+  SourceLocation location_;
+};
+
+/// "FILE:LINE:COL: field.path: reason", leaving out the parts that are unknown.
+std::string format_error(const Error& error);
+
+[[noreturn]] void throw_input_error(std::string field, std::string reason);
+[[noreturn]] void throw_runtime_error(std::string reason);
+
+namespace detail {
+[[noreturn]] void check_failed(const char* condition, const char* file, int line, const std::string& message);
+}  // namespace detail
+
+}  // namespace moeplan
+
+/// Internal invariant: a failure is a bug in moeplan, reported as a runtime error.
+#define MOEPLAN_CHECK(condition, message)                                            \
+  do {                                                                              \
+    if (!(condition)) ::moeplan::detail::check_failed(#condition, __FILE__, __LINE__, (message)); \
+  } while (false)

@@ -1,0 +1,54 @@
+#pragma once
+// Loading moeplan's input files: finding bundled files by name, parsing,
+// resolving a scenario's references, applying --set overrides, and validating.
+// Every input error comes back as moeplan::Error located in the right file.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <moeplan/model/specs.hpp>
+
+namespace moeplan::io {
+
+enum class FileKind { Model, Cluster, Profile, Scenario, Plan, Sweep };
+
+const char* to_string(FileKind kind);
+
+/// The folder bundled files live under (MOEPLAN_DATA_DIR, else the source tree).
+std::string data_root();
+
+/// A path as given if it names a file; else the bundled file of that kind and name.
+std::string resolve_path(FileKind kind, const std::string& name_or_path);
+
+/// The kind a file holds: from a "# proto-message: Model" header line, else
+/// from the folder it is in (models/, clusters/, profiles/, sweeps/, plans/, scenarios/).
+FileKind detect_kind(const std::string& path);
+
+/// @brief One "--set field.path=value" override of a scenario's scalar field.
+struct Override {
+  std::string field;
+  std::string value;
+};
+/// Splits "field.path=value"; a missing '=' is an input error.
+Override parse_override(const std::string& text);
+
+model::ModelSpec load_model(const std::string& name_or_path);
+model::ClusterSpec load_cluster(const std::string& name_or_path);
+model::CostProfileSpec load_profile(const std::string& name_or_path);
+model::ScenarioSpec load_scenario(const std::string& name_or_path, const std::vector<Override>& overrides = {});
+
+/// @brief What validating one file found.
+struct ValidatedFile {
+  FileKind kind = FileKind::Model;
+  std::optional<model::ModelSpec> model;
+  std::optional<model::ScenarioSpec> scenario;
+};
+/// A path as given if it names a file; else the bundled file of that name, of any kind.
+std::string resolve_any_path(const std::string& name_or_path);
+
+/// Loads and checks a file of any kind (overrides: scenarios only); throws the first error found.
+ValidatedFile validate_file(const std::string& name_or_path, const std::vector<Override>& overrides = {});
+
+}  // namespace moeplan::io

@@ -1,0 +1,161 @@
+#pragma once
+// Validated, plain-C++ descriptions of what the user asked for: the model, the
+// cluster, the parallel mapping, the workload and the cost profile. These are
+// what every later stage (cost model, schedules, planners) reads; the Protobuf
+// text files are converted into them at the edge (src/io).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace moeplan::model {
+
+enum class FfnType { GeluFfn, SwiGlu };
+enum class NormType { LayerNorm, RmsNorm };
+
+/// @brief The mixture-of-experts part of a model.
+struct MoeSpec {
+  std::int64_t num_experts = 0;
+  std::int64_t top_k = 0;
+  /// Tokens per expert = capacity_factor * tokens * top_k / num_experts; empty = dropless.
+  std::optional<double> capacity_factor;
+  FfnType expert_type = FfnType::GeluFfn;
+  std::int64_t expert_ffn_hidden = 0;
+  std::int64_t num_shared_experts = 0;
+  std::int64_t shared_expert_ffn_hidden = 0;
+};
+
+/// @brief A Transformer-MoE model: its shape and element size.
+struct ModelSpec {
+  std::string name;
+  std::int64_t num_layers = 0;
+  std::int64_t d_model = 0;
+  std::int64_t num_heads = 0;
+  std::int64_t num_kv_heads = 0;
+  std::int64_t head_dim = 0;
+  std::int64_t ffn_hidden = 0;  ///< dense FFN of non-MoE blocks (0 if every block is MoE)
+  FfnType ffn_type = FfnType::GeluFfn;
+  std::int64_t vocab_size = 0;
+  bool tie_embeddings = false;
+  std::int64_t max_position_embeddings = 0;  ///< learned positions; 0 = rotary / none
+  NormType norm_type = NormType::LayerNorm;
+  bool linear_bias = false;
+  bool qkv_bias = false;
+  std::int64_t dtype_bytes = 2;
+  MoeSpec moe;
+  /// One flag per block, true where the FFN is an MoE layer.
+  std::vector<bool> moe_layer;
+
+  std::int64_t num_moe_layers() const;
+};
+
+/// @brief One GPU model, from its datasheet.
+struct GpuSpec {
+  std::string name;
+  double peak_flops_per_s_fp32 = 0;
+  double peak_flops_per_s_fp16 = 0;
+  double peak_flops_per_s_bf16 = 0;
+  double memory_bytes = 0;
+};
+
+/// @brief A link class: per-direction bandwidth of one port and ports per node.
+struct LinkSpec {
+  std::string name;
+  double bandwidth_bytes_per_s = 0;
+  std::int64_t ports_per_node = 1;
+};
+
+/// @brief A homogeneous GPU cluster: nodes of identical GPUs, one intra and one inter link.
+struct ClusterSpec {
+  std::string name;
+  std::int64_t num_nodes = 0;
+  std::int64_t gpus_per_node = 0;
+  GpuSpec gpu;
+  LinkSpec intra_link;
+  LinkSpec inter_link;
+
+  std::int64_t world_size() const { return num_nodes * gpus_per_node; }
+};
+
+/// @brief Attention (tp, cp, dp, pp) and expert (etp, ep, edp, pp) mappings.
+struct ParallelSpec {
+  std::int64_t tp = 1;
+  std::int64_t cp = 1;
+  std::int64_t dp = 1;
+  std::int64_t pp = 1;
+  std::int64_t ep = 1;
+  std::int64_t etp = 1;
+  std::int64_t edp = 1;
+  std::int64_t vpp = 1;
+  bool sequence_parallel = false;
+  std::string order = "tp-cp-ep-dp-pp";
+};
+
+/// @brief Batch and sequence sizes of one training iteration.
+struct WorkloadSpec {
+  std::int64_t micro_batch_size = 1;   ///< sequences per micro-batch per DP rank
+  std::int64_t global_batch_size = 1;  ///< sequences per iteration, all DP ranks
+  std::int64_t seq_len = 0;            ///< tokens per sequence
+
+  /// Micro-batches each DP rank runs per iteration.
+  std::int64_t micro_batches_per_rank(std::int64_t dp) const {
+    return global_batch_size / (micro_batch_size * dp);
+  }
+};
+
+enum class OpClass { Gemm, Attention, A2A, AllGather, ReduceScatter, AllReduce, P2P };
+enum class LinkClass { Local, Intra, Inter };
+enum class Provenance { Measured, Paper, Datasheet };
+
+/// @brief One fitted line t = alpha + n * beta for (op, link, group size).
+struct LinearCostSpec {
+  OpClass op = OpClass::Gemm;
+  LinkClass link = LinkClass::Local;
+  std::int64_t group = 1;
+  double alpha_ms = 0;
+  double beta_ms_per_unit = 0;  ///< per FLOP (gemm, attention) or per byte (communication)
+  double r2 = 1;
+  std::int64_t points = 0;
+  Provenance provenance = Provenance::Measured;
+  std::string source;
+};
+
+/// @brief The calibration data of one cluster.
+struct CostProfileSpec {
+  std::string name;
+  std::string cluster;
+  std::vector<LinearCostSpec> costs;
+  double overlap_compute_slowdown = 1.0;
+};
+
+/// @brief Schedule knobs given by the user; unset ones are left to the planner.
+struct ScheduleSpec {
+  std::string name = "none";
+  std::optional<std::int64_t> degree;
+  std::optional<std::int64_t> degree_forward;
+  std::optional<std::int64_t> degree_backward;
+  std::vector<std::int64_t> slicing_tokens;
+  std::optional<std::int64_t> ar_chunk_bytes;
+  bool fsmoe_released_solver_rules = false;
+  bool multi_rank = false;
+};
+
+/// @brief Everything one simulation needs, resolved and validated.
+struct ScenarioSpec {
+  std::string name;
+  ModelSpec model;
+  ClusterSpec cluster;
+  std::optional<CostProfileSpec> profile;
+  ParallelSpec parallel;
+  WorkloadSpec workload;
+  ScheduleSpec schedule;
+};
+
+const char* to_string(OpClass op);
+const char* to_string(LinkClass link);
+const char* to_string(Provenance provenance);
+std::optional<OpClass> op_class_from_string(const std::string& text);
+std::optional<LinkClass> link_class_from_string(const std::string& text);
+
+}  // namespace moeplan::model

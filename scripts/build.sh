@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Configures and builds moeplan. Environment: MOEPLAN_BUILD_DIR (default build),
+# MOEPLAN_WERROR=ON|OFF, MOEPLAN_SANITIZE=ON|OFF, MOEPLAN_WITH_CUDA=AUTO|ON|OFF.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${MOEPLAN_BUILD_DIR:-build}
+cmake -S . -B "$dir" \
+  -DMOEPLAN_WERROR="${MOEPLAN_WERROR:-OFF}" \
+  -DMOEPLAN_SANITIZE="${MOEPLAN_SANITIZE:-OFF}" \
+  -DMOEPLAN_WITH_CUDA="${MOEPLAN_WITH_CUDA:-AUTO}" >/dev/null
+cmake --build "$dir" -j"$(nproc)"

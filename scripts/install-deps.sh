@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs moeplan's build dependencies from Debian 12 packages, only the ones
+# missing (idempotent). CUDA and NCCL are optional and never installed here.
+set -euo pipefail
+packages=(g++ make cmake pkg-config
+          libboost-graph-dev libeigen3-dev libnlopt-cxx-dev
+          libprotobuf-dev protobuf-compiler libfmt-dev
+          catch2 libcli11-dev libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "moeplan: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [[ $(id -u) == 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi

@@ -1,0 +1,30 @@
+#pragma once
+// What the thin CLI layer shares between commands: where output goes, and the
+// helpers that turn library results into the CLI.md output conventions.
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include <moeplan/io/loader.hpp>
+
+namespace moeplan::cli {
+
+/// @brief Streams a command writes to, and its exit status.
+struct CliContext {
+  std::ostream& out;
+  std::ostream& err;
+  int exit_code = 0;
+};
+
+void add_validate_command(CLI::App& app, CliContext& context);
+/// Commands of CLI.md that later issues implement: they answer exit 2.
+void add_unavailable_command(CLI::App& app, CliContext& context, const std::string& name,
+                             const std::string& description);
+
+/// Parses repeated --set values.
+std::vector<io::Override> parse_overrides(const std::vector<std::string>& values);
+
+}  // namespace moeplan::cli

@@ -1,0 +1,50 @@
+#include <moeplan/core/error.hpp>
+
+#include <fmt/format.h>
+
+namespace moeplan {
+
+Error::Error(ErrorKind kind, std::string reason, std::string field, SourceLocation location)
+    : std::runtime_error(reason),
+      kind_(kind),
+      reason_(std::move(reason)),
+      field_(std::move(field)),
+      location_(std::move(location)) {}
+
+Error Error::located(SourceLocation location) const {
+  return Error(kind_, reason_, field_, std::move(location));
+}
+
+Error Error::prefixed(const std::string& prefix) const {
+  if (prefix.empty()) return *this;
+  std::string field = field_.empty() ? prefix : prefix + "." + field_;
+  return Error(kind_, reason_, std::move(field), location_);
+}
+
+std::string format_error(const Error& error) {
+  std::string out;
+  const SourceLocation& loc = error.location();
+  if (!loc.file.empty()) {
+    out += loc.file;
+    if (loc.line > 0) out += fmt::format(":{}:{}", loc.line, loc.column > 0 ? loc.column : 1);
+    out += ": ";
+  }
+  if (!error.field().empty()) out += error.field() + ": ";
+  out += error.reason();
+  return out;
+}
+
+void throw_input_error(std::string field, std::string reason) {
+  throw Error(ErrorKind::Input, std::move(reason), std::move(field));
+}
+
+void throw_runtime_error(std::string reason) { throw Error(ErrorKind::Runtime, std::move(reason)); }
+
+namespace detail {
+void check_failed(const char* condition, const char* file, int line, const std::string& message) {
+  throw Error(ErrorKind::Runtime,
+              fmt::format("internal check failed: {} ({}:{}): {}", condition, file, line, message));
+}
+}  // namespace detail
+
+}  // namespace moeplan

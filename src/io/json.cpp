@@ -1,0 +1,302 @@
+#include <moeplan/io/json.hpp>
+
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+
+namespace moeplan::io {
+
+Json& Json::push(Json value) {
+  MOEPLAN_CHECK(std::holds_alternative<Array>(value_), "push on a non-array JSON value");
+  std::get<Array>(value_).push_back(std::move(value));
+  return *this;
+}
+
+Json& Json::set(const std::string& key, Json value) {
+  MOEPLAN_CHECK(std::holds_alternative<Object>(value_), "set on a non-object JSON value");
+  for (auto& [k, v] : std::get<Object>(value_))
+    if (k == key) {
+      v = std::move(value);
+      return *this;
+    }
+  std::get<Object>(value_).emplace_back(key, std::move(value));
+  return *this;
+}
+
+std::string json_quote(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
+        else out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string Json::dump(int indent) const {
+  std::string out;
+  write(out, indent, 0);
+  return out;
+}
+
+void Json::write(std::string& out, int indent, int depth) const {
+  const auto newline = [&](int d) {
+    if (indent <= 0) return;
+    out += '\n';
+    out.append(static_cast<std::size_t>(indent * d), ' ');
+  };
+  if (std::holds_alternative<std::nullptr_t>(value_)) {
+    out += "null";
+  } else if (const bool* b = std::get_if<bool>(&value_)) {
+    out += *b ? "true" : "false";
+  } else if (const std::int64_t* i = std::get_if<std::int64_t>(&value_)) {
+    out += fmt::format("{}", *i);
+  } else if (const double* d = std::get_if<double>(&value_)) {
+    out += std::isfinite(*d) ? fmt::format("{}", *d) : "null";
+  } else if (const std::string* s = std::get_if<std::string>(&value_)) {
+    out += json_quote(*s);
+  } else if (const Array* a = std::get_if<Array>(&value_)) {
+    if (a->empty()) {
+      out += "[]";
+      return;
+    }
+    out += '[';
+    for (std::size_t k = 0; k < a->size(); ++k) {
+      if (k > 0) out += ',';
+      newline(depth + 1);
+      (*a)[k].write(out, indent, depth + 1);
+    }
+    newline(depth);
+    out += ']';
+  } else {
+    const Object& o = std::get<Object>(value_);
+    if (o.empty()) {
+      out += "{}";
+      return;
+    }
+    out += '{';
+    for (std::size_t k = 0; k < o.size(); ++k) {
+      if (k > 0) out += ',';
+      newline(depth + 1);
+      out += json_quote(o[k].first);
+      out += indent > 0 ? ": " : ":";
+      o[k].second.write(out, indent, depth + 1);
+    }
+    newline(depth);
+    out += '}';
+  }
+}
+
+}  // namespace moeplan::io
+
+namespace moeplan::io {
+namespace {
+
+// Recursive-descent parser over the whole text; depth is bounded so hostile
+// input cannot exhaust the stack.
+class JsonParser {
+ public:
+  explicit JsonParser(const std::string& text) : text_(text) {}
+
+  Json document() {
+    Json value = parse_value(0);
+    skip_space();
+    if (pos_ != text_.size()) fail("unexpected text after the JSON value");
+    return value;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& reason) const {
+    throw Error(ErrorKind::Input, fmt::format("invalid JSON at offset {}: {}", pos_, reason));
+  }
+  void skip_space() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\t' || text_[pos_] == '\r'))
+      ++pos_;
+  }
+  bool consume(char c) {
+    skip_space();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  void expect(char c) {
+    if (!consume(c)) fail(fmt::format("expected '{}'", c));
+  }
+  bool literal(const char* word) {
+    const std::string w(word);
+    if (text_.compare(pos_, w.size(), w) == 0) {
+      pos_ += w.size();
+      return true;
+    }
+    return false;
+  }
+
+  Json parse_value(int depth) {
+    if (depth > 256) fail("nesting too deep");
+    skip_space();
+    if (pos_ >= text_.size()) fail("unexpected end of input");
+    const char c = text_[pos_];
+    if (c == '{') return parse_object(depth);
+    if (c == '[') return parse_array(depth);
+    if (c == '"') return Json(parse_string());
+    if (literal("true")) return Json(true);
+    if (literal("false")) return Json(false);
+    if (literal("null")) return Json(nullptr);
+    return parse_number();
+  }
+
+  Json parse_object(int depth) {
+    ++pos_;
+    Json object = Json::object();
+    if (consume('}')) return object;
+    do {
+      skip_space();
+      if (pos_ >= text_.size() || text_[pos_] != '"') fail("expected a key string");
+      std::string key = parse_string();
+      expect(':');
+      object.set(key, parse_value(depth + 1));
+    } while (consume(','));
+    expect('}');
+    return object;
+  }
+
+  Json parse_array(int depth) {
+    ++pos_;
+    Json array = Json::array();
+    if (consume(']')) return array;
+    do {
+      array.push(parse_value(depth + 1));
+    } while (consume(','));
+    expect(']');
+    return array;
+  }
+
+  std::string parse_string() {
+    ++pos_;
+    std::string out;
+    while (true) {
+      if (pos_ >= text_.size()) fail("unterminated string");
+      const char c = text_[pos_++];
+      if (c == '"') return out;
+      if (static_cast<unsigned char>(c) < 0x20) fail("control character in string");
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (pos_ >= text_.size()) fail("unterminated escape");
+      const char e = text_[pos_++];
+      switch (e) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          if (pos_ + 4 > text_.size()) fail("short \\u escape");
+          unsigned code = 0;
+          for (int k = 0; k < 4; ++k) {
+            const char h = text_[pos_++];
+            code <<= 4;
+            if (h >= '0' && h <= '9') code |= static_cast<unsigned>(h - '0');
+            else if (h >= 'a' && h <= 'f') code |= static_cast<unsigned>(h - 'a' + 10);
+            else if (h >= 'A' && h <= 'F') code |= static_cast<unsigned>(h - 'A' + 10);
+            else fail("bad hex digit in \\u escape");
+          }
+          // UTF-8 encode the BMP code point (surrogate pairs kept as two units).
+          if (code < 0x80) {
+            out += static_cast<char>(code);
+          } else if (code < 0x800) {
+            out += static_cast<char>(0xC0 | (code >> 6));
+            out += static_cast<char>(0x80 | (code & 0x3F));
+          } else {
+            out += static_cast<char>(0xE0 | (code >> 12));
+            out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (code & 0x3F));
+          }
+          break;
+        }
+        default: fail("unknown escape");
+      }
+    }
+  }
+
+  Json parse_number() {
+    const std::size_t start = pos_;
+    if (pos_ < text_.size() && text_[pos_] == '-') ++pos_;
+    bool integral = true;
+    while (pos_ < text_.size()) {
+      const char c = text_[pos_];
+      if (c >= '0' && c <= '9') {
+        ++pos_;
+      } else if (c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+        integral = false;
+        ++pos_;
+      } else {
+        break;
+      }
+    }
+    const std::string token = text_.substr(start, pos_ - start);
+    if (token.empty() || token == "-") fail("expected a value");
+    char* end = nullptr;
+    if (integral) {
+      const long long v = std::strtoll(token.c_str(), &end, 10);
+      if (*end == '\0') return Json(static_cast<std::int64_t>(v));
+    }
+    const double d = std::strtod(token.c_str(), &end);
+    if (*end != '\0') fail("malformed number");
+    return Json(d);
+  }
+
+  const std::string& text_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+Json Json::parse(const std::string& text) { return JsonParser(text).document(); }
+
+const Json* Json::find(const std::string& key) const {
+  if (!is_object()) return nullptr;
+  for (const auto& [k, v] : std::get<Object>(value_))
+    if (k == key) return &v;
+  return nullptr;
+}
+
+const Json::Array& Json::as_array() const {
+  MOEPLAN_CHECK(is_array(), "JSON value is not an array");
+  return std::get<Array>(value_);
+}
+const Json::Object& Json::as_object() const {
+  MOEPLAN_CHECK(is_object(), "JSON value is not an object");
+  return std::get<Object>(value_);
+}
+const std::string& Json::as_string() const {
+  MOEPLAN_CHECK(is_string(), "JSON value is not a string");
+  return std::get<std::string>(value_);
+}
+double Json::as_number() const {
+  if (const std::int64_t* i = std::get_if<std::int64_t>(&value_)) return static_cast<double>(*i);
+  MOEPLAN_CHECK(std::holds_alternative<double>(value_), "JSON value is not a number");
+  return std::get<double>(value_);
+}
+bool Json::as_bool() const {
+  MOEPLAN_CHECK(is_bool(), "JSON value is not a boolean");
+  return std::get<bool>(value_);
+}
+
+}  // namespace moeplan::io

@@ -1,0 +1,327 @@
+#include <moeplan/io/loader.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+
+#include <fmt/format.h>
+#include <google/protobuf/descriptor.h>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/model/validate.hpp>
+
+#include "io/proto/moeplan.pb.h"
+#include "proto_convert.hpp"
+#include "proto_text.hpp"
+#include "scalar_fields.hpp"
+
+#ifndef MOEPLAN_SOURCE_DATA_DIR
+#define MOEPLAN_SOURCE_DATA_DIR "."
+#endif
+
+namespace moeplan::io {
+namespace fs = std::filesystem;
+namespace gpb = google::protobuf;
+
+namespace {
+
+struct KindInfo {
+  FileKind kind;
+  const char* name;        // as in "# proto-message:" and JSON output
+  const char* message;     // Protobuf message name
+  const char* folder;      // bundled folder under the data root
+  const char* folder_tag;  // a parent folder with this name implies the kind
+};
+
+constexpr KindInfo kKinds[] = {
+    {FileKind::Model, "model", "Model", "models", "models"},
+    {FileKind::Cluster, "cluster", "Cluster", "scenarios/clusters", "clusters"},
+    {FileKind::Profile, "profile", "CostProfile", "calibration/profiles", "profiles"},
+    {FileKind::Sweep, "sweep", "Sweep", "scenarios/sweeps", "sweeps"},
+    {FileKind::Plan, "plan", "Plan", "plans", "plans"},
+    {FileKind::Scenario, "scenario", "Scenario", "scenarios", "scenarios"},
+};
+
+const KindInfo& info(FileKind kind) {
+  for (const KindInfo& k : kKinds)
+    if (k.kind == kind) return k;
+  return kKinds[0];
+}
+
+// Where --set overrides come from, for error messages.
+const SourceLocation kCommandLine{"--set", 0, 0};
+
+SourceLocation file_only(const std::string& path) { return SourceLocation{path, 0, 0}; }
+
+// Parses a file, converts and validates; errors are located in that file.
+template <typename Message, typename Spec>
+Spec load_checked(const std::string& path, Message& message, LocationIndex& index,
+                  const std::function<Spec(const Message&)>& convert) {
+  index = parse_text_proto(path, read_text_file(path), message);
+  try {
+    return convert(message);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Input || !e.location().file.empty()) throw;
+    throw e.located(index.find(e.field()));
+  }
+}
+
+template <typename Spec, typename Message>
+Spec convert_and_validate(const Message& message) {
+  Spec spec = to_spec(message);
+  model::validate(spec);
+  return spec;
+}
+
+// Where each part of a resolved scenario was written: the scenario file, or a
+// referenced file for the "model", "cluster" and "profile" parts.
+struct ScenarioSources {
+  LocationIndex scenario;
+  std::vector<std::pair<std::string, LocationIndex>> referenced;  // prefix -> file
+  std::vector<std::pair<std::string, SourceLocation>> overridden;  // set paths and where set
+
+  Error locate(const Error& e) const {
+    if (e.kind() != ErrorKind::Input || !e.location().file.empty()) return e;
+    for (const auto& [path, where] : overridden)
+      if (e.field() == path || e.field().rfind(path + ".", 0) == 0 || path.rfind(e.field() + ".", 0) == 0)
+        return e.located(where);
+    for (const auto& [prefix, index] : referenced)
+      if (e.field() == prefix || e.field().rfind(prefix + ".", 0) == 0) {
+        const std::string inner = e.field() == prefix ? "" : e.field().substr(prefix.size() + 1);
+        return Error(e.kind(), e.reason(), inner, index.find(inner));
+      }
+    return e.located(scenario.find(e.field()));
+  }
+};
+
+// Replaces "<part>_ref" by the referenced file's message, checked on its own.
+template <typename Message>
+void resolve_reference(FileKind kind, const std::string& part, std::string ref,
+                       const std::function<void(const Message&)>& check, Message* target,
+                       ScenarioSources& sources) {
+  const std::string ref_field = part + "_ref";
+  std::string path;
+  try {
+    path = resolve_path(kind, ref);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::Input, e.reason(), ref_field, sources.scenario.find(ref_field));
+  }
+  Message message;
+  LocationIndex index;
+  load_checked<Message, int>(path, message, index, [&](const Message& m) {
+    check(m);
+    return 0;
+  });
+  target->CopyFrom(message);
+  sources.referenced.emplace_back(part, std::move(index));
+}
+
+template <typename Spec>
+void validate_part(const char* part, const Spec& spec) {
+  try {
+    model::validate(spec);
+  } catch (const Error& e) {
+    throw e.prefixed(part);
+  }
+}
+
+bool is_reference_override(const Override& o) {
+  return o.field == "model_ref" || o.field == "cluster_ref" || o.field == "profile_ref";
+}
+
+}  // namespace
+
+const char* to_string(FileKind kind) { return info(kind).name; }
+
+std::string data_root() {
+  if (const char* env = std::getenv("MOEPLAN_DATA_DIR"); env != nullptr && *env != '\0') return env;
+  return MOEPLAN_SOURCE_DATA_DIR;
+}
+
+std::string resolve_path(FileKind kind, const std::string& name_or_path) {
+  std::error_code ec;
+  if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
+  const bool bare = name_or_path.find('/') == std::string::npos && !name_or_path.empty();
+  if (bare) {
+    const fs::path bundled = fs::path(data_root()) / info(kind).folder / (name_or_path + ".textproto");
+    if (fs::is_regular_file(bundled, ec)) return bundled.string();
+    throw Error(ErrorKind::Input,
+                fmt::format("no such file, and no bundled {} named '{}' in {}", info(kind).name, name_or_path,
+                            (fs::path(data_root()) / info(kind).folder).string()));
+  }
+  throw Error(ErrorKind::Input, fmt::format("no such file: {}", name_or_path));
+}
+
+FileKind detect_kind(const std::string& path) {
+  std::string text = read_text_file(path);
+  const std::string marker = "# proto-message:";
+  if (text.rfind(marker, 0) == 0) {
+    std::string name = text.substr(marker.size(), text.find('\n') - marker.size());
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t\r") + 1);
+    const std::size_t dot = name.rfind('.');
+    if (dot != std::string::npos) name = name.substr(dot + 1);
+    for (const KindInfo& k : kKinds)
+      if (name == k.message) return k.kind;
+    throw Error(ErrorKind::Input, fmt::format("unknown message '{}' in the proto-message header", name),
+                "proto-message", SourceLocation{path, 1, 1});
+  }
+  for (fs::path dir = fs::absolute(path).parent_path(); !dir.empty() && dir != dir.root_path();
+       dir = dir.parent_path()) {
+    for (const KindInfo& k : kKinds)
+      if (dir.filename() == k.folder_tag) return k.kind;
+  }
+  throw Error(ErrorKind::Input,
+              "cannot tell what kind of file this is: start it with a '# proto-message: Model' "
+              "(or Cluster, CostProfile, Scenario, Plan, Sweep) line",
+              "", SourceLocation{path, 1, 1});
+}
+
+Override parse_override(const std::string& text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw Error(ErrorKind::Input, fmt::format("--set expects field.path=value, got '{}'", text));
+  return Override{text.substr(0, eq), text.substr(eq + 1)};
+}
+
+model::ModelSpec load_model(const std::string& name_or_path) {
+  pb::Model message;
+  LocationIndex index;
+  return load_checked<pb::Model, model::ModelSpec>(resolve_path(FileKind::Model, name_or_path), message, index,
+                                                   convert_and_validate<model::ModelSpec, pb::Model>);
+}
+
+model::ClusterSpec load_cluster(const std::string& name_or_path) {
+  pb::Cluster message;
+  LocationIndex index;
+  return load_checked<pb::Cluster, model::ClusterSpec>(resolve_path(FileKind::Cluster, name_or_path), message,
+                                                       index, convert_and_validate<model::ClusterSpec, pb::Cluster>);
+}
+
+model::CostProfileSpec load_profile(const std::string& name_or_path) {
+  pb::CostProfile message;
+  LocationIndex index;
+  return load_checked<pb::CostProfile, model::CostProfileSpec>(
+      resolve_path(FileKind::Profile, name_or_path), message, index,
+      convert_and_validate<model::CostProfileSpec, pb::CostProfile>);
+}
+
+model::ScenarioSpec load_scenario(const std::string& name_or_path, const std::vector<Override>& overrides) {
+  const std::string path = resolve_path(FileKind::Scenario, name_or_path);
+  pb::Scenario scenario;
+  ScenarioSources sources;
+  sources.scenario = parse_text_proto(path, read_text_file(path), scenario);
+  for (const Override& o : overrides)
+    if (is_reference_override(o)) {
+      set_scalar_field(scenario, o.field, o.value);
+      sources.overridden.emplace_back(o.field, kCommandLine);
+    }
+  try {
+    if (scenario.has_model_ref()) {
+      const std::string ref = scenario.model_ref();  // read before mutable_model() clears the oneof
+      resolve_reference<pb::Model>(FileKind::Model, "model", ref,
+                                   [](const pb::Model& m) { convert_and_validate<model::ModelSpec>(m); },
+                                   scenario.mutable_model(), sources);
+    }
+    if (scenario.has_cluster_ref()) {
+      const std::string ref = scenario.cluster_ref();  // read before mutable_cluster() clears the oneof
+      resolve_reference<pb::Cluster>(FileKind::Cluster, "cluster", ref,
+                                     [](const pb::Cluster& c) { convert_and_validate<model::ClusterSpec>(c); },
+                                     scenario.mutable_cluster(), sources);
+    }
+    if (scenario.has_profile_ref()) {
+      const std::string ref = scenario.profile_ref();  // read before mutable_profile() clears the oneof
+      resolve_reference<pb::CostProfile>(
+          FileKind::Profile, "profile", ref,
+          [](const pb::CostProfile& p) { convert_and_validate<model::CostProfileSpec>(p); },
+          scenario.mutable_profile(), sources);
+    }
+    for (int i = 0; i < scenario.set_size(); ++i) {
+      const std::string at = fmt::format("set[{}]", i);
+      try {
+        const Override o = parse_override(scenario.set(i));
+        set_scalar_field(scenario, o.field, o.value);
+        sources.overridden.emplace_back(o.field, sources.scenario.find(at));
+      } catch (const Error& e) {
+        throw Error(ErrorKind::Input, e.reason(), at, sources.scenario.find(at));
+      }
+    }
+    for (const Override& o : overrides)
+      if (!is_reference_override(o)) {
+        sources.overridden.emplace_back(o.field, kCommandLine);
+        set_scalar_field(scenario, o.field, o.value);
+      }
+    model::ScenarioSpec spec = to_spec(scenario);
+    validate_part("model", spec.model);
+    validate_part("cluster", spec.cluster);
+    if (spec.profile) validate_part("profile", *spec.profile);
+    model::validate(spec);
+    return spec;
+  } catch (const Error& e) {
+    throw sources.locate(e);
+  }
+}
+
+std::string resolve_any_path(const std::string& name_or_path) {
+  std::error_code ec;
+  if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
+  if (name_or_path.find('/') == std::string::npos && !name_or_path.empty())
+    for (const KindInfo& k : kKinds) {
+      const fs::path bundled = fs::path(data_root()) / k.folder / (name_or_path + ".textproto");
+      if (fs::is_regular_file(bundled, ec)) return bundled.string();
+    }
+  throw Error(ErrorKind::Input, fmt::format("no such file, and no bundled file named '{}'", name_or_path));
+}
+
+ValidatedFile validate_file(const std::string& name_or_path, const std::vector<Override>& overrides) {
+  const std::string path = resolve_any_path(name_or_path);
+  ValidatedFile result;
+  result.kind = detect_kind(path);
+  if (!overrides.empty() && result.kind != FileKind::Scenario)
+    throw Error(ErrorKind::Input, "--set applies to scenarios only", "", SourceLocation{path, 0, 0});
+  switch (result.kind) {
+    case FileKind::Model: result.model = load_model(path); break;
+    case FileKind::Cluster: load_cluster(path); break;
+    case FileKind::Profile: load_profile(path); break;
+    case FileKind::Scenario: result.scenario = load_scenario(path, overrides); break;
+    case FileKind::Plan: {
+      pb::Plan plan;
+      parse_text_proto(path, read_text_file(path), plan);
+      break;
+    }
+    case FileKind::Sweep: {
+      pb::Sweep sweep;
+      const LocationIndex index = parse_text_proto(path, read_text_file(path), sweep);
+      if (sweep.scenarios_size() == 0)
+        throw Error(ErrorKind::Input, "at least one base scenario is required", "scenarios", file_only(path));
+      for (int i = 0; i < sweep.scenarios_size(); ++i) {
+        const std::string at = fmt::format("scenarios[{}]", i);
+        try {
+          load_scenario(sweep.scenarios(i));
+        } catch (const Error& e) {
+          throw Error(ErrorKind::Input, format_error(e), at, index.find(at));
+        }
+        // Every value of every axis must make a valid scenario on its own.
+        for (int a = 0; a < sweep.axes_size(); ++a)
+          for (int v = 0; v < sweep.axes(a).values_size(); ++v) {
+            const std::string axis_at = fmt::format("axes[{}].values[{}]", a, v);
+            try {
+              load_scenario(sweep.scenarios(i), {Override{sweep.axes(a).field(), sweep.axes(a).values(v)}});
+            } catch (const Error& e) {
+              throw Error(ErrorKind::Input, format_error(e), axis_at, index.find(axis_at));
+            }
+          }
+      }
+      for (int i = 0; i < sweep.schedules_size(); ++i)
+        if (!model::is_known_schedule(sweep.schedules(i))) {
+          const std::string at = fmt::format("schedules[{}]", i);
+          throw Error(ErrorKind::Input, fmt::format("unknown schedule '{}'", sweep.schedules(i)), at,
+                      index.find(at));
+        }
+      break;
+    }
+  }
+  return result;
+}
+
+}  // namespace moeplan::io

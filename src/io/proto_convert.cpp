@@ -1,0 +1,289 @@
+#include "proto_convert.hpp"
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+
+namespace moeplan::io {
+namespace {
+
+template <typename T>
+T required(bool has, T value, const char* field) {
+  if (!has) throw_input_error(field, "required field is missing");
+  return value;
+}
+
+model::FfnType ffn_type(pb::ExpertType type, const char* field) {
+  switch (type) {
+    case pb::GELU_FFN: return model::FfnType::GeluFfn;
+    case pb::SWIGLU: return model::FfnType::SwiGlu;
+    default: throw_input_error(field, "must be GELU_FFN or SWIGLU");
+  }
+}
+
+// Errors from a nested message get the nested field's name in front.
+template <typename F>
+auto nested(const char* prefix, F&& convert) {
+  try {
+    return convert();
+  } catch (const Error& e) {
+    throw e.prefixed(prefix);
+  }
+}
+
+model::GpuSpec to_spec(const pb::Gpu& gpu) {
+  model::GpuSpec g;
+  g.name = required(gpu.has_name(), gpu.name(), "name");
+  constexpr double kTera = 1e12;
+  constexpr double kGibibyte = 1024.0 * 1024.0 * 1024.0;
+  g.peak_flops_per_s_fp32 = gpu.peak_tflops_fp32() * kTera;
+  g.peak_flops_per_s_fp16 = gpu.peak_tflops_fp16() * kTera;
+  g.peak_flops_per_s_bf16 = gpu.peak_tflops_bf16() * kTera;
+  g.memory_bytes = required(gpu.has_memory_gib(), gpu.memory_gib(), "memory_gib") * kGibibyte;
+  return g;
+}
+
+model::LinkSpec to_spec(const pb::Link& link) {
+  model::LinkSpec l;
+  l.name = required(link.has_name(), link.name(), "name");
+  constexpr double kBitsPerByte = 8.0;
+  l.bandwidth_bytes_per_s =
+      required(link.has_bandwidth_gbit_s(), link.bandwidth_gbit_s(), "bandwidth_gbit_s") * 1e9 / kBitsPerByte;
+  l.ports_per_node = link.has_ports_per_node() ? link.ports_per_node() : 1;
+  return l;
+}
+
+std::vector<bool> moe_layer_flags(const pb::Model& m, std::int64_t num_layers) {
+  const pb::MoeConfig& moe = m.moe();
+  std::vector<bool> flags(static_cast<std::size_t>(std::max<std::int64_t>(num_layers, 0)), false);
+  if (moe.moe_layers_size() > 0) {
+    if (moe.has_moe_layer_interval() || moe.has_moe_layer_offset())
+      throw_input_error("moe.moe_layers", "give either moe_layers or moe_layer_interval/offset, not both");
+    for (int i = 0; i < moe.moe_layers_size(); ++i) {
+      const std::int64_t layer = moe.moe_layers(i);
+      if (layer < 0 || layer >= num_layers)
+        throw_input_error(fmt::format("moe.moe_layers[{}]", i),
+                          fmt::format("block {} is outside 0..{}", layer, num_layers - 1));
+      flags[static_cast<std::size_t>(layer)] = true;
+    }
+    return flags;
+  }
+  const std::int64_t interval = moe.has_moe_layer_interval() ? moe.moe_layer_interval() : 1;
+  const std::int64_t offset = moe.has_moe_layer_offset() ? moe.moe_layer_offset() : 0;
+  if (interval <= 0) throw_input_error("moe.moe_layer_interval", fmt::format("must be positive, got {}", interval));
+  if (offset < 0 || offset >= interval)
+    throw_input_error("moe.moe_layer_offset", fmt::format("must be in 0..{}, got {}", interval - 1, offset));
+  for (std::int64_t layer = offset; layer < num_layers; layer += interval) flags[static_cast<std::size_t>(layer)] = true;
+  return flags;
+}
+
+model::LinearCostSpec to_spec(const pb::LinearCost& c) {
+  model::LinearCostSpec s;
+  switch (required(c.has_op(), c.op(), "op")) {
+    case pb::GEMM: s.op = model::OpClass::Gemm; break;
+    case pb::ATTENTION: s.op = model::OpClass::Attention; break;
+    case pb::A2A: s.op = model::OpClass::A2A; break;
+    case pb::ALLGATHER: s.op = model::OpClass::AllGather; break;
+    case pb::REDUCESCATTER: s.op = model::OpClass::ReduceScatter; break;
+    case pb::ALLREDUCE: s.op = model::OpClass::AllReduce; break;
+    case pb::P2P: s.op = model::OpClass::P2P; break;
+    default: throw_input_error("op", "required field is missing");
+  }
+  switch (required(c.has_link(), c.link(), "link")) {
+    case pb::INTRA: s.link = model::LinkClass::Intra; break;
+    case pb::INTER: s.link = model::LinkClass::Inter; break;
+    case pb::LOCAL: s.link = model::LinkClass::Local; break;
+    default: throw_input_error("link", "required field is missing");
+  }
+  s.group = c.has_group() ? c.group() : 1;
+  s.alpha_ms = required(c.has_alpha_ms(), c.alpha_ms(), "alpha_ms");
+  s.beta_ms_per_unit = required(c.has_beta_ms(), c.beta_ms(), "beta_ms");
+  s.r2 = c.has_r2() ? c.r2() : 1.0;
+  s.points = c.points();
+  switch (c.provenance()) {
+    case pb::PAPER: s.provenance = model::Provenance::Paper; break;
+    case pb::DATASHEET: s.provenance = model::Provenance::Datasheet; break;
+    case pb::MEASURED: s.provenance = model::Provenance::Measured; break;
+    default: throw_input_error("provenance", "required field is missing (MEASURED, PAPER or DATASHEET)");
+  }
+  s.source = c.source();
+  return s;
+}
+
+}  // namespace
+
+model::ModelSpec to_spec(const pb::Model& m) {
+  model::ModelSpec s;
+  s.name = required(m.has_name(), m.name(), "name");
+  s.num_layers = required(m.has_num_layers(), m.num_layers(), "num_layers");
+  s.d_model = required(m.has_d_model(), m.d_model(), "d_model");
+  s.num_heads = required(m.has_num_heads(), m.num_heads(), "num_heads");
+  s.num_kv_heads = m.has_num_kv_heads() ? m.num_kv_heads() : s.num_heads;
+  if (m.has_head_dim()) {
+    s.head_dim = m.head_dim();
+  } else {
+    if (s.num_heads > 0 && s.d_model % s.num_heads != 0)
+      throw_input_error("head_dim", fmt::format("not given and d_model {} is not divisible by num_heads {}",
+                                                s.d_model, s.num_heads));
+    s.head_dim = s.num_heads > 0 ? s.d_model / s.num_heads : 0;
+  }
+  s.vocab_size = required(m.has_vocab_size(), m.vocab_size(), "vocab_size");
+  s.tie_embeddings = m.tie_embeddings();
+  s.max_position_embeddings = m.max_position_embeddings();
+  s.norm_type = m.norm_type() == pb::RMSNORM ? model::NormType::RmsNorm : model::NormType::LayerNorm;
+  s.linear_bias = m.linear_bias();
+  s.qkv_bias = m.qkv_bias();
+  s.dtype_bytes = required(m.has_dtype_bytes(), m.dtype_bytes(), "dtype_bytes");
+  if (!m.has_moe()) throw_input_error("moe", "required field is missing");
+  const pb::MoeConfig& moe = m.moe();
+  s.moe = nested("moe", [&] {
+    model::MoeSpec e;
+    e.num_experts = required(moe.has_num_experts(), moe.num_experts(), "num_experts");
+    e.top_k = required(moe.has_top_k(), moe.top_k(), "top_k");
+    if (moe.has_capacity_factor() && moe.dropless())
+      throw_input_error("dropless", "give capacity_factor or dropless, not both");
+    if (!moe.has_capacity_factor() && !moe.dropless())
+      throw_input_error("capacity_factor", "required unless dropless: true");
+    if (moe.has_capacity_factor()) e.capacity_factor = moe.capacity_factor();
+    e.expert_type = ffn_type(required(moe.has_expert_type(), moe.expert_type(), "expert_type"), "expert_type");
+    e.expert_ffn_hidden = required(moe.has_expert_ffn_hidden(), moe.expert_ffn_hidden(), "expert_ffn_hidden");
+    e.num_shared_experts = moe.num_shared_experts();
+    e.shared_expert_ffn_hidden =
+        moe.has_shared_expert_ffn_hidden() ? moe.shared_expert_ffn_hidden() : e.expert_ffn_hidden;
+    return e;
+  });
+  s.ffn_hidden = m.ffn_hidden();
+  s.ffn_type = m.has_ffn_type() ? ffn_type(m.ffn_type(), "ffn_type") : s.moe.expert_type;
+  s.moe_layer = moe_layer_flags(m, s.num_layers);
+  return s;
+}
+
+model::ClusterSpec to_spec(const pb::Cluster& c) {
+  model::ClusterSpec s;
+  s.name = required(c.has_name(), c.name(), "name");
+  s.num_nodes = required(c.has_num_nodes(), c.num_nodes(), "num_nodes");
+  s.gpus_per_node = required(c.has_gpus_per_node(), c.gpus_per_node(), "gpus_per_node");
+  if (!c.has_gpu()) throw_input_error("gpu", "required field is missing");
+  s.gpu = nested("gpu", [&] { return to_spec(c.gpu()); });
+  if (!c.has_intra_link()) throw_input_error("intra_link", "required field is missing");
+  if (!c.has_inter_link()) throw_input_error("inter_link", "required field is missing");
+  s.intra_link = nested("intra_link", [&] { return to_spec(c.intra_link()); });
+  s.inter_link = nested("inter_link", [&] { return to_spec(c.inter_link()); });
+  return s;
+}
+
+model::CostProfileSpec to_spec(const pb::CostProfile& p) {
+  model::CostProfileSpec s;
+  s.name = required(p.has_name(), p.name(), "name");
+  s.cluster = required(p.has_cluster(), p.cluster(), "cluster");
+  s.overlap_compute_slowdown = p.has_overlap_compute_slowdown() ? p.overlap_compute_slowdown() : 1.0;
+  for (int i = 0; i < p.costs_size(); ++i) {
+    const std::string at = fmt::format("costs[{}]", i);
+    s.costs.push_back(nested(at.c_str(), [&] { return to_spec(p.costs(i)); }));
+  }
+  return s;
+}
+
+model::ParallelSpec to_spec(const pb::Parallelism& p, std::int64_t world_size) {
+  model::ParallelSpec s;
+  s.tp = p.has_tp() ? p.tp() : 1;
+  s.cp = p.has_cp() ? p.cp() : 1;
+  s.pp = p.has_pp() ? p.pp() : 1;
+  s.ep = p.has_ep() ? p.ep() : 1;
+  s.etp = p.has_etp() ? p.etp() : s.tp;
+  s.vpp = p.has_vpp() ? p.vpp() : 1;
+  s.sequence_parallel = p.sequence_parallel();
+  if (p.has_order()) s.order = p.order();
+  // dp and edp default to whatever the world size leaves over (Megatron derives them).
+  const std::int64_t attention_cells = s.tp * s.cp * s.pp;
+  const std::int64_t expert_cells = s.etp * s.ep * s.pp;
+  if (attention_cells <= 0 || expert_cells <= 0) throw_input_error("", "parallel sizes must be positive");
+  if (p.has_dp()) {
+    s.dp = p.dp();
+  } else if (world_size % attention_cells != 0) {
+    throw_input_error("", fmt::format("tp*cp*pp = {} does not divide the world size {}", attention_cells, world_size));
+  } else {
+    s.dp = world_size / attention_cells;
+  }
+  if (p.has_edp()) {
+    s.edp = p.edp();
+  } else if (world_size % expert_cells != 0) {
+    throw_input_error("", fmt::format("etp*ep*pp = {} does not divide the world size {}", expert_cells, world_size));
+  } else {
+    s.edp = world_size / expert_cells;
+  }
+  return s;
+}
+
+model::ScenarioSpec to_spec(const pb::Scenario& sc) {
+  model::ScenarioSpec s;
+  s.name = required(sc.has_name(), sc.name(), "name");
+  if (!sc.has_model()) throw_input_error("model_ref", "required: a model (model_ref or model { ... })");
+  if (!sc.has_cluster()) throw_input_error("cluster_ref", "required: a cluster (cluster_ref or cluster { ... })");
+  s.model = nested("model", [&] { return to_spec(sc.model()); });
+  s.cluster = nested("cluster", [&] { return to_spec(sc.cluster()); });
+  if (sc.has_profile()) s.profile = nested("profile", [&] { return to_spec(sc.profile()); });
+  s.parallel = nested("parallelism", [&] { return to_spec(sc.parallelism(), s.cluster.world_size()); });
+  if (!sc.has_workload()) throw_input_error("workload", "required field is missing");
+  s.workload = nested("workload", [&] {
+    const pb::Workload& w = sc.workload();
+    model::WorkloadSpec out;
+    out.seq_len = required(w.has_seq_len(), w.seq_len(), "seq_len");
+    out.micro_batch_size = w.has_micro_batch_size() ? w.micro_batch_size() : 1;
+    out.global_batch_size = required(w.has_global_batch_size(), w.global_batch_size(), "global_batch_size");
+    return out;
+  });
+  const pb::ScheduleOptions& o = sc.schedule();
+  if (o.has_name()) s.schedule.name = o.name();
+  if (o.has_degree()) s.schedule.degree = o.degree();
+  if (o.has_degree_forward()) s.schedule.degree_forward = o.degree_forward();
+  if (o.has_degree_backward()) s.schedule.degree_backward = o.degree_backward();
+  s.schedule.slicing_tokens.assign(o.slicing().begin(), o.slicing().end());
+  if (o.has_ar_chunk_bytes()) s.schedule.ar_chunk_bytes = o.ar_chunk_bytes();
+  s.schedule.fsmoe_released_solver_rules = o.fsmoe_released_solver_rules();
+  if (o.has_mode() && o.mode() != "symmetric" && o.mode() != "multi_rank")
+    throw_input_error("schedule.mode", fmt::format("must be symmetric or multi_rank, got '{}'", o.mode()));
+  s.schedule.multi_rank = o.mode() == "multi_rank";
+  return s;
+}
+
+pb::CostProfile to_proto(const model::CostProfileSpec& s) {
+  pb::CostProfile p;
+  p.set_name(s.name);
+  p.set_cluster(s.cluster);
+  if (s.overlap_compute_slowdown != 1.0) p.set_overlap_compute_slowdown(s.overlap_compute_slowdown);
+  for (const model::LinearCostSpec& c : s.costs) {
+    pb::LinearCost* out = p.add_costs();
+    out->set_op(static_cast<pb::OpClass>(static_cast<int>(c.op) + 1));
+    out->set_link(c.link == model::LinkClass::Local   ? pb::LOCAL
+                  : c.link == model::LinkClass::Intra ? pb::INTRA
+                                                      : pb::INTER);
+    out->set_group(c.group);
+    out->set_alpha_ms(c.alpha_ms);
+    out->set_beta_ms(c.beta_ms_per_unit);
+    out->set_r2(c.r2);
+    out->set_points(c.points);
+    out->set_provenance(c.provenance == model::Provenance::Measured ? pb::MEASURED
+                        : c.provenance == model::Provenance::Paper  ? pb::PAPER
+                                                                    : pb::DATASHEET);
+    if (!c.source.empty()) out->set_source(c.source);
+  }
+  return p;
+}
+
+pb::Parallelism to_proto(const model::ParallelSpec& s) {
+  pb::Parallelism p;
+  p.set_tp(s.tp);
+  p.set_cp(s.cp);
+  p.set_dp(s.dp);
+  p.set_pp(s.pp);
+  p.set_ep(s.ep);
+  p.set_etp(s.etp);
+  p.set_edp(s.edp);
+  p.set_vpp(s.vpp);
+  p.set_sequence_parallel(s.sequence_parallel);
+  p.set_order(s.order);
+  return p;
+}
+
+}  // namespace moeplan::io

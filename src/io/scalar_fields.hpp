@@ -1,0 +1,15 @@
+#pragma once
+// Setting one scalar field of a message by dotted path, from text: the
+// mechanism behind --set and sweep axes.
+
+#include <string>
+
+#include <google/protobuf/message.h>
+
+namespace moeplan::io {
+
+/// Sets message.<path> = value, creating intermediate messages. Unknown paths,
+/// repeated or message fields and unparsable values are input errors naming the path.
+void set_scalar_field(google::protobuf::Message& message, const std::string& path, const std::string& value);
+
+}  // namespace moeplan::io

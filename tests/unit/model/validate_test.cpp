@@ -1,0 +1,96 @@
+#include <catch2/catch.hpp>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/io/loader.hpp>
+#include <moeplan/model/validate.hpp>
+
+using moeplan::Error;
+using moeplan::model::ScenarioSpec;
+
+namespace {
+
+// The field path an invalid scenario is reported at ("" if it is valid).
+std::string failing_field(const ScenarioSpec& s) {
+  try {
+    moeplan::model::validate(s);
+  } catch (const Error& e) {
+    return e.field();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("model::validate checks scenario cross-part rules", "[model]") {
+  const ScenarioSpec base = moeplan::io::load_scenario("foldmoe-gpt-moe-m-16k");
+  REQUIRE(failing_field(base).empty());
+
+  SECTION("heads must divide by tp") {
+    ScenarioSpec s = base;
+    s.parallel.tp = 16;  // 16 * 1 * 1 * 1 = 16 GPUs, but 8 heads
+    s.parallel.dp = 1;
+    CHECK(failing_field(s) == "parallelism.tp");
+  }
+  SECTION("attention mapping must cover the world") {
+    ScenarioSpec s = base;
+    s.parallel.dp = 4;  // 8 * 4 = 32 != 16
+    CHECK(failing_field(s) == "parallelism");
+  }
+  SECTION("experts must divide by ep") {
+    ScenarioSpec s = base;
+    s.parallel.ep = 8;
+    s.parallel.edp = 2;
+    s.model.moe.num_experts = 12;
+    CHECK(failing_field(s) == "parallelism.ep");
+  }
+  SECTION("global batch must split into micro-batches over dp") {
+    ScenarioSpec s = base;
+    s.workload.global_batch_size = 3;
+    CHECK(failing_field(s) == "workload.global_batch_size");
+  }
+  SECTION("layers must split over pipeline stages") {
+    ScenarioSpec s = base;
+    s.parallel.pp = 4;  // 6 blocks
+    s.parallel.dp = 1;
+    s.parallel.tp = 4;
+    s.parallel.ep = 4;
+    CHECK(failing_field(s) == "parallelism.pp");
+  }
+  SECTION("virtual pipeline needs pp > 1") {
+    ScenarioSpec s = base;
+    s.parallel.vpp = 2;
+    s.model.num_layers = 6;
+    CHECK(failing_field(s) == "parallelism.vpp");
+  }
+  SECTION("sequence split by sequence parallelism") {
+    ScenarioSpec s = base;
+    s.workload.seq_len = 16380;  // not a multiple of tp 8
+    CHECK(failing_field(s) == "workload.seq_len");
+  }
+  SECTION("unknown schedule") {
+    ScenarioSpec s = base;
+    s.schedule.name = "fastest";
+    CHECK(failing_field(s) == "schedule.name");
+  }
+  SECTION("profile must belong to the scenario's cluster") {
+    ScenarioSpec s = base;
+    s.profile = moeplan::model::CostProfileSpec{"p", "some-other-cluster", {}, 1.0};
+    CHECK(failing_field(s) == "profile.cluster");
+  }
+}
+
+TEST_CASE("model::validate checks a model on its own", "[model]") {
+  moeplan::model::ModelSpec m = moeplan::io::load_model("mixtral-8x7b");
+  SECTION("top-k above the number of experts") {
+    m.moe.top_k = 9;
+    CHECK_THROWS_WITH(moeplan::model::validate(m), Catch::Contains("exceeds num_experts"));
+  }
+  SECTION("query heads must group over KV heads") {
+    m.num_kv_heads = 5;
+    CHECK_THROWS_WITH(moeplan::model::validate(m), Catch::Contains("not a multiple of num_kv_heads"));
+  }
+  SECTION("element size") {
+    m.dtype_bytes = 3;
+    CHECK_THROWS_WITH(moeplan::model::validate(m), Catch::Contains("must be 1, 2 or 4"));
+  }
+}
