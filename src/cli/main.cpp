@@ -24,8 +24,8 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", std::string("moeplan ") + moeplan::kVersion);
   app.require_subcommand(1);
   moeplan::cli::add_validate_command(app, context);
-  moeplan::cli::add_unavailable_command(app, context, "cost", "Predict the time of one operation from a cost profile");
-  moeplan::cli::add_unavailable_command(app, context, "fit", "Fit a cost profile from microbenchmark output");
+  moeplan::cli::add_cost_command(app, context);
+  moeplan::cli::add_fit_command(app, context);
   moeplan::cli::add_unavailable_command(app, context, "simulate", "Simulate one training iteration of a scenario");
   moeplan::cli::add_unavailable_command(app, context, "plan", "Search the scenario's open knobs and write the best plan");
   moeplan::cli::add_unavailable_command(app, context, "sweep", "Run a grid of scenarios x schedules");

@@ -85,11 +85,14 @@ struct ScenarioSources {
     for (const auto& [path, where] : overridden)
       if (e.field() == path || e.field().rfind(path + ".", 0) == 0 || path.rfind(e.field() + ".", 0) == 0)
         return e.located(where);
-    for (const auto& [prefix, index] : referenced)
-      if (e.field() == prefix || e.field().rfind(prefix + ".", 0) == 0) {
+    for (const auto& [prefix, index] : referenced) {
+      // About the part as a whole (e.g. a profile for another cluster): the reference line.
+      if (e.field() == prefix) return Error(e.kind(), e.reason(), prefix + "_ref", scenario.find(prefix + "_ref"));
+      if (e.field().rfind(prefix + ".", 0) == 0) {
         const std::string inner = e.field() == prefix ? "" : e.field().substr(prefix.size() + 1);
         return Error(e.kind(), e.reason(), inner, index.find(inner));
       }
+    }
     return e.located(scenario.find(e.field()));
   }
 };

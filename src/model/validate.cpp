@@ -144,7 +144,7 @@ void validate(const ScenarioSpec& s) {
                               {s.schedule.ar_chunk_bytes, "ar_chunk_bytes"}})
     if (value) require_positive(*value, std::string("schedule.") + field);
   if (s.profile)
-    require(s.profile->cluster == s.cluster.name, "profile.cluster",
+    require(s.profile->cluster == s.cluster.name, "profile",
             fmt::format("profile '{}' belongs to cluster '{}' but the scenario runs on '{}'", s.profile->name,
                         s.profile->cluster, s.cluster.name));
 }

@@ -27,7 +27,7 @@ expect_err() {  # expect_err NAME SUBSTRING: the last command's stderr is one li
 check version 0 "$bin" --version
 grep -qE '^moeplan [0-9]+\.[0-9]+\.[0-9]+$' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL version text"; }
 check help 0 "$bin" --help
-for cmd in validate cost fit simulate plan sweep mappings bench; do
+for cmd in validate cost fit datasheet-profile simulate plan sweep mappings bench; do
   check "help $cmd" 0 "$bin" "$cmd" --help
   grep -q "Usage" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL help $cmd text"; }
 done
@@ -55,6 +55,36 @@ check "missing file" 2 "$bin" validate /nonexistent/file.textproto
 expect_err "missing file" "no such file"
 check "bad --set" 2 "$bin" validate foldmoe-gpt-moe-m-16k --set parallelism.nope=1
 expect_err "bad --set" "--set: parallelism.nope: unknown field"
+
+# cost: the FSMoE Testbed-A AlltoAll line, 0.287 + (S/4) * 2.3201e-6 ms for any S bytes.
+for size in 0 4 1048576 33554432 1000000007; do
+  check "cost a2a $size" 0 "$bin" cost --profile fsmoe-testbed-a --op a2a --link inter --size "$size" --json
+  want=$(awk -v s="$size" 'BEGIN { printf "%.15g", 0.287 + (s / 4) * 2.3201e-6 }')
+  got=$(sed -n 's/.*"time_ms": *\([0-9.e+-]*\).*/\1/p' "$tmp/out" | tr -d '\n')
+  awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= 1e-9 * (b > 1 ? b : 1)) }' \
+    && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL cost a2a $size: got '$got' want $want"; }
+  grep -q '"op": "a2a"' "$tmp/out" && grep -q '"link": "inter"' "$tmp/out" && grep -q '"group": 6' "$tmp/out" \
+    && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL cost json keys"; }
+done
+check "cost unknown op" 2 "$bin" cost --profile fsmoe-testbed-a --op broadcast --size 1
+expect_err "cost unknown op" "--op: unknown operation 'broadcast'"
+check "cost negative size" 2 "$bin" cost --profile fsmoe-testbed-a --op gemm --size -5
+expect_err "cost negative size" "--size"
+check "cost missing profile" 2 "$bin" cost --profile nope --op gemm --size 1
+expect_err "cost missing profile" "no bundled profile named 'nope'"
+
+# fit: nccl-tests logs -> profile that validates; malformed inputs -> exit 2, nothing written.
+check "fit logs" 0 "$bin" fit "$src"/tests/data/calibration/*.log -o "$tmp/fitted.textproto" --cluster dgx-h100 --json
+[[ $(grep -c '"alpha_ms"' "$tmp/out") == 4 ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL fit json"; }
+check "fitted profile validates" 0 "$bin" validate "$tmp/fitted.textproto"
+while IFS='|' read -r file expected; do
+  [[ -z $file || $file == \#* ]] && continue
+  check "fit bad $file" 2 "$bin" fit "$src/tests/data/bad/fit/$file" -o "$tmp/never.textproto"
+  expect_err "fit bad $file" "$expected"
+  [[ ! -e $tmp/never.textproto ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL fit $file wrote output"; }
+done <"$src/tests/data/bad/fit/EXPECTED"
+check "datasheet profile" 0 "$bin" datasheet-profile dgx-h100 -o "$tmp/ds.textproto"
+check "datasheet profile validates" 0 "$bin" validate "$tmp/ds.textproto"
 
 # Commands that later issues bring answer exit 2 with the contract's sentence.
 for cmd in simulate plan sweep mappings bench; do

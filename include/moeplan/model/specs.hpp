@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <moeplan/core/error.hpp>
+
 namespace moeplan::model {
 
 enum class FfnType { GeluFfn, SwiGlu };
@@ -119,6 +121,16 @@ struct LinearCostSpec {
   std::int64_t points = 0;
   Provenance provenance = Provenance::Measured;
   std::string source;
+};
+
+/// @brief One timed run of an operation, as a microbenchmark measured it.
+struct TimingSample {
+  OpClass op = OpClass::Gemm;
+  LinkClass link = LinkClass::Local;
+  std::int64_t group = 1;
+  double size = 0;  ///< FLOPs (gemm, attention) or bytes (nccl-tests "size")
+  double time_ms = 0;
+  SourceLocation where;  ///< file and line it was read from
 };
 
 /// @brief The calibration data of one cluster.

@@ -75,7 +75,7 @@ TEST_CASE("model::validate checks scenario cross-part rules", "[model]") {
   SECTION("profile must belong to the scenario's cluster") {
     ScenarioSpec s = base;
     s.profile = moeplan::model::CostProfileSpec{"p", "some-other-cluster", {}, 1.0};
-    CHECK(failing_field(s) == "profile.cluster");
+    CHECK(failing_field(s) == "profile");
   }
 }
 

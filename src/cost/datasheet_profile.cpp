@@ -1,0 +1,80 @@
+#include <moeplan/cost/datasheet_profile.hpp>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/cost/bus_factor.hpp>
+
+namespace moeplan::cost {
+namespace {
+
+constexpr double kMsPerSecond = 1e3;
+
+model::LinearCostSpec line(model::OpClass op, model::LinkClass link, std::int64_t group, double alpha_ms,
+                           double beta_ms_per_unit, std::string source) {
+  model::LinearCostSpec c;
+  c.op = op;
+  c.link = link;
+  c.group = group;
+  c.alpha_ms = alpha_ms;
+  c.beta_ms_per_unit = beta_ms_per_unit;
+  c.r2 = 1.0;
+  c.points = 0;
+  c.provenance = model::Provenance::Datasheet;
+  c.source = std::move(source);
+  return c;
+}
+
+}  // namespace
+
+model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, const std::string& name,
+                                         const DatasheetAssumptions& a) {
+  model::CostProfileSpec p;
+  p.name = name;
+  p.cluster = cluster.name;
+  const model::GpuSpec& gpu = cluster.gpu;
+  const double half_peak = gpu.peak_flops_per_s_bf16 > 0 ? gpu.peak_flops_per_s_bf16 : gpu.peak_flops_per_s_fp16;
+  const double peak = a.dtype == ComputeDtype::Half ? half_peak : gpu.peak_flops_per_s_fp32;
+  if (peak <= 0) throw_input_error("gpu", fmt::format("cluster '{}' has no peak FLOP/s for the chosen dtype", cluster.name));
+  const char* dtype = a.dtype == ComputeDtype::Half ? "half-precision tensor" : "fp32";
+  p.costs.push_back(line(model::OpClass::Gemm, model::LinkClass::Local, 1, a.compute_alpha_ms,
+                         kMsPerSecond / (peak * a.gemm_efficiency),
+                         fmt::format("{} {} peak {:.4g} TFLOP/s x efficiency {}", gpu.name, dtype, peak / 1e12,
+                                     a.gemm_efficiency)));
+  p.costs.push_back(line(model::OpClass::Attention, model::LinkClass::Local, 1, a.compute_alpha_ms,
+                         kMsPerSecond / (peak * a.attention_efficiency),
+                         fmt::format("{} {} peak {:.4g} TFLOP/s x efficiency {}", gpu.name, dtype, peak / 1e12,
+                                     a.attention_efficiency)));
+  const model::OpClass collectives[] = {model::OpClass::A2A, model::OpClass::AllGather, model::OpClass::ReduceScatter,
+                                        model::OpClass::AllReduce};
+  // Bus bandwidth per GPU: an intra port; a node's NICs shared by its GPUs.
+  const double intra_bw = cluster.intra_link.bandwidth_bytes_per_s * a.link_efficiency;
+  const double inter_bw = cluster.inter_link.bandwidth_bytes_per_s * static_cast<double>(cluster.inter_link.ports_per_node) /
+                          static_cast<double>(cluster.gpus_per_node) * a.link_efficiency;
+  const std::string intra_src = fmt::format("{} {:.4g} GB/s x efficiency {}", cluster.intra_link.name,
+                                            cluster.intra_link.bandwidth_bytes_per_s / 1e9, a.link_efficiency);
+  const std::string inter_src =
+      fmt::format("{} {} x {:.4g} GB/s per node over {} GPUs x efficiency {}", cluster.inter_link.name,
+                  cluster.inter_link.ports_per_node, cluster.inter_link.bandwidth_bytes_per_s / 1e9,
+                  cluster.gpus_per_node, a.link_efficiency);
+  if (cluster.gpus_per_node > 1) {
+    const std::int64_t g = cluster.gpus_per_node;
+    for (model::OpClass op : collectives)
+      p.costs.push_back(line(op, model::LinkClass::Intra, g, a.intra_alpha_ms,
+                             bus_factor(op, g) * kMsPerSecond / intra_bw, intra_src));
+    p.costs.push_back(line(model::OpClass::P2P, model::LinkClass::Intra, 2, a.intra_alpha_ms, kMsPerSecond / intra_bw,
+                           intra_src));
+  }
+  if (cluster.num_nodes > 1) {
+    const std::int64_t g = cluster.world_size();
+    for (model::OpClass op : collectives)
+      p.costs.push_back(line(op, model::LinkClass::Inter, g, a.inter_alpha_ms,
+                             bus_factor(op, g) * kMsPerSecond / inter_bw, inter_src));
+    // One GPU pair crossing nodes can use its own share of the NICs only.
+    p.costs.push_back(line(model::OpClass::P2P, model::LinkClass::Inter, 2, a.inter_alpha_ms, kMsPerSecond / inter_bw,
+                           inter_src));
+  }
+  return p;
+}
+
+}  // namespace moeplan::cost
