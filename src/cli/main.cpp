@@ -30,7 +30,7 @@ int run(int argc, char** argv) {
   moeplan::cli::add_unavailable_command(app, context, "plan", "Search the scenario's open knobs and write the best plan");
   moeplan::cli::add_unavailable_command(app, context, "sweep", "Run a grid of scenarios x schedules");
   moeplan::cli::add_unavailable_command(app, context, "mappings", "Print Megatron-Core rank groups");
-  moeplan::cli::add_unavailable_command(app, context, "bench", "Built-in benchmarks");
+  moeplan::cli::add_bench_command(app, context);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

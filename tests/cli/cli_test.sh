@@ -87,7 +87,16 @@ check "datasheet profile" 0 "$bin" datasheet-profile dgx-h100 -o "$tmp/ds.textpr
 check "datasheet profile validates" 0 "$bin" validate "$tmp/ds.textproto"
 
 # Commands that later issues bring answer exit 2 with the contract's sentence.
-for cmd in simulate plan sweep mappings bench; do
+check "bench engine" 0 "$bin" bench engine --json
+for key in tasks tasks_per_s bytes_per_task multi_rank_1024_s; do
+  grep -q "\"$key\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL bench engine key $key"; }
+done
+grep -q '"tasks": 1000000' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL bench engine size"; }
+check "bench planner" 2 "$bin" bench planner
+expect_err "bench planner" "'bench planner' is not available yet"
+check "bench what" 2 "$bin" bench nothing
+
+for cmd in simulate plan sweep mappings; do
   check "unavailable $cmd" 2 "$bin" "$cmd" foldmoe-gpt-moe-m-16k
   expect_err "unavailable $cmd" "'$cmd' is not available yet"
 done

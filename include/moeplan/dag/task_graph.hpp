@@ -1,0 +1,138 @@
+#pragma once
+// The task DAG every schedule emits and the engine runs. Building is separate
+// from running: a TaskGraphBuilder collects resources, tasks (in issue order)
+// and dependencies; build() validates them and freezes an immutable TaskGraph
+// whose edges live in Boost.Graph compressed-sparse-row graphs.
+//
+// The DAG knows nothing about MoE: a task is a duration on one or more
+// resources (several for a collective), with labels for reports and traces.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/graph/compressed_sparse_row_graph.hpp>
+#include <boost/range/iterator_range.hpp>
+
+#include <moeplan/model/specs.hpp>
+
+namespace moeplan::dag {
+
+using TaskId = std::uint32_t;
+using ResourceId = std::uint32_t;
+
+enum class TaskKind : std::uint8_t { Compute, Communication };
+enum class Phase : std::uint8_t { None, Forward, Backward };
+
+/// How a resource picks its next task.
+enum class DispatchPolicy : std::uint8_t {
+  InOrder,   ///< CUDA-stream semantics: tasks start in issue order; a not-ready head blocks the rest
+  Priority,  ///< ready pool: highest priority first, ties by issue order; non-preemptive
+};
+
+/// @brief A stream or link of one rank (e.g. rank 3's "compute" stream).
+struct Resource {
+  std::string name;  ///< stream name, e.g. "compute", "comm", "intra", "inter"
+  std::int32_t rank = 0;
+  DispatchPolicy policy = DispatchPolicy::InOrder;
+};
+
+/// @brief What a builder says about one task.
+struct TaskSpec {
+  std::string_view name;
+  TaskKind kind = TaskKind::Compute;
+  model::OpClass op = model::OpClass::Gemm;
+  double size = 0;         ///< FLOPs or bytes, as priced by the cost model
+  double duration_ms = 0;  ///< from the cost model
+  std::vector<ResourceId> resources;  ///< one for a local task; every member's for a collective
+  std::int32_t group_size = 1;        ///< ranks in the collective (may exceed resources in symmetric mode)
+  Phase phase = Phase::None;
+  std::int32_t layer = -1;
+  std::int32_t micro_batch = -1;
+  std::int32_t priority = 0;  ///< higher runs first on Priority resources
+  std::string_view tags;      ///< free "key=value,..." labels for traces
+};
+
+using CsrGraph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, boost::no_property,
+                                                    boost::no_property, std::uint32_t, std::uint32_t>;
+
+/// @brief An immutable, validated task DAG.
+class TaskGraph {
+ public:
+  std::size_t size() const { return tasks_.size(); }
+  const std::vector<Resource>& resources() const { return resources_; }
+
+  std::string_view name(TaskId t) const;
+  std::string_view tags(TaskId t) const;
+  TaskKind kind(TaskId t) const { return tasks_[t].kind; }
+  model::OpClass op(TaskId t) const { return tasks_[t].op; }
+  double size(TaskId t) const { return tasks_[t].size; }
+  double duration_ms(TaskId t) const { return tasks_[t].duration_ms; }
+  std::span<const ResourceId> resources(TaskId t) const;
+  std::int32_t group_size(TaskId t) const { return tasks_[t].group_size; }
+  Phase phase(TaskId t) const { return tasks_[t].phase; }
+  std::int32_t layer(TaskId t) const { return tasks_[t].layer; }
+  std::int32_t micro_batch(TaskId t) const { return tasks_[t].micro_batch; }
+  std::int32_t priority(TaskId t) const { return tasks_[t].priority; }
+
+  const CsrGraph& successors_graph() const { return successors_; }
+  const CsrGraph& predecessors_graph() const { return predecessors_; }
+  std::size_t num_dependencies() const { return num_edges(successors_); }
+
+  /// Heap bytes held (capacities), for the engine benchmark's bytes per task.
+  std::size_t memory_bytes() const;
+
+ private:
+  friend class TaskGraphBuilder;
+  struct Record {
+    double size;
+    double duration_ms;
+    std::uint32_t name_offset;
+    std::uint32_t tags_offset;
+    std::uint32_t resources_offset;  ///< into resource_lists_ when resource_count > 1
+    std::uint32_t first_resource;    ///< the resource itself when resource_count == 1
+    std::uint32_t resource_count;
+    std::int32_t group_size;
+    std::int32_t layer;
+    std::int32_t micro_batch;
+    std::int32_t priority;
+    std::uint16_t name_length;
+    std::uint16_t tags_length;
+    TaskKind kind;
+    model::OpClass op;
+    Phase phase;
+  };
+  std::vector<Record> tasks_;
+  std::vector<Resource> resources_;
+  std::string text_;                        // names and tags, back to back
+  std::vector<ResourceId> resource_lists_;  // members of collectives
+  CsrGraph successors_;
+  CsrGraph predecessors_;
+};
+
+/// @brief Collects resources, tasks and dependencies; build() checks and freezes them.
+class TaskGraphBuilder {
+ public:
+  ResourceId add_resource(Resource resource);
+  /// Tasks are issued in the order they are added (in-order streams start them so).
+  TaskId add_task(const TaskSpec& task);
+  /// `after` cannot start before `before` ends.
+  void add_dependency(TaskId before, TaskId after);
+  std::size_t size() const { return graph_.tasks_.size(); }
+  void reserve(std::size_t tasks, std::size_t dependencies);
+
+  /// Throws an input Error naming the task for: a dependency on a task that
+  /// does not exist, an unknown resource, a negative or non-finite duration, a cycle.
+  TaskGraph build() &&;
+
+ private:
+  TaskGraph graph_;
+  std::vector<std::pair<TaskId, TaskId>> edges_;
+};
+
+const char* to_string(TaskKind kind);
+const char* to_string(Phase phase);
+
+}  // namespace moeplan::dag

@@ -1,0 +1,81 @@
+// moeplan bench engine|planner [--json]
+
+#include <chrono>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/io/json.hpp>
+#include <moeplan/sim/engine.hpp>
+#include <moeplan/sim/synthetic_dag.hpp>
+
+#include "cli_context.hpp"
+
+namespace moeplan::cli {
+namespace {
+
+struct BenchOptions {
+  std::string what;
+  bool json = false;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void run_engine_bench(const BenchOptions& o, CliContext& context) {
+  // 1M tasks: a random DAG (seed 1) on one rank's compute and comm streams,
+  // 40% communication, up to 3 dependencies within 16 tasks back.
+  sim::RandomDagOptions random;
+  random.logical_tasks = 1'000'000;
+  random.seed = 1;
+  const dag::TaskGraph graph = sim::random_dag(random);
+  auto start = std::chrono::steady_clock::now();
+  const sim::Timeline timeline = sim::simulate(graph);
+  const double run_s = seconds_since(start);
+  const double bytes_per_task =
+      static_cast<double>(graph.memory_bytes() + timeline.engine_bytes) / static_cast<double>(graph.size());
+
+  // 1,024 ranks x 8 layers x 8 micro-batches, multi-rank, collectives over groups of 8.
+  start = std::chrono::steady_clock::now();
+  sim::PipelineDagOptions pipeline;
+  pipeline.ranks = 1024;
+  const dag::TaskGraph big = sim::pipeline_dag(pipeline);
+  const sim::Timeline big_timeline = sim::simulate(big);
+  const double multi_rank_s = seconds_since(start);
+
+  io::Json doc = io::Json::object();
+  doc.set("tasks", static_cast<std::int64_t>(graph.size()));
+  doc.set("dependencies", static_cast<std::int64_t>(graph.num_dependencies()));
+  doc.set("tasks_per_s", static_cast<double>(graph.size()) / run_s);
+  doc.set("bytes_per_task", bytes_per_task);
+  doc.set("makespan_ms", timeline.makespan_ms);
+  doc.set("multi_rank_1024_tasks", static_cast<std::int64_t>(big.size()));
+  doc.set("multi_rank_1024_s", multi_rank_s);
+  doc.set("multi_rank_1024_makespan_ms", big_timeline.makespan_ms);
+  if (o.json) {
+    context.out << doc.dump() << '\n';
+    return;
+  }
+  context.out << fmt::format("engine: {} tasks, {} dependencies: {:.3g} tasks/s, {:.1f} bytes per task\n",
+                             graph.size(), graph.num_dependencies(), static_cast<double>(graph.size()) / run_s,
+                             bytes_per_task);
+  context.out << fmt::format("multi-rank: 1024 ranks x 8 layers x 8 micro-batches, {} tasks, build + run {:.3f} s\n",
+                             big.size(), multi_rank_s);
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, CliContext& context) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* cmd = app.add_subcommand("bench", "Built-in benchmarks: engine (1M-task DAG), planner");
+  cmd->add_option("what", o->what, "engine or planner")->required()->check(CLI::IsMember({"engine", "planner"}));
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->callback([o, &context] {
+    if (o->what == "planner") throw Error(ErrorKind::Input, "'bench planner' is not available yet");
+    run_engine_bench(*o, context);
+  });
+}
+
+}  // namespace moeplan::cli

@@ -1,0 +1,172 @@
+#include <moeplan/dag/task_graph.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+
+namespace moeplan::dag {
+
+std::string_view TaskGraph::name(TaskId t) const {
+  const Record& r = tasks_[t];
+  return std::string_view(text_).substr(r.name_offset, r.name_length);
+}
+
+std::string_view TaskGraph::tags(TaskId t) const {
+  const Record& r = tasks_[t];
+  return std::string_view(text_).substr(r.tags_offset, r.tags_length);
+}
+
+std::span<const ResourceId> TaskGraph::resources(TaskId t) const {
+  const Record& r = tasks_[t];
+  if (r.resource_count == 1) return std::span<const ResourceId>(&r.first_resource, 1);
+  return std::span<const ResourceId>(resource_lists_.data() + r.resources_offset, r.resource_count);
+}
+
+std::size_t TaskGraph::memory_bytes() const {
+  auto csr_bytes = [](const CsrGraph& g) {
+    // Row starts (one per vertex + 1) and column indices (one per edge), 32-bit each.
+    return (num_vertices(g) + 1 + num_edges(g)) * sizeof(std::uint32_t);
+  };
+  return tasks_.capacity() * sizeof(Record) + text_.capacity() + resource_lists_.capacity() * sizeof(ResourceId) +
+         resources_.capacity() * sizeof(Resource) + csr_bytes(successors_) + csr_bytes(predecessors_);
+}
+
+ResourceId TaskGraphBuilder::add_resource(Resource resource) {
+  graph_.resources_.push_back(std::move(resource));
+  return static_cast<ResourceId>(graph_.resources_.size() - 1);
+}
+
+void TaskGraphBuilder::reserve(std::size_t tasks, std::size_t dependencies) {
+  graph_.tasks_.reserve(tasks);
+  edges_.reserve(dependencies);
+}
+
+TaskId TaskGraphBuilder::add_task(const TaskSpec& spec) {
+  TaskGraph& g = graph_;
+  MOEPLAN_CHECK(g.tasks_.size() < std::numeric_limits<TaskId>::max(), "too many tasks");
+  const TaskId id = static_cast<TaskId>(g.tasks_.size());
+  TaskGraph::Record r{};
+  r.size = spec.size;
+  r.duration_ms = spec.duration_ms;
+  const std::size_t name_length = std::min<std::size_t>(spec.name.size(), 0xFFFF);
+  const std::size_t tags_length = std::min<std::size_t>(spec.tags.size(), 0xFFFF);
+  r.name_offset = static_cast<std::uint32_t>(g.text_.size());
+  r.name_length = static_cast<std::uint16_t>(name_length);
+  g.text_.append(spec.name.substr(0, name_length));
+  r.tags_offset = static_cast<std::uint32_t>(g.text_.size());
+  r.tags_length = static_cast<std::uint16_t>(tags_length);
+  g.text_.append(spec.tags.substr(0, tags_length));
+  r.resource_count = static_cast<std::uint32_t>(spec.resources.size());
+  if (spec.resources.size() == 1) {
+    r.first_resource = spec.resources.front();
+  } else {
+    r.resources_offset = static_cast<std::uint32_t>(g.resource_lists_.size());
+    g.resource_lists_.insert(g.resource_lists_.end(), spec.resources.begin(), spec.resources.end());
+  }
+  r.group_size = spec.group_size;
+  r.layer = spec.layer;
+  r.micro_batch = spec.micro_batch;
+  r.priority = spec.priority;
+  r.kind = spec.kind;
+  r.op = spec.op;
+  r.phase = spec.phase;
+  g.tasks_.push_back(r);
+  return id;
+}
+
+void TaskGraphBuilder::add_dependency(TaskId before, TaskId after) { edges_.emplace_back(before, after); }
+
+namespace {
+
+// Kahn's algorithm: the tasks never released lie on or behind a cycle; walk
+// predecessors among them until one repeats to name a task on the cycle.
+void check_acyclic(const TaskGraph& g) {
+  const std::size_t n = g.size();
+  std::vector<std::uint32_t> indegree(n, 0);
+  const CsrGraph& succ = g.successors_graph();
+  for (std::size_t v = 0; v < n; ++v)
+    for (auto e : boost::make_iterator_range(out_edges(static_cast<std::uint32_t>(v), succ)))
+      ++indegree[target(e, succ)];
+  std::vector<std::uint32_t> stack;
+  for (std::size_t v = 0; v < n; ++v)
+    if (indegree[v] == 0) stack.push_back(static_cast<std::uint32_t>(v));
+  std::size_t released = 0;
+  while (!stack.empty()) {
+    const std::uint32_t v = stack.back();
+    stack.pop_back();
+    ++released;
+    for (auto e : boost::make_iterator_range(out_edges(v, succ)))
+      if (--indegree[target(e, succ)] == 0) stack.push_back(target(e, succ));
+  }
+  if (released == n) return;
+  std::uint32_t v = 0;
+  while (indegree[v] == 0) ++v;
+  std::vector<bool> seen(n, false);
+  const CsrGraph& pred = g.predecessors_graph();
+  while (!seen[v]) {
+    seen[v] = true;
+    for (auto e : boost::make_iterator_range(out_edges(v, pred)))
+      if (indegree[target(e, pred)] > 0) {
+        v = target(e, pred);
+        break;
+      }
+  }
+  throw Error(ErrorKind::Input, fmt::format("task '{}' is on a dependency cycle", g.name(v)), "dependencies");
+}
+
+}  // namespace
+
+TaskGraph TaskGraphBuilder::build() && {
+  TaskGraph& g = graph_;
+  const std::size_t n = g.tasks_.size();
+  for (TaskId t = 0; t < n; ++t) {
+    const TaskGraph::Record& r = g.tasks_[t];
+    if (!std::isfinite(r.duration_ms) || r.duration_ms < 0)
+      throw Error(ErrorKind::Input, fmt::format("task '{}' has duration {} ms; durations must be finite and >= 0",
+                                                g.name(t), r.duration_ms), "duration_ms");
+    if (r.resource_count == 0)
+      throw Error(ErrorKind::Input, fmt::format("task '{}' runs on no resource", g.name(t)), "resources");
+    for (ResourceId res : g.resources(t))
+      if (res >= g.resources_.size())
+        throw Error(ErrorKind::Input, fmt::format("task '{}' runs on unknown resource #{}", g.name(t), res),
+                    "resources");
+  }
+  for (const auto& [before, after] : edges_) {
+    if (before >= n || after >= n) {
+      const TaskId known = before < n ? before : after;
+      const std::string known_name = known < n ? std::string(g.name(known)) : std::string("?");
+      throw Error(ErrorKind::Input,
+                  fmt::format("task '{}' has a dependency on task #{}, which does not exist", known_name,
+                              before < n ? after : before),
+                  "dependencies");
+    }
+    if (before == after)
+      throw Error(ErrorKind::Input, fmt::format("task '{}' depends on itself", g.name(before)), "dependencies");
+  }
+  g.successors_ = CsrGraph(boost::edges_are_unsorted_multi_pass, edges_.begin(), edges_.end(), static_cast<std::uint32_t>(n));
+  std::vector<std::pair<TaskId, TaskId>> reversed;
+  reversed.reserve(edges_.size());
+  for (const auto& [before, after] : edges_) reversed.emplace_back(after, before);
+  edges_.clear();
+  edges_.shrink_to_fit();
+  g.predecessors_ = CsrGraph(boost::edges_are_unsorted_multi_pass, reversed.begin(), reversed.end(), static_cast<std::uint32_t>(n));
+  check_acyclic(g);
+  g.tasks_.shrink_to_fit();
+  g.text_.shrink_to_fit();
+  return std::move(graph_);
+}
+
+const char* to_string(TaskKind kind) { return kind == TaskKind::Compute ? "compute" : "communication"; }
+const char* to_string(Phase phase) {
+  switch (phase) {
+    case Phase::Forward: return "forward";
+    case Phase::Backward: return "backward";
+    default: return "none";
+  }
+}
+
+}  // namespace moeplan::dag
