@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-build/moeplan validate foldmoe-gpt-moe-m-16k
+build/moeplan plan foldmoe-gpt-moe-m-16k

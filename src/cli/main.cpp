@@ -26,8 +26,8 @@ int run(int argc, char** argv) {
   moeplan::cli::add_validate_command(app, context);
   moeplan::cli::add_cost_command(app, context);
   moeplan::cli::add_fit_command(app, context);
-  moeplan::cli::add_unavailable_command(app, context, "simulate", "Simulate one training iteration of a scenario");
-  moeplan::cli::add_unavailable_command(app, context, "plan", "Search the scenario's open knobs and write the best plan");
+  moeplan::cli::add_simulate_command(app, context);
+  moeplan::cli::add_plan_command(app, context);
   moeplan::cli::add_unavailable_command(app, context, "sweep", "Run a grid of scenarios x schedules");
   moeplan::cli::add_unavailable_command(app, context, "mappings", "Print Megatron-Core rank groups");
   moeplan::cli::add_bench_command(app, context);

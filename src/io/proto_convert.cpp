@@ -235,6 +235,7 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
   });
   const pb::ScheduleOptions& o = sc.schedule();
   if (o.has_name()) s.schedule.name = o.name();
+  if (o.has_family()) s.schedule.family = o.family();
   if (o.has_degree()) s.schedule.degree = o.degree();
   if (o.has_degree_forward()) s.schedule.degree_forward = o.degree_forward();
   if (o.has_degree_backward()) s.schedule.degree_backward = o.degree_backward();
@@ -268,6 +269,25 @@ pb::CostProfile to_proto(const model::CostProfileSpec& s) {
                                                                     : pb::DATASHEET);
     if (!c.source.empty()) out->set_source(c.source);
   }
+  return p;
+}
+
+pb::Plan to_proto(const model::PlanSpec& s, const std::string& version) {
+  pb::Plan p;
+  p.set_scenario(s.scenario);
+  p.set_schedule(s.schedule);
+  p.set_iteration_ms(s.iteration_ms);
+  p.set_baseline_ms(s.baseline_ms);
+  p.set_speedup(s.speedup);
+  p.set_moeplan_version(version);
+  pb::Knobs* k = p.mutable_knobs();
+  if (s.knobs.degree) k->set_degree(*s.knobs.degree);
+  if (s.knobs.degree_forward) k->set_degree_forward(*s.knobs.degree_forward);
+  if (s.knobs.degree_backward) k->set_degree_backward(*s.knobs.degree_backward);
+  for (std::int64_t t : s.knobs.slicing_tokens) k->add_slicing(t);
+  if (s.knobs.ar_chunk_bytes) k->set_ar_chunk_bytes(*s.knobs.ar_chunk_bytes);
+  for (std::int64_t b : s.knobs.grad_partition_bytes) k->add_grad_partition_bytes(b);
+  if (s.knobs.parallelism) *k->mutable_parallelism() = to_proto(*s.knobs.parallelism);
   return p;
 }
 

@@ -19,5 +19,6 @@ model::ParallelSpec to_spec(const pb::Parallelism& parallelism, std::int64_t wor
 
 pb::CostProfile to_proto(const model::CostProfileSpec& profile);
 pb::Parallelism to_proto(const model::ParallelSpec& parallel);
+pb::Plan to_proto(const model::PlanSpec& plan, const std::string& version);
 
 }  // namespace moeplan::io

@@ -96,7 +96,34 @@ check "bench planner" 2 "$bin" bench planner
 expect_err "bench planner" "'bench planner' is not available yet"
 check "bench what" 2 "$bin" bench nothing
 
-for cmd in simulate plan sweep mappings; do
+# simulate and plan on the default FoldMoE scenario.
+check "simulate all" 0 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule all --json --trace "$tmp/trace.json" --svg "$tmp/gantt.svg"
+for s in none tutel aaam 1a1m 1a1m-uniform; do
+  grep -q "\"schedule\": \"$s\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL simulate all lacks $s"; }
+  [[ -s $tmp/trace.$s.json && -s $tmp/gantt.$s.svg ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no trace/svg for $s"; }
+done
+for key in iteration_ms forward_ms backward_ms compute_ms comm_ms exposed_comm_ms bubble_ms tasks degree; do
+  [[ $(grep -c "\"$key\"" "$tmp/out") == 5 ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL simulate key $key"; }
+done
+check "simulate one" 0 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule 1a1m --degree 6 --json
+head -c 1 "$tmp/out" | grep -q '{' && grep -q '"degree": 6' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL simulate one object"; }
+check "simulate bad schedule" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule fsmoe
+expect_err "simulate bad schedule" "--schedule: 'fsmoe' is not a foldmoe schedule"
+check "simulate bad degree" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule 1a1m --degree 100000
+expect_err "simulate bad degree" "degree 100000 is outside"
+check "plan" 0 "$bin" plan foldmoe-gpt-moe-m-16k --json -o "$tmp/plan.textproto"
+for key in scenario schedule iteration_ms baseline_ms speedup knobs degree slicing speedup_vs_tutel; do
+  grep -q "\"$key\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plan key $key"; }
+done
+check "plan file validates" 0 "$bin" validate "$tmp/plan.textproto"
+check "plan json file" 0 "$bin" plan foldmoe-gpt-moe-s-4k --schedule 1a1m -o "$tmp/plan.json"
+grep -q '"knobs"' "$tmp/plan.json" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plan json file"; }
+check "plan with --set" 0 "$bin" plan foldmoe-gpt-moe-m-16k --set workload.seq_len=8192 --json
+grep -q '"scenario": "foldmoe-gpt-moe-m-16k"' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plan --set"; }
+check "plan without profile" 2 "$bin" plan foldmoe-gpt-moe-m-16k --set profile_ref=nope
+expect_err "plan without profile" "profile_ref"
+
+for cmd in sweep mappings; do
   check "unavailable $cmd" 2 "$bin" "$cmd" foldmoe-gpt-moe-m-16k
   expect_err "unavailable $cmd" "'$cmd' is not available yet"
 done

@@ -144,6 +144,7 @@ struct CostProfileSpec {
 /// @brief Schedule knobs given by the user; unset ones are left to the planner.
 struct ScheduleSpec {
   std::string name = "none";
+  std::string family = "foldmoe";  ///< whose schedules apply: foldmoe, fsmoe, flowmoe
   std::optional<std::int64_t> degree;
   std::optional<std::int64_t> degree_forward;
   std::optional<std::int64_t> degree_backward;
@@ -151,6 +152,27 @@ struct ScheduleSpec {
   std::optional<std::int64_t> ar_chunk_bytes;
   bool fsmoe_released_solver_rules = false;
   bool multi_rank = false;
+};
+
+/// @brief Knobs a planner chose (CLI.md `plan` keys).
+struct PlanKnobs {
+  std::optional<std::int64_t> degree;
+  std::optional<std::int64_t> degree_forward;
+  std::optional<std::int64_t> degree_backward;
+  std::vector<std::int64_t> slicing_tokens;
+  std::optional<std::int64_t> ar_chunk_bytes;
+  std::vector<std::int64_t> grad_partition_bytes;
+  std::optional<ParallelSpec> parallelism;
+};
+
+/// @brief A plan: the best schedule and knobs found for a scenario.
+struct PlanSpec {
+  std::string scenario;
+  std::string schedule;
+  double iteration_ms = 0;
+  double baseline_ms = 0;  ///< schedule none
+  double speedup = 0;      ///< baseline_ms / iteration_ms
+  PlanKnobs knobs;
 };
 
 /// @brief Everything one simulation needs, resolved and validated.

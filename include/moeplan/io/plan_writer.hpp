@@ -1,0 +1,19 @@
+#pragma once
+// Writing a plan: Protobuf text format, or JSON (CLI.md `plan` keys) when the
+// file name ends in ".json".
+
+#include <string>
+
+#include <moeplan/io/json.hpp>
+#include <moeplan/model/specs.hpp>
+
+namespace moeplan::io {
+
+/// The `knobs` object of CLI.md: degree, degree_forward, degree_backward,
+/// slicing, ar_chunk_bytes, grad_partition_bytes, parallelism, where set.
+Json knobs_to_json(const model::PlanKnobs& knobs);
+Json parallelism_to_json(const model::ParallelSpec& parallel);
+
+std::string plan_to_textproto(const model::PlanSpec& plan);
+
+}  // namespace moeplan::io

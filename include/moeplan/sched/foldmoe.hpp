@@ -1,0 +1,28 @@
+#pragma once
+// FoldMoE (shared/papers/foldmoe.md): attention-MoE pipelining inside each
+// Transformer-MoE block. Schedules:
+//   none          no overlap (Megatron-MoE baseline)
+//   tutel         attention whole; MoE in d token micro-batches, A2A and experts pipelined
+//   aaam          attention in d token-uniform slices, all attention then all MoE
+//   1a1m          interleaved: A0 A1 M0 A2 M1 ... (foldmoe.md Fig. 7)
+//   1a1m-uniform  1A1M with the token buffer and Algorithm 1's time-uniform slices
+// Backward runs the same pattern reversed in time with 2x compute; the
+// gradient all-reduce over DP (and over EDP for experts) follows the backward pass.
+
+#include <string>
+#include <vector>
+
+#include <moeplan/sched/schedule.hpp>
+
+namespace moeplan::sched {
+
+/// The five FoldMoE schedule names, in CLI.md order.
+const std::vector<std::string>& foldmoe_schedules();
+
+/// Builds one training iteration (every micro-batch of one DP rank, forward and
+/// backward, then gradient all-reduce) for one representative rank.
+/// Input errors: an unknown schedule, a degree outside 1..(tokens a rank holds per sequence).
+BuiltSchedule build_foldmoe(const model::ScenarioSpec& scenario, const cost::CostModel& costs,
+                            const ScheduleKnobs& knobs);
+
+}  // namespace moeplan::sched

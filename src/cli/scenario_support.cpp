@@ -1,0 +1,61 @@
+#include "scenario_support.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/io/loader.hpp>
+#include <moeplan/sched/foldmoe.hpp>
+
+#include "cli_context.hpp"
+
+namespace moeplan::cli {
+
+RunnableScenario load_runnable(const std::string& scenario, const std::vector<std::string>& sets) {
+  RunnableScenario run;
+  run.spec = io::load_scenario(scenario, parse_overrides(sets));
+  if (!run.spec.profile)
+    throw Error(ErrorKind::Input, fmt::format("scenario '{}' names no cost profile; add profile_ref", run.spec.name),
+                "profile_ref", SourceLocation{io::resolve_path(io::FileKind::Scenario, scenario), 0, 0});
+  run.costs = std::make_unique<cost::CostModel>(*run.spec.profile);
+  return run;
+}
+
+std::vector<std::string> family_schedules(const model::ScenarioSpec& s) {
+  if (s.schedule.family == "foldmoe") return sched::foldmoe_schedules();
+  throw Error(ErrorKind::Input, fmt::format("the {} schedules are not available yet", s.schedule.family),
+              "schedule.family");
+}
+
+std::vector<std::string> chosen_schedules(const model::ScenarioSpec& s, const std::string& requested) {
+  const std::vector<std::string> all = family_schedules(s);
+  if (requested == "all") return all;
+  if (std::find(all.begin(), all.end(), requested) == all.end())
+    throw Error(ErrorKind::Input, fmt::format("--schedule: '{}' is not a {} schedule", requested, s.schedule.family));
+  return {requested};
+}
+
+sched::BuiltSchedule build_schedule(const RunnableScenario& run, const std::string& schedule, std::int64_t degree) {
+  return sched::build_foldmoe(run.spec, *run.costs, {schedule, degree});
+}
+
+io::Json evaluation_to_json(const std::string& scenario, const plan::Evaluation& e) {
+  io::Json j = io::Json::object();
+  j.set("scenario", scenario);
+  j.set("schedule", e.schedule);
+  j.set("degree", e.degree);
+  j.set("iteration_ms", e.iteration_ms);
+  j.set("forward_ms", e.forward_ms);
+  j.set("backward_ms", e.backward_ms);
+  j.set("compute_ms", e.compute_ms);
+  j.set("comm_ms", e.comm_ms);
+  j.set("exposed_comm_ms", e.exposed_comm_ms);
+  j.set("bubble_ms", e.bubble_ms);
+  j.set("tasks", e.tasks);
+  j.set("a2a_total_ms", e.a2a_total_ms);
+  j.set("a2a_critical_ms", e.a2a_critical_ms);
+  return j;
+}
+
+}  // namespace moeplan::cli

@@ -1,0 +1,455 @@
+#include <moeplan/sched/foldmoe.hpp>
+
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/cost/workload_sizing.hpp>
+#include <moeplan/model/model_stats.hpp>
+#include <moeplan/sched/slicing.hpp>
+
+namespace moeplan::sched {
+namespace {
+
+using dag::Phase;
+using dag::TaskId;
+using model::LinkClass;
+using model::OpClass;
+
+enum class Kind { None, Tutel, Aaam, OneAOneM, OneAOneMUniform };
+
+Kind kind_of(const std::string& name) {
+  if (name == "none") return Kind::None;
+  if (name == "tutel") return Kind::Tutel;
+  if (name == "aaam") return Kind::Aaam;
+  if (name == "1a1m") return Kind::OneAOneM;
+  if (name == "1a1m-uniform") return Kind::OneAOneMUniform;
+  throw Error(ErrorKind::Input, fmt::format("schedule '{}' is not a FoldMoE schedule (none, tutel, aaam, 1a1m, "
+                                            "1a1m-uniform)", name), "schedule.name");
+}
+
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+
+// Sizes and link classes of one scenario, priced through the cost model.
+struct Pricing {
+  const model::ScenarioSpec& s;
+  const cost::CostModel& costs;
+  LinkClass tp_link, ep_link, etp_link, dp_link, edp_link;
+  double mbs;       // sequences per micro-batch
+  double sp_split;  // tp with sequence parallelism, else 1
+
+  Pricing(const model::ScenarioSpec& scenario, const cost::CostModel& c) : s(scenario), costs(c) {
+    const model::ParallelSpec& p = s.parallel;
+    const std::int64_t gpn = s.cluster.gpus_per_node;
+    // Megatron order tp-cp-ep-dp-pp: tp innermost; experts etp then ep.
+    tp_link = group_link(p.tp, 1, gpn);
+    etp_link = group_link(p.etp, 1, gpn);
+    ep_link = group_link(p.ep, p.etp, gpn);
+    dp_link = group_link(p.dp, p.tp * p.cp, gpn);
+    edp_link = group_link(p.edp, p.etp * p.ep, gpn);
+    mbs = as_double(s.workload.micro_batch_size);
+    sp_split = p.sequence_parallel ? as_double(p.tp) : 1.0;
+  }
+
+  double compute(OpClass op, double flops) const { return costs.compute(op, flops).value; }
+  double comm(OpClass op, LinkClass link, std::int64_t group, double bytes) const {
+    return costs.communication(op, link, group, bytes).value;
+  }
+  double activation_bytes(double tokens) const {
+    return mbs * tokens / as_double(s.parallel.cp) * as_double(s.model.d_model) * as_double(s.model.dtype_bytes);
+  }
+  // Attention of a slice of l tokens on a c-token context (FoldMoE Eq. 5), heads split over tp.
+  double attention_ms(double l, double c, bool backward) const {
+    const double flops = mbs * cost::attention_flops(s.model, l, c) /
+                         (as_double(s.parallel.tp) * as_double(s.parallel.cp));
+    return compute(OpClass::Attention, (backward ? 2.0 : 1.0) * flops);
+  }
+  // Router GEMM over the slice's tokens this rank holds.
+  double gate_ms(double l, bool backward) const {
+    const double tokens = mbs * l / sp_split / as_double(s.parallel.cp);
+    return compute(OpClass::Gemm, (backward ? 2.0 : 1.0) * 2.0 * tokens * as_double(s.model.d_model) *
+                                      as_double(s.model.moe.num_experts));
+  }
+  double dense_ffn_ms(double l, bool backward) const {
+    const double gemms = s.model.ffn_type == model::FfnType::GeluFfn ? 2.0 : 3.0;
+    const double flops = mbs * l / as_double(s.parallel.cp) * gemms * 2.0 * as_double(s.model.d_model) *
+                         as_double(s.model.ffn_hidden) / as_double(s.parallel.tp);
+    return compute(OpClass::Gemm, (backward ? 2.0 : 1.0) * flops);
+  }
+  // An MoE micro-batch of m tokens of each sequence.
+  cost::MoeLayerSizes moe_sizes(double m) const {
+    model::WorkloadSpec w = s.workload;
+    cost::MoeLayerSizes full = cost::moe_layer_sizes(s.model, s.parallel, w);
+    const double share = m / as_double(w.seq_len);
+    full.dispatch_bytes *= share;
+    full.combine_bytes *= share;
+    full.etp_allgather_bytes *= share;
+    full.etp_reducescatter_bytes *= share;
+    full.expert_forward_flops *= share;
+    full.expert_backward_flops *= share;
+    return full;
+  }
+};
+
+// Emits tasks onto one rank's streams, recording the forward program so the
+// backward pass can replay it reversed in time.
+class FoldBuilder {
+ public:
+  FoldBuilder() {
+    compute_ = b_.add_resource({"compute", 0, dag::DispatchPolicy::InOrder});
+    comm_ = b_.add_resource({"comm", 0, dag::DispatchPolicy::InOrder});
+    intra_ = b_.add_resource({"intra", 0, dag::DispatchPolicy::InOrder});
+  }
+
+  TaskId task(const std::string& name, dag::TaskKind kind, OpClass op, double ms, dag::ResourceId on,
+              std::int32_t group, Phase phase, std::int32_t layer, std::int32_t index, std::vector<TaskId> after) {
+    dag::TaskSpec spec;
+    spec.name = name;
+    spec.kind = kind;
+    spec.op = op;
+    spec.duration_ms = ms;
+    spec.resources = {on};
+    spec.group_size = group;
+    spec.phase = phase;
+    spec.layer = layer;
+    spec.micro_batch = index;
+    const TaskId id = b_.add_task(spec);
+    for (TaskId d : after) b_.add_dependency(d, id);
+    return id;
+  }
+  TaskId compute(const std::string& name, OpClass op, double ms, Phase ph, std::int32_t layer, std::int32_t i,
+                 std::vector<TaskId> after) {
+    return task(name, dag::TaskKind::Compute, op, ms, compute_, 1, ph, layer, i, std::move(after));
+  }
+  TaskId collective(const std::string& name, OpClass op, dag::ResourceId on, std::int64_t group, double ms, Phase ph,
+                    std::int32_t layer, std::int32_t i, std::vector<TaskId> after) {
+    return task(name, dag::TaskKind::Communication, op, ms, on, static_cast<std::int32_t>(group), ph, layer, i,
+                std::move(after));
+  }
+
+  dag::TaskGraphBuilder& graph() { return b_; }
+  dag::ResourceId comm() const { return comm_; }
+  dag::ResourceId intra() const { return intra_; }
+
+ private:
+  dag::TaskGraphBuilder b_;
+  dag::ResourceId compute_, comm_, intra_;
+};
+
+// One step of a block's forward program: an attention slice, or one MoE stage of a micro-batch.
+struct Step {
+  enum Type { Attention, Dispatch, Expert, Combine } type;
+  std::size_t index;
+};
+
+// The order tasks are issued to the streams (foldmoe.md Fig. 7). `lag`: MoE
+// micro-batch j's experts are issued `lag` attention slices after its tokens
+// are complete (1 for 1A1M; none = after all attention, for aAaM and Tutel).
+std::vector<Step> forward_program(std::size_t slices, const std::vector<std::size_t>& ready_after,
+                                  std::optional<std::size_t> lag) {
+  std::vector<Step> program;
+  std::size_t next_expert = 0;
+  const std::size_t batches = ready_after.size();
+  for (std::size_t k = 0; k < slices; ++k) {
+    program.push_back({Step::Attention, k});
+    std::vector<std::size_t> issued;
+    if (lag)
+      while (next_expert < batches && ready_after[next_expert] + *lag <= k) {
+        program.push_back({Step::Expert, next_expert});
+        issued.push_back(next_expert++);
+      }
+    for (std::size_t j = 0; j < batches; ++j)
+      if (ready_after[j] == k) program.push_back({Step::Dispatch, j});
+    for (std::size_t j : issued) program.push_back({Step::Combine, j});
+  }
+  for (; next_expert < batches; ++next_expert) program.push_back({Step::Expert, next_expert});
+  // Combines not yet issued, in order.
+  std::vector<bool> combined(batches, false);
+  for (const Step& s : program)
+    if (s.type == Step::Combine) combined[s.index] = true;
+  for (std::size_t j = 0; j < batches; ++j)
+    if (!combined[j]) program.push_back({Step::Combine, j});
+  return program;
+}
+
+class IterationBuilder {
+ public:
+  IterationBuilder(const model::ScenarioSpec& s, const Pricing& pricing, Kind kind, std::int64_t degree)
+      : s_(s), p_(pricing), kind_(kind), degree_(degree) {
+    const std::int64_t L = s.workload.seq_len;
+    const std::int64_t d = kind == Kind::None ? 1 : degree;
+    moe_ = token_uniform_slicing(L, d);
+    switch (kind) {
+      case Kind::None:
+      case Kind::Tutel: attention_ = {L}; break;
+      case Kind::Aaam:
+      case Kind::OneAOneM: attention_ = token_uniform_slicing(L, d); break;
+      case Kind::OneAOneMUniform: attention_ = time_uniform_slicing(s.model, L, d); break;
+    }
+    ready_after_ = buffer_ready_after(attention_, moe_);
+    covering_ = moe_batches_of_slices(attention_, moe_);
+    const std::optional<std::size_t> lag =
+        kind == Kind::OneAOneM || kind == Kind::OneAOneMUniform ? std::optional<std::size_t>(1) : std::nullopt;
+    program_ = forward_program(attention_.size(), ready_after_, lag);
+  }
+
+  BuiltSchedule build(const std::string& name) {
+    const std::int64_t per_rank_batches = s_.workload.micro_batches_per_rank(s_.parallel.dp);
+    std::optional<TaskId> last;
+    for (std::int64_t n = 0; n < per_rank_batches; ++n) {
+      for (std::int32_t layer = 0; layer < static_cast<std::int32_t>(s_.model.num_layers); ++layer)
+        last = s_.model.moe_layer[static_cast<std::size_t>(layer)] ? moe_forward(layer, last) : dense(layer, last, false);
+      for (std::int32_t layer = static_cast<std::int32_t>(s_.model.num_layers) - 1; layer >= 0; --layer)
+        last = s_.model.moe_layer[static_cast<std::size_t>(layer)] ? moe_backward(layer, *last) : dense(layer, last, true);
+    }
+    gradient_allreduce(*last);
+    BuiltSchedule out{std::move(fb_.graph()).build(), name, kind_ == Kind::None ? 1 : degree_, {}};
+    if (kind_ != Kind::None && kind_ != Kind::Tutel) out.slicing_tokens = attention_;
+    return out;
+  }
+
+ private:
+  static std::vector<TaskId> after(std::optional<TaskId> t) { return t ? std::vector<TaskId>{*t} : std::vector<TaskId>{}; }
+
+  // Attention of one slice with its TP collectives; returns the task the MoE
+  // layer's input waits for. Forward: [AG] ATT [RS|AR]; backward mirrors it.
+  TaskId attention_slice(std::int32_t layer, std::size_t k, double l, double c, std::vector<TaskId> deps,
+                         std::optional<TaskId> previous_attention, bool backward) {
+    const Phase ph = backward ? Phase::Backward : Phase::Forward;
+    const char* dir = backward ? "bwd" : "fwd";
+    const std::int32_t i = static_cast<std::int32_t>(k);
+    const model::ParallelSpec& par = s_.parallel;
+    const double bytes = p_.activation_bytes(l);
+    if (par.tp > 1 && par.sequence_parallel) {
+      // Forward AllGather -> attention -> ReduceScatter; backward: the adjoints, AllGather first again.
+      const TaskId ag = fb_.collective(fmt::format("{} L{} attn-ag s{}", dir, layer, k), OpClass::AllGather, fb_.intra(),
+                                       par.tp, p_.comm(OpClass::AllGather, p_.tp_link, par.tp, bytes), ph, layer, i,
+                                       deps);
+      std::vector<TaskId> att_deps{ag};
+      if (previous_attention) att_deps.push_back(*previous_attention);
+      const TaskId att = fb_.compute(fmt::format("{} L{} attention s{}", dir, layer, k), OpClass::Attention,
+                                     p_.attention_ms(l, c, backward), ph, layer, i, att_deps);
+      last_attention_ = att;
+      return fb_.collective(fmt::format("{} L{} attn-rs s{}", dir, layer, k), OpClass::ReduceScatter, fb_.intra(), par.tp,
+                            p_.comm(OpClass::ReduceScatter, p_.tp_link, par.tp, bytes), ph, layer, i, {att});
+    }
+    if (previous_attention) deps.push_back(*previous_attention);
+    const TaskId att = fb_.compute(fmt::format("{} L{} attention s{}", dir, layer, k), OpClass::Attention,
+                                   p_.attention_ms(l, c, backward), ph, layer, i, deps);
+    last_attention_ = att;
+    if (par.tp > 1)
+      return fb_.collective(fmt::format("{} L{} attn-ar s{}", dir, layer, k), OpClass::AllReduce, fb_.intra(), par.tp,
+                            p_.comm(OpClass::AllReduce, p_.tp_link, par.tp, bytes), ph, layer, i, {att});
+    return att;
+  }
+
+  TaskId moe_forward(std::int32_t layer, std::optional<TaskId> entry) {
+    const model::ParallelSpec& par = s_.parallel;
+    std::vector<TaskId> gate(attention_.size()), expert(moe_.size()), dispatch(moe_.size());
+    std::optional<TaskId> previous_attention, last;
+    std::vector<std::int64_t> context(attention_.size());
+    std::int64_t c = 0;
+    for (std::size_t k = 0; k < attention_.size(); ++k) context[k] = (c += attention_[k]);
+    for (const Step& step : program_) {
+      const std::int32_t i = static_cast<std::int32_t>(step.index);
+      const double m = as_double(moe_[step.index < moe_.size() ? step.index : 0]);
+      switch (step.type) {
+        case Step::Attention: {
+          const std::size_t k = step.index;
+          const TaskId out = attention_slice(layer, k, as_double(attention_[k]), as_double(context[k]), after(entry),
+                                             previous_attention, false);
+          previous_attention = last_attention_;
+          gate[k] = fb_.compute(fmt::format("fwd L{} gate s{}", layer, k), OpClass::Gemm,
+                                p_.gate_ms(as_double(attention_[k]), false), Phase::Forward, layer, i, {out});
+          break;
+        }
+        case Step::Dispatch: {
+          std::vector<TaskId> deps;
+          for (std::size_t k = 0; k < attention_.size(); ++k)
+            if (covering_[k].first <= step.index && step.index <= covering_[k].second) deps.push_back(gate[k]);
+          const auto sizes = p_.moe_sizes(m);
+          dispatch[step.index] =
+              fb_.collective(fmt::format("fwd L{} dispatch m{}", layer, step.index), OpClass::A2A, fb_.comm(), par.ep,
+                             p_.comm(OpClass::A2A, p_.ep_link, par.ep, sizes.dispatch_bytes), Phase::Forward, layer, i,
+                             deps);
+          break;
+        }
+        case Step::Expert: {
+          const auto sizes = p_.moe_sizes(m);
+          TaskId input = dispatch[step.index];
+          if (par.etp > 1)
+            input = fb_.collective(fmt::format("fwd L{} etp-ag m{}", layer, step.index), OpClass::AllGather, fb_.intra(),
+                                   par.etp, p_.comm(OpClass::AllGather, p_.etp_link, par.etp, sizes.etp_allgather_bytes),
+                                   Phase::Forward, layer, i, {input});
+          TaskId e = fb_.compute(fmt::format("fwd L{} experts m{}", layer, step.index), OpClass::Gemm,
+                                 p_.compute(OpClass::Gemm, sizes.expert_forward_flops), Phase::Forward, layer, i, {input});
+          if (par.etp > 1)
+            e = fb_.collective(fmt::format("fwd L{} etp-rs m{}", layer, step.index), OpClass::ReduceScatter,
+                               fb_.intra(), par.etp,
+                               p_.comm(OpClass::ReduceScatter, p_.etp_link, par.etp, sizes.etp_reducescatter_bytes),
+                               Phase::Forward, layer, i, {e});
+          expert[step.index] = e;
+          break;
+        }
+        case Step::Combine: {
+          const auto sizes = p_.moe_sizes(m);
+          last = fb_.collective(fmt::format("fwd L{} combine m{}", layer, step.index), OpClass::A2A, fb_.comm(), par.ep,
+                                p_.comm(OpClass::A2A, p_.ep_link, par.ep, sizes.combine_bytes), Phase::Forward, layer, i,
+                                {expert[step.index]});
+          break;
+        }
+      }
+    }
+    // The last combine issued on the in-order comm stream ends last: the block is done.
+    return *last;
+  }
+
+  TaskId moe_backward(std::int32_t layer, TaskId entry) {
+    const model::ParallelSpec& par = s_.parallel;
+    std::vector<TaskId> combine_grad(moe_.size()), expert(moe_.size()), dispatch_grad(moe_.size());
+    std::vector<std::int64_t> context(attention_.size());
+    std::int64_t c = 0;
+    for (std::size_t k = 0; k < attention_.size(); ++k) context[k] = (c += attention_[k]);
+    std::optional<TaskId> later_attention, last;
+    // The forward program reversed in time: every stream sees its forward order backwards.
+    for (auto it = program_.rbegin(); it != program_.rend(); ++it) {
+      const Step& step = *it;
+      const std::int32_t i = static_cast<std::int32_t>(step.index);
+      const double m = as_double(moe_[step.index < moe_.size() ? step.index : 0]);
+      switch (step.type) {
+        case Step::Combine: {
+          const auto sizes = p_.moe_sizes(m);
+          combine_grad[step.index] =
+              fb_.collective(fmt::format("bwd L{} combine m{}", layer, step.index), OpClass::A2A, fb_.comm(), par.ep,
+                             p_.comm(OpClass::A2A, p_.ep_link, par.ep, sizes.combine_bytes), Phase::Backward, layer, i,
+                             {entry});
+          break;
+        }
+        case Step::Expert: {
+          const auto sizes = p_.moe_sizes(m);
+          TaskId input = combine_grad[step.index];
+          if (par.etp > 1)
+            input = fb_.collective(fmt::format("bwd L{} etp-ag m{}", layer, step.index), OpClass::AllGather, fb_.intra(),
+                                   par.etp, p_.comm(OpClass::AllGather, p_.etp_link, par.etp, sizes.etp_reducescatter_bytes),
+                                   Phase::Backward, layer, i, {input});
+          TaskId e = fb_.compute(fmt::format("bwd L{} experts m{}", layer, step.index), OpClass::Gemm,
+                                 p_.compute(OpClass::Gemm, sizes.expert_backward_flops), Phase::Backward, layer, i,
+                                 {input});
+          if (par.etp > 1)
+            e = fb_.collective(fmt::format("bwd L{} etp-rs m{}", layer, step.index), OpClass::ReduceScatter,
+                               fb_.intra(), par.etp,
+                               p_.comm(OpClass::ReduceScatter, p_.etp_link, par.etp, sizes.etp_allgather_bytes),
+                               Phase::Backward, layer, i, {e});
+          expert[step.index] = e;
+          break;
+        }
+        case Step::Dispatch: {
+          const auto sizes = p_.moe_sizes(m);
+          dispatch_grad[step.index] =
+              fb_.collective(fmt::format("bwd L{} dispatch m{}", layer, step.index), OpClass::A2A, fb_.comm(), par.ep,
+                             p_.comm(OpClass::A2A, p_.ep_link, par.ep, sizes.dispatch_bytes), Phase::Backward, layer, i,
+                             {expert[step.index]});
+          break;
+        }
+        case Step::Attention: {
+          const std::size_t k = step.index;
+          std::vector<TaskId> deps;
+          for (std::size_t j = covering_[k].first; j <= covering_[k].second; ++j) deps.push_back(dispatch_grad[j]);
+          const TaskId g = fb_.compute(fmt::format("bwd L{} gate s{}", layer, k), OpClass::Gemm,
+                                       p_.gate_ms(as_double(attention_[k]), true), Phase::Backward, layer, i, deps);
+          // Slice k's keys and values collect gradients from every later slice first.
+          last = attention_slice(layer, k, as_double(attention_[k]), as_double(context[k]), {g}, later_attention, true);
+          later_attention = last_attention_;
+          break;
+        }
+      }
+    }
+    return *last;
+  }
+
+  // A block without experts: attention and the dense FFN, each with its TP
+  // collectives, unsliced. Forward or backward.
+  TaskId dense(std::int32_t layer, std::optional<TaskId> entry, bool backward) {
+    const Phase ph = backward ? Phase::Backward : Phase::Forward;
+    const char* dir = backward ? "bwd" : "fwd";
+    const model::ParallelSpec& par = s_.parallel;
+    const double L = as_double(s_.workload.seq_len);
+    auto ffn = [&](std::optional<TaskId> in) {
+      std::vector<TaskId> deps = after(in);
+      const double bytes = p_.activation_bytes(L);
+      if (par.tp > 1 && par.sequence_parallel)
+        deps = {fb_.collective(fmt::format("{} L{} ffn-ag", dir, layer), OpClass::AllGather, fb_.intra(), par.tp,
+                               p_.comm(OpClass::AllGather, p_.tp_link, par.tp, bytes), ph, layer, 0, deps)};
+      TaskId out = fb_.compute(fmt::format("{} L{} ffn", dir, layer), OpClass::Gemm, p_.dense_ffn_ms(L, backward), ph,
+                               layer, 0, deps);
+      if (par.tp > 1)
+        out = fb_.collective(fmt::format("{} L{} ffn-{}", dir, layer, par.sequence_parallel ? "rs" : "ar"),
+                             par.sequence_parallel ? OpClass::ReduceScatter : OpClass::AllReduce, fb_.intra(), par.tp,
+                             p_.comm(par.sequence_parallel ? OpClass::ReduceScatter : OpClass::AllReduce, p_.tp_link,
+                                     par.tp, bytes),
+                             ph, layer, 0, {out});
+      return out;
+    };
+    if (!backward) return ffn(attention_slice(layer, 0, L, L, after(entry), std::nullopt, false));
+    return attention_slice(layer, 0, L, L, {ffn(entry)}, std::nullopt, true);
+  }
+
+  // Gradient all-reduce after the backward pass: dense weights over DP, expert
+  // weights over EDP, one collective per block from the last block back.
+  void gradient_allreduce(TaskId end_of_backward) {
+    const model::ParallelSpec& par = s_.parallel;
+    const model::ModelSpec& m = s_.model;
+    std::optional<TaskId> previous;
+    for (std::int32_t layer = static_cast<std::int32_t>(m.num_layers) - 1; layer >= 0; --layer) {
+      const bool moe = m.moe_layer[static_cast<std::size_t>(layer)];
+      double dense_bytes = as_double(model::attention_params_per_layer(m)) / as_double(par.tp);
+      dense_bytes += moe ? as_double(m.d_model * m.moe.num_experts)
+                         : as_double(model::ffn_params(m.d_model, m.ffn_hidden, m.ffn_type, m.linear_bias)) /
+                               as_double(par.tp);
+      dense_bytes *= as_double(m.dtype_bytes);
+      std::vector<TaskId> deps{previous ? *previous : end_of_backward};
+      if (par.dp > 1)
+        previous = fb_.collective(fmt::format("grad-ar L{} dense", layer), OpClass::AllReduce, fb_.comm(), par.dp,
+                                  p_.comm(OpClass::AllReduce, p_.dp_link, par.dp, dense_bytes), Phase::Backward, layer,
+                                  -1, deps);
+      if (moe && par.edp > 1)
+        previous = fb_.collective(fmt::format("grad-ar L{} experts", layer), OpClass::AllReduce, fb_.comm(), par.edp,
+                                  p_.comm(OpClass::AllReduce, p_.edp_link, par.edp,
+                                          cost::expert_gradient_bytes_per_block(m, par)),
+                                  Phase::Backward, layer, -1, {previous ? *previous : end_of_backward});
+    }
+  }
+
+  const model::ScenarioSpec& s_;
+  const Pricing& p_;
+  FoldBuilder fb_;
+  Kind kind_;
+  std::int64_t degree_;
+  std::vector<std::int64_t> attention_, moe_;
+  std::vector<std::size_t> ready_after_;
+  std::vector<std::pair<std::size_t, std::size_t>> covering_;
+  std::vector<Step> program_;
+  TaskId last_attention_ = 0;
+};
+
+}  // namespace
+
+const std::vector<std::string>& foldmoe_schedules() {
+  static const std::vector<std::string> names{"none", "tutel", "aaam", "1a1m", "1a1m-uniform"};
+  return names;
+}
+
+BuiltSchedule build_foldmoe(const model::ScenarioSpec& s, const cost::CostModel& costs, const ScheduleKnobs& knobs) {
+  const Kind kind = kind_of(knobs.schedule);
+  // Each MoE micro-batch needs at least one token on each rank.
+  const std::int64_t max_degree = s.workload.seq_len / (s.parallel.sequence_parallel ? s.parallel.tp : 1);
+  if (kind != Kind::None && (knobs.degree < 1 || knobs.degree > max_degree))
+    throw Error(ErrorKind::Input, fmt::format("degree {} is outside 1..{} (tokens per rank of one sequence)",
+                                              knobs.degree, max_degree), "schedule.degree");
+  const Pricing pricing(s, costs);
+  return IterationBuilder(s, pricing, kind, knobs.degree).build(knobs.schedule);
+}
+
+}  // namespace moeplan::sched
