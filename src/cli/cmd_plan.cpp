@@ -1,5 +1,7 @@
 // moeplan plan SCENARIO [--schedule NAME|all] [--set k=v]... [-o PLAN] [--json]
 
+#include <algorithm>
+#include <cmath>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -8,6 +10,7 @@
 #include <moeplan/io/atomic_file.hpp>
 #include <moeplan/io/plan_writer.hpp>
 #include <moeplan/plan/foldmoe_planner.hpp>
+#include <moeplan/plan/sweep.hpp>
 
 #include "cli_context.hpp"
 #include "scenario_support.hpp"
@@ -23,8 +26,109 @@ struct PlanOptions {
   bool json = false;
 };
 
+void write_plan_file(const std::string& output, const model::PlanSpec& spec) {
+  if (output.empty()) return;
+  const bool as_json = output.size() >= 5 && output.compare(output.size() - 5, 5, ".json") == 0;
+  io::Json plan_json = io::Json::object();
+  plan_json.set("scenario", spec.scenario);
+  plan_json.set("schedule", spec.schedule);
+  plan_json.set("iteration_ms", spec.iteration_ms);
+  plan_json.set("baseline_ms", spec.baseline_ms);
+  plan_json.set("speedup", spec.speedup);
+  plan_json.set("knobs", io::knobs_to_json(spec.knobs));
+  io::write_file_atomic(output, as_json ? plan_json.dump() + "\n" : io::plan_to_textproto(spec));
+}
+
+// FSMoE: the closed-form degrees and gradient partition, and the six schedules on the engine.
+void run_fsmoe_plan(const PlanOptions& o, const RunnableScenario& run, const std::vector<std::string>& schedules,
+                    CliContext& context) {
+  const plan::FsMoePlan& p = run.fsmoe_plan();
+  std::vector<plan::Evaluation> evaluations;
+  for (const std::string& name : plan::family_schedules("fsmoe"))
+    evaluations.push_back(plan::evaluate(build_schedule(run, name, 0)));
+  auto find = [&](const std::string& name) -> const plan::Evaluation& {
+    for (const plan::Evaluation& e : evaluations)
+      if (e.schedule == name) return e;
+    return evaluations.front();
+  };
+  const plan::Evaluation* best = nullptr;
+  for (const plan::Evaluation& e : evaluations)
+    if (std::find(schedules.begin(), schedules.end(), e.schedule) != schedules.end() &&
+        (best == nullptr || e.iteration_ms < best->iteration_ms))
+      best = &e;
+  const double none_ms = find("none").iteration_ms;
+  const double tutel_ms = find("tutel").iteration_ms;
+  model::PlanSpec spec;
+  spec.scenario = run.spec.name;
+  spec.schedule = best->schedule;
+  spec.iteration_ms = best->iteration_ms;
+  spec.baseline_ms = none_ms;
+  spec.speedup = none_ms / best->iteration_ms;
+  // FSMoE's own knobs (the degrees and partition its closed forms choose).
+  spec.knobs.degree_forward = p.degrees.forward.r;
+  spec.knobs.degree_backward = p.degrees.backward.r;
+  for (std::size_t i = 0; i < p.partition.during_moe_bytes.size(); ++i)
+    spec.knobs.grad_partition_bytes.push_back(
+        static_cast<std::int64_t>(std::llround(p.partition.during_moe_bytes[i] + p.partition.during_dense_bytes[i])));
+  write_plan_file(o.output, spec);
+  if (o.json) {
+    io::Json doc = io::Json::object();
+    doc.set("scenario", spec.scenario);
+    doc.set("schedule", spec.schedule);
+    doc.set("iteration_ms", spec.iteration_ms);
+    doc.set("baseline_ms", spec.baseline_ms);
+    doc.set("speedup", spec.speedup);
+    doc.set("tutel_ms", tutel_ms);
+    doc.set("speedup_vs_tutel", tutel_ms / spec.iteration_ms);
+    io::Json knobs = io::knobs_to_json(spec.knobs);
+    io::Json per_layer = io::Json::array();
+    for (std::int64_t r : p.partition.degree_backward) per_layer.push(r);
+    knobs.set("degree_backward_per_layer", per_layer);
+    knobs.set("tutel_degree", p.tutel_degree);
+    knobs.set("grad_tail_bytes", p.partition.tail_bytes);
+    doc.set("knobs", knobs);
+    io::Json closed = io::Json::object();
+    closed.set("case_forward", plan::to_string(p.degrees.forward.which));
+    closed.set("t_moe_forward_ms", p.degrees.forward.t_moe_ms);
+    closed.set("case_backward", plan::to_string(p.degrees.backward.which));
+    closed.set("t_moe_backward_ms", p.degrees.backward.t_moe_ms);
+    closed.set("overlap_gap_ms", p.overlap_gap_ms);
+    doc.set("closed_form", closed);
+    io::Json all = io::Json::array();
+    for (const plan::Evaluation& e : evaluations) {
+      io::Json entry = evaluation_to_json(spec.scenario, e);
+      entry.set("speedup_vs_none", none_ms / e.iteration_ms);
+      entry.set("speedup_vs_tutel", tutel_ms / e.iteration_ms);
+      all.push(std::move(entry));
+    }
+    doc.set("schedules", all);
+    context.out << doc.dump() << '\n';
+    return;
+  }
+  context.out << fmt::format("plan for {}: {} ({:.3f} ms per iteration), {:.3f}x over none, {:.3f}x over tutel\n",
+                             spec.scenario, spec.schedule, spec.iteration_ms, spec.speedup, tutel_ms / spec.iteration_ms);
+  context.out << fmt::format("  FSMoE degrees: forward r = {} ({}, {:.3f} ms per MoE layer), backward r = {} ({}, "
+                             "{:.3f} ms); Tutel's adaptive r = {}\n",
+                             p.degrees.forward.r, plan::to_string(p.degrees.forward.which), p.degrees.forward.t_moe_ms,
+                             p.degrees.backward.r, plan::to_string(p.degrees.backward.which),
+                             p.degrees.backward.t_moe_ms, p.tutel_degree);
+  double hidden = 0;
+  for (std::int64_t b : spec.knobs.grad_partition_bytes) hidden += static_cast<double>(b);
+  context.out << fmt::format("  gradient partition: {:.1f} MB overlapped with layers, {:.1f} MB after backward; "
+                             "overlap gap t_olp,moe {:.3f} ms\n",
+                             hidden / 1e6, p.partition.tail_bytes / 1e6, p.overlap_gap_ms);
+  for (const plan::Evaluation& e : evaluations)
+    context.out << fmt::format("  {:<14} {:10.3f} ms  ({:.3f}x vs none, {:.3f}x vs tutel)\n", e.schedule,
+                               e.iteration_ms, none_ms / e.iteration_ms, tutel_ms / e.iteration_ms);
+  if (!o.output.empty()) context.out << "  wrote " << o.output << '\n';
+}
+
 void run_plan(const PlanOptions& o, CliContext& context) {
   const RunnableScenario run = load_runnable(o.scenario, o.sets);
+  if (run.spec.schedule.family == "fsmoe") {
+    run_fsmoe_plan(o, run, chosen_schedules(run.spec, o.schedule), context);
+    return;
+  }
   std::vector<std::string> schedules = chosen_schedules(run.spec, o.schedule);
   // The baselines are always evaluated so speed-ups can be reported.
   std::vector<std::string> searched{"none", "tutel"};
@@ -60,17 +164,7 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   spec.speedup = none_ms / chosen.best.iteration_ms;
   spec.knobs.degree = chosen.best.degree;
   spec.knobs.slicing_tokens = chosen.slicing_tokens;
-  if (!o.output.empty()) {
-    const bool as_json = o.output.size() >= 5 && o.output.compare(o.output.size() - 5, 5, ".json") == 0;
-    io::Json plan_json = io::Json::object();
-    plan_json.set("scenario", spec.scenario);
-    plan_json.set("schedule", spec.schedule);
-    plan_json.set("iteration_ms", spec.iteration_ms);
-    plan_json.set("baseline_ms", spec.baseline_ms);
-    plan_json.set("speedup", spec.speedup);
-    plan_json.set("knobs", io::knobs_to_json(spec.knobs));
-    io::write_file_atomic(o.output, as_json ? plan_json.dump() + "\n" : io::plan_to_textproto(spec));
-  }
+  write_plan_file(o.output, spec);
   if (o.json) {
     io::Json doc = io::Json::object();
     doc.set("scenario", spec.scenario);

@@ -38,9 +38,10 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
   const RunnableScenario run = load_runnable(o.scenario, o.sets);
   const std::string requested = o.schedule.empty() ? run.spec.schedule.name : o.schedule;
   const std::vector<std::string> schedules = chosen_schedules(run.spec, requested);
-  // Degree: --degree, else the scenario's, else 4 (FoldMoE's search covers 2..16).
-  const std::int64_t degree = o.degree > 0 ? o.degree : run.spec.schedule.degree.value_or(4);
+  // Degree: --degree, else the scenario's; otherwise FoldMoE uses 4 (its search
+  // covers 2..16) and FSMoE its planned per-phase degrees.
   if (o.degree < 0) throw Error(ErrorKind::Input, "--degree: must be positive");
+  const std::int64_t degree = o.degree > 0 ? o.degree : run.spec.schedule.degree.value_or(0);
   std::vector<io::Json> results;
   for (const std::string& schedule : schedules) {
     const sched::BuiltSchedule built = build_schedule(run, schedule, degree);

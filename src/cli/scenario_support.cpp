@@ -6,7 +6,9 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/io/loader.hpp>
+#include <moeplan/plan/sweep.hpp>
 #include <moeplan/sched/foldmoe.hpp>
+#include <moeplan/sched/fsmoe.hpp>
 
 #include "cli_context.hpp"
 
@@ -23,9 +25,12 @@ RunnableScenario load_runnable(const std::string& scenario, const std::vector<st
 }
 
 std::vector<std::string> family_schedules(const model::ScenarioSpec& s) {
-  if (s.schedule.family == "foldmoe") return sched::foldmoe_schedules();
-  throw Error(ErrorKind::Input, fmt::format("the {} schedules are not available yet", s.schedule.family),
-              "schedule.family");
+  return plan::family_schedules(s.schedule.family);
+}
+
+const plan::FsMoePlan& RunnableScenario::fsmoe_plan() const {
+  if (!fsmoe) fsmoe = std::make_unique<plan::FsMoePlan>(plan::plan_fsmoe(spec, *costs, {}));
+  return *fsmoe;
 }
 
 std::vector<std::string> chosen_schedules(const model::ScenarioSpec& s, const std::string& requested) {
@@ -37,7 +42,15 @@ std::vector<std::string> chosen_schedules(const model::ScenarioSpec& s, const st
 }
 
 sched::BuiltSchedule build_schedule(const RunnableScenario& run, const std::string& schedule, std::int64_t degree) {
-  return sched::build_foldmoe(run.spec, *run.costs, {schedule, degree});
+  if (run.spec.schedule.family == "fsmoe") {
+    sched::FsMoeKnobs knobs = plan::fsmoe_knobs(run.fsmoe_plan(), schedule);
+    if (degree > 0) {
+      knobs.degree_forward = knobs.degree_backward = degree;
+      knobs.degree_backward_per_layer.clear();
+    }
+    return sched::build_fsmoe(run.spec, *run.costs, knobs);
+  }
+  return sched::build_foldmoe(run.spec, *run.costs, {schedule, degree > 0 ? degree : 4});
 }
 
 io::Json evaluation_to_json(const std::string& scenario, const plan::Evaluation& e) {

@@ -10,6 +10,7 @@
 #include <moeplan/io/json.hpp>
 #include <moeplan/model/specs.hpp>
 #include <moeplan/plan/evaluation.hpp>
+#include <moeplan/plan/fsmoe_planner.hpp>
 #include <moeplan/sched/schedule.hpp>
 
 namespace moeplan::cli {
@@ -18,6 +19,9 @@ namespace moeplan::cli {
 struct RunnableScenario {
   model::ScenarioSpec spec;
   std::unique_ptr<cost::CostModel> costs;
+  /// FSMoE's closed-form plan (degrees, gradient partition), computed once when needed.
+  mutable std::unique_ptr<plan::FsMoePlan> fsmoe;
+  const plan::FsMoePlan& fsmoe_plan() const;
 };
 
 /// Input error if the scenario names no cost profile.
@@ -29,6 +33,8 @@ std::vector<std::string> family_schedules(const model::ScenarioSpec& scenario);
 /// "all" -> the family's schedules; a name -> that one, if the family has it.
 std::vector<std::string> chosen_schedules(const model::ScenarioSpec& scenario, const std::string& requested);
 
+/// A schedule at `degree` (FoldMoE), or at FSMoE's planned knobs with `degree`
+/// (when > 0) replacing both phases' degrees.
 sched::BuiltSchedule build_schedule(const RunnableScenario& run, const std::string& schedule, std::int64_t degree);
 
 /// CLI.md `simulate` keys.

@@ -78,6 +78,12 @@ Milliseconds CostModel::predict(model::OpClass op, model::LinkClass link, std::i
   return is_communication(op) ? communication(op, link, group, size) : compute(op, size);
 }
 
+Milliseconds expert_ffn_time(const CostModel& costs, double flops, int gemms) {
+  MOEPLAN_CHECK(gemms > 0, "an expert has at least one GEMM");
+  return Milliseconds{static_cast<double>(gemms) *
+                      costs.compute(model::OpClass::Gemm, flops / static_cast<double>(gemms)).value};
+}
+
 model::LinkClass link_class_of(const std::vector<std::int64_t>& ranks, std::int64_t gpus_per_node) {
   MOEPLAN_CHECK(gpus_per_node > 0, "gpus_per_node must be positive");
   if (ranks.empty()) return model::LinkClass::Intra;

@@ -276,6 +276,92 @@ std::string resolve_any_path(const std::string& name_or_path) {
   throw Error(ErrorKind::Input, fmt::format("no such file, and no bundled file named '{}'", name_or_path));
 }
 
+namespace {
+
+std::vector<Override> axis_value_overrides(const std::string& field, const std::string& value) {
+  if (value.find('=') == std::string::npos) return {Override{field, value}};
+  std::vector<Override> out;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    const std::size_t end = std::min(value.find(';', start), value.size());
+    const std::string part = value.substr(start, end - start);
+    if (!part.empty()) out.push_back(parse_override(part));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+LoadedSweep load_sweep(const std::string& name_or_path) {
+  const std::string path = resolve_path(FileKind::Sweep, name_or_path);
+  pb::Sweep sweep;
+  const LocationIndex index = parse_text_proto(path, read_text_file(path), sweep);
+  LoadedSweep out;
+  out.name = sweep.name();
+  if (sweep.scenarios_size() == 0)
+    throw Error(ErrorKind::Input, "at least one base scenario is required", "scenarios", index.find("scenarios"));
+  for (int i = 0; i < sweep.schedules_size(); ++i) {
+    if (!model::is_known_schedule(sweep.schedules(i))) {
+      const std::string at = fmt::format("schedules[{}]", i);
+      throw Error(ErrorKind::Input, fmt::format("unknown schedule '{}'", sweep.schedules(i)), at, index.find(at));
+    }
+    out.schedules.push_back(sweep.schedules(i));
+  }
+  for (int a = 0; a < sweep.axes_size(); ++a) {
+    const pb::SweepAxis& axis = sweep.axes(a);
+    const std::string at = fmt::format("axes[{}]", a);
+    if (axis.values_size() == 0) throw Error(ErrorKind::Input, "an axis needs values", at + ".values", index.find(at));
+    const std::string column = axis.has_field() ? axis.field() : fmt::format("axis{}", a);
+    if (std::find(out.columns.begin(), out.columns.end(), column) == out.columns.end()) out.columns.push_back(column);
+    for (int v = 0; v < axis.values_size(); ++v)
+      if (!axis.has_field() && axis.values(v).find('=') == std::string::npos) {
+        const std::string vat = fmt::format("{}.values[{}]", at, v);
+        throw Error(ErrorKind::Input, "an axis without a field needs field.path=value values", vat, index.find(vat));
+      }
+    for (int s = 0; s < axis.scenarios_size(); ++s) {
+      bool known = false;
+      for (int b = 0; b < sweep.scenarios_size(); ++b) known = known || sweep.scenarios(b) == axis.scenarios(s);
+      if (!known) {
+        const std::string sat = fmt::format("{}.scenarios[{}]", at, s);
+        throw Error(ErrorKind::Input, fmt::format("'{}' is not one of the sweep's scenarios", axis.scenarios(s)), sat,
+                    index.find(sat));
+      }
+    }
+  }
+  for (int b = 0; b < sweep.scenarios_size(); ++b) {
+    const std::string& base = sweep.scenarios(b);
+    std::vector<const pb::SweepAxis*> axes;
+    std::vector<int> axis_index;
+    for (int a = 0; a < sweep.axes_size(); ++a) {
+      const pb::SweepAxis& axis = sweep.axes(a);
+      bool applies = axis.scenarios_size() == 0;
+      for (const std::string& s : axis.scenarios()) applies = applies || s == base;
+      if (applies) {
+        axes.push_back(&axis);
+        axis_index.push_back(a);
+      }
+    }
+    // Odometer over the applicable axes, last axis fastest.
+    std::vector<int> digit(axes.size(), 0);
+    while (true) {
+      SweepPoint point;
+      point.scenario = base;
+      for (std::size_t a = 0; a < axes.size(); ++a) {
+        const std::string& value = axes[a]->values(digit[a]);
+        const std::string column = axes[a]->has_field() ? axes[a]->field() : fmt::format("axis{}", axis_index[a]);
+        point.labels.emplace_back(column, value);
+        for (Override& o : axis_value_overrides(axes[a]->field(), value)) point.overrides.push_back(std::move(o));
+      }
+      out.points.push_back(std::move(point));
+      std::size_t a = axes.size();
+      while (a > 0 && ++digit[a - 1] == axes[a - 1]->values_size()) digit[--a] = 0;
+      if (a == 0) break;
+    }
+  }
+  return out;
+}
+
 ValidatedFile validate_file(const std::string& name_or_path, const std::vector<Override>& overrides) {
   const std::string path = resolve_any_path(name_or_path);
   ValidatedFile result;
@@ -293,34 +379,18 @@ ValidatedFile validate_file(const std::string& name_or_path, const std::vector<O
       break;
     }
     case FileKind::Sweep: {
-      pb::Sweep sweep;
-      const LocationIndex index = parse_text_proto(path, read_text_file(path), sweep);
-      if (sweep.scenarios_size() == 0)
-        throw Error(ErrorKind::Input, "at least one base scenario is required", "scenarios", file_only(path));
-      for (int i = 0; i < sweep.scenarios_size(); ++i) {
-        const std::string at = fmt::format("scenarios[{}]", i);
+      // Every grid point must make a valid scenario.
+      const LoadedSweep sweep = load_sweep(path);
+      for (const SweepPoint& point : sweep.points) {
         try {
-          load_scenario(sweep.scenarios(i));
+          load_scenario(point.scenario, point.overrides);
         } catch (const Error& e) {
-          throw Error(ErrorKind::Input, format_error(e), at, index.find(at));
+          std::string where;
+          for (const auto& [column, value] : point.labels) where += fmt::format("{}{}={}", where.empty() ? "" : ", ", column, value);
+          throw Error(ErrorKind::Input, fmt::format("grid point ({}) of {}: {}", where, point.scenario, format_error(e)),
+                      "axes", file_only(path));
         }
-        // Every value of every axis must make a valid scenario on its own.
-        for (int a = 0; a < sweep.axes_size(); ++a)
-          for (int v = 0; v < sweep.axes(a).values_size(); ++v) {
-            const std::string axis_at = fmt::format("axes[{}].values[{}]", a, v);
-            try {
-              load_scenario(sweep.scenarios(i), {Override{sweep.axes(a).field(), sweep.axes(a).values(v)}});
-            } catch (const Error& e) {
-              throw Error(ErrorKind::Input, format_error(e), axis_at, index.find(axis_at));
-            }
-          }
       }
-      for (int i = 0; i < sweep.schedules_size(); ++i)
-        if (!model::is_known_schedule(sweep.schedules(i))) {
-          const std::string at = fmt::format("schedules[{}]", i);
-          throw Error(ErrorKind::Input, fmt::format("unknown schedule '{}'", sweep.schedules(i)), at,
-                      index.find(at));
-        }
       break;
     }
   }

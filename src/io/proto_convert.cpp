@@ -1,5 +1,7 @@
 #include "proto_convert.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
@@ -146,7 +148,16 @@ model::ModelSpec to_spec(const pb::Model& m) {
       throw_input_error("capacity_factor", "required unless dropless: true");
     if (moe.has_capacity_factor()) e.capacity_factor = moe.capacity_factor();
     e.expert_type = ffn_type(required(moe.has_expert_type(), moe.expert_type(), "expert_type"), "expert_type");
-    e.expert_ffn_hidden = required(moe.has_expert_ffn_hidden(), moe.expert_ffn_hidden(), "expert_ffn_hidden");
+    if (moe.has_expert_ffn_hidden() && moe.has_expert_ffn_hidden_scale())
+      throw_input_error("expert_ffn_hidden_scale", "give expert_ffn_hidden or expert_ffn_hidden_scale, not both");
+    if (moe.has_expert_ffn_hidden_scale()) {
+      const double hidden = moe.expert_ffn_hidden_scale() * static_cast<double>(m.d_model());
+      if (!(hidden >= 1) || hidden != std::floor(hidden))
+        throw_input_error("expert_ffn_hidden_scale", fmt::format("scale x d_model = {} is not a whole number >= 1", hidden));
+      e.expert_ffn_hidden = static_cast<std::int64_t>(hidden);
+    } else {
+      e.expert_ffn_hidden = required(moe.has_expert_ffn_hidden(), moe.expert_ffn_hidden(), "expert_ffn_hidden");
+    }
     e.num_shared_experts = moe.num_shared_experts();
     e.shared_expert_ffn_hidden =
         moe.has_shared_expert_ffn_hidden() ? moe.shared_expert_ffn_hidden() : e.expert_ffn_hidden;
@@ -230,7 +241,8 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
     model::WorkloadSpec out;
     out.seq_len = required(w.has_seq_len(), w.seq_len(), "seq_len");
     out.micro_batch_size = w.has_micro_batch_size() ? w.micro_batch_size() : 1;
-    out.global_batch_size = required(w.has_global_batch_size(), w.global_batch_size(), "global_batch_size");
+    // Default: one micro-batch per DP rank.
+    out.global_batch_size = w.has_global_batch_size() ? w.global_batch_size() : out.micro_batch_size * s.parallel.dp;
     return out;
   });
   const pb::ScheduleOptions& o = sc.schedule();

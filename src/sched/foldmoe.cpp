@@ -54,6 +54,9 @@ struct Pricing {
   }
 
   double compute(OpClass op, double flops) const { return costs.compute(op, flops).value; }
+  double expert_ms(double flops) const {
+    return cost::expert_ffn_time(costs, flops, s.model.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3).value;
+  }
   double comm(OpClass op, LinkClass link, std::int64_t group, double bytes) const {
     return costs.communication(op, link, group, bytes).value;
   }
@@ -284,7 +287,7 @@ class IterationBuilder {
                                    par.etp, p_.comm(OpClass::AllGather, p_.etp_link, par.etp, sizes.etp_allgather_bytes),
                                    Phase::Forward, layer, i, {input});
           TaskId e = fb_.compute(fmt::format("fwd L{} experts m{}", layer, step.index), OpClass::Gemm,
-                                 p_.compute(OpClass::Gemm, sizes.expert_forward_flops), Phase::Forward, layer, i, {input});
+                                 p_.expert_ms(sizes.expert_forward_flops), Phase::Forward, layer, i, {input});
           if (par.etp > 1)
             e = fb_.collective(fmt::format("fwd L{} etp-rs m{}", layer, step.index), OpClass::ReduceScatter,
                                fb_.intra(), par.etp,
@@ -335,8 +338,7 @@ class IterationBuilder {
                                    par.etp, p_.comm(OpClass::AllGather, p_.etp_link, par.etp, sizes.etp_reducescatter_bytes),
                                    Phase::Backward, layer, i, {input});
           TaskId e = fb_.compute(fmt::format("bwd L{} experts m{}", layer, step.index), OpClass::Gemm,
-                                 p_.compute(OpClass::Gemm, sizes.expert_backward_flops), Phase::Backward, layer, i,
-                                 {input});
+                                 p_.expert_ms(sizes.expert_backward_flops), Phase::Backward, layer, i, {input});
           if (par.etp > 1)
             e = fb_.collective(fmt::format("bwd L{} etp-rs m{}", layer, step.index), OpClass::ReduceScatter,
                                fb_.intra(), par.etp,

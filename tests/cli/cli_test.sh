@@ -92,8 +92,6 @@ for key in tasks tasks_per_s bytes_per_task multi_rank_1024_s; do
   grep -q "\"$key\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL bench engine key $key"; }
 done
 grep -q '"tasks": 1000000' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL bench engine size"; }
-check "bench planner" 2 "$bin" bench planner
-expect_err "bench planner" "'bench planner' is not available yet"
 check "bench what" 2 "$bin" bench nothing
 
 # simulate and plan on the default FoldMoE scenario.
@@ -123,7 +121,27 @@ grep -q '"scenario": "foldmoe-gpt-moe-m-16k"' "$tmp/out" && pass=$((pass + 1)) |
 check "plan without profile" 2 "$bin" plan foldmoe-gpt-moe-m-16k --set profile_ref=nope
 expect_err "plan without profile" "profile_ref"
 
-for cmd in sweep mappings; do
+# FSMoE: six schedules, and the plan's closed-form keys.
+check "fsmoe simulate all" 0 "$bin" simulate fsmoe-testbed-b-gpt2-xl --schedule all --json
+for s in none tutel tutel-improved pipemoe-lina fsmoe-no-iio fsmoe; do
+  grep -q "\"schedule\": \"$s\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL fsmoe simulate lacks $s"; }
+done
+check "fsmoe plan" 0 "$bin" plan fsmoe-testbed-a-gpt2-xl --json
+for key in degree_forward degree_backward grad_partition_bytes closed_form case_forward t_moe_forward_ms case_backward t_moe_backward_ms overlap_gap_ms; do
+  grep -q "\"$key\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL fsmoe plan key $key"; }
+done
+
+# sweep: same CSV bytes whatever the thread count; JSON summary per schedule.
+check "sweep 1 thread" 0 "$bin" sweep "$src/tests/data/sweeps/small-fsmoe.textproto" --threads 1 -o "$tmp/s1.csv"
+check "sweep 2 threads" 0 "$bin" sweep "$src/tests/data/sweeps/small-fsmoe.textproto" --threads 2 -o "$tmp/s2.csv" --json
+cmp -s "$tmp/s1.csv" "$tmp/s2.csv" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL sweep differs across threads"; }
+[[ $(wc -l <"$tmp/s1.csv") == $((1 + 8 * 6)) ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL sweep rows"; }
+for key in schedule points mean_speedup_vs_none geomean_speedup_vs_none; do
+  grep -q "\"$key\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL sweep key $key"; }
+done
+check "sweep validates" 0 "$bin" validate fsmoe-table4
+
+for cmd in mappings; do
   check "unavailable $cmd" 2 "$bin" "$cmd" foldmoe-gpt-moe-m-16k
   expect_err "unavailable $cmd" "'$cmd' is not available yet"
 done

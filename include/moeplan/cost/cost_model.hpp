@@ -59,6 +59,11 @@ class CostModel {
   std::array<std::array<std::vector<model::LinearCostSpec>, kLinks>, kOps> lines_;
 };
 
+/// An expert FFN of `gemms` equal GEMMs (2 for GELU FFN, 3 for SwiGLU) doing
+/// `flops` in all: each GEMM pays its own startup (FSMoE section 4.1: alpha_exp
+/// and beta_exp are the GEMM line times the number of GEMMs).
+Milliseconds expert_ffn_time(const CostModel& costs, double flops, int gemms);
+
 /// Link class of a group of ranks on nodes of gpus_per_node consecutive ranks:
 /// intra when all share a node, else inter (the inter-node hop bounds the
 /// collective's bus bandwidth; docs/cost-model.md "Groups that span nodes").

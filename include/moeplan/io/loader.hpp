@@ -39,6 +39,25 @@ model::ClusterSpec load_cluster(const std::string& name_or_path);
 model::CostProfileSpec load_profile(const std::string& name_or_path);
 model::ScenarioSpec load_scenario(const std::string& name_or_path, const std::vector<Override>& overrides = {});
 
+/// @brief One point of a sweep grid: a base scenario and the overrides that make it.
+struct SweepPoint {
+  std::string scenario;
+  std::vector<Override> overrides;
+  std::vector<std::pair<std::string, std::string>> labels;  ///< axis name -> value, for CSV columns
+};
+
+/// @brief A loaded sweep: its name and every grid point, in order.
+struct LoadedSweep {
+  std::string name;
+  std::vector<std::string> schedules;  ///< empty = all that apply
+  std::vector<SweepPoint> points;
+  std::vector<std::string> columns;    ///< axis names, in order, for the CSV header
+};
+
+/// Reads a sweep and expands its grid (the cartesian product of the axes that
+/// apply to each base scenario, the last axis varying fastest).
+LoadedSweep load_sweep(const std::string& name_or_path);
+
 /// @brief What validating one file found.
 struct ValidatedFile {
   FileKind kind = FileKind::Model;

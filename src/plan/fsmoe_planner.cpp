@@ -1,0 +1,217 @@
+#include <moeplan/plan/fsmoe_planner.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include <moeplan/cost/bus_factor.hpp>
+#include <moeplan/cost/workload_sizing.hpp>
+
+namespace moeplan::plan {
+namespace {
+
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+
+AlphaBeta line(const cost::CostModel& costs, model::OpClass op, model::LinkClass link, std::int64_t group, double n) {
+  if (n <= 0) return {0, 0, 0};
+  if (cost::is_communication(op) && group <= 1) return {0, 0, 0};
+  const cost::LinearModel l = cost::is_communication(op) ? costs.line_for(op, link, group)
+                                                         : costs.line_for(op, model::LinkClass::Local, 1);
+  return {l.alpha_ms, l.beta_ms_per_unit, n};
+}
+
+// Gradient-AllReduce over DP: t(n) = alpha + n beta and its inverse (section 5.1).
+struct AllReduceLine {
+  double alpha_ms = 0, beta_ms = 0;
+  double time_ms(double bytes) const { return bytes > 0 ? alpha_ms + bytes * beta_ms : 0.0; }
+  double inverse_bytes(double ms) const { return beta_ms > 0 ? std::max(0.0, (ms - alpha_ms) / beta_ms) : 0.0; }
+};
+
+AllReduceLine allreduce_line(const model::ScenarioSpec& s, const cost::CostModel& costs) {
+  const model::ParallelSpec& p = s.parallel;
+  if (p.dp <= 1) return {};
+  const cost::LinearModel l = costs.line_for(model::OpClass::AllReduce,
+                                             sched::group_link(p.dp, p.tp * p.cp, s.cluster.gpus_per_node), p.dp);
+  return {l.alpha_ms, l.beta_ms_per_unit};
+}
+
+// Dense overlappable time of a generalized layer's backward: attention, its TP
+// collectives (intra) and the gate, during which the inter link is free.
+double dense_overlap_ms(const model::ScenarioSpec& s, const cost::CostModel& costs) {
+  const auto att = cost::attention_layer_sizes(s.model, s.parallel, s.workload);
+  const auto moe = cost::moe_layer_sizes(s.model, s.parallel, s.workload);
+  const model::ParallelSpec& p = s.parallel;
+  const model::LinkClass tp_link = sched::group_link(p.tp, 1, s.cluster.gpus_per_node);
+  double ms = costs.compute(model::OpClass::Attention, att.backward_flops).value +
+              costs.compute(model::OpClass::Gemm, 2 * moe.gating_forward_flops).value;
+  if (p.tp > 1) {
+    ms += costs.communication(model::OpClass::AllGather, tp_link, p.tp, att.tp_allgather_bytes).value;
+    ms += p.sequence_parallel
+              ? costs.communication(model::OpClass::ReduceScatter, tp_link, p.tp, att.tp_reducescatter_bytes).value
+              : costs.communication(model::OpClass::AllReduce, tp_link, p.tp, att.tp_allreduce_bytes).value;
+  }
+  return ms;
+}
+
+double best_moe_ms(const MoeLayerModel& base, double t_gar_ms, const std::vector<std::int64_t>& allowed,
+                   std::int64_t* r_out = nullptr) {
+  MoeLayerModel m = base;
+  m.t_gar_ms = t_gar_ms;
+  const DegreeChoice c = brute_force_degree(m, allowed);  // equals Algorithm 1 (tested)
+  if (r_out) *r_out = c.r;
+  return c.t_moe_ms;
+}
+
+}  // namespace
+
+MoeLayerModel fsmoe_layer_model(const model::ScenarioSpec& s, const cost::CostModel& costs, bool backward,
+                                double t_gar_ms) {
+  const model::ParallelSpec& p = s.parallel;
+  const std::int64_t gpn = s.cluster.gpus_per_node;
+  const auto sizes = cost::moe_layer_sizes(s.model, p, s.workload);
+  MoeLayerModel m;
+  m.a2a = line(costs, model::OpClass::A2A, sched::group_link(p.ep, p.etp, gpn), p.ep, sizes.dispatch_bytes);
+  m.ag = line(costs, model::OpClass::AllGather, sched::group_link(p.etp, 1, gpn), p.etp, sizes.etp_allgather_bytes);
+  m.rs = line(costs, model::OpClass::ReduceScatter, sched::group_link(p.etp, 1, gpn), p.etp,
+              sizes.etp_reducescatter_bytes);
+  // alpha_exp, beta_exp: the GEMM line times the expert's GEMMs (section 4.1); n = FLOPs of one GEMM.
+  const double gemms = s.model.moe.expert_type == model::FfnType::GeluFfn ? 2.0 : 3.0;
+  const cost::LinearModel gemm = costs.line_for(model::OpClass::Gemm, model::LinkClass::Local, 1);
+  m.exp = {gemms * gemm.alpha_ms, gemms * gemm.beta_ms_per_unit, sizes.expert_forward_flops / gemms};
+  if (backward) {
+    // Section 4.4: expert cost doubled in backward (startup and work; beta is the hardware's).
+    m.exp.alpha_ms *= 2;
+    m.exp.n *= 2;
+  }
+  m.t_gar_ms = backward ? t_gar_ms : 0.0;
+  return m;
+}
+
+std::int64_t expert_capacity_tokens(const model::ScenarioSpec& s) {
+  if (!s.model.moe.capacity_factor) return 0;
+  const double tokens = as_double(s.workload.micro_batch_size * s.workload.seq_len);
+  return static_cast<std::int64_t>(as_double(s.model.moe.top_k) * *s.model.moe.capacity_factor * tokens /
+                                   as_double(s.model.moe.num_experts));
+}
+
+GradientPartition partition_gradients(const model::ScenarioSpec& s, const cost::CostModel& costs,
+                                      const std::vector<std::int64_t>& allowed, std::int64_t r_b,
+                                      const EvolutionSettings& settings) {
+  const std::size_t n = static_cast<std::size_t>(s.model.num_layers);
+  const AllReduceLine ar = allreduce_line(s, costs);
+  const MoeLayerModel bwd = fsmoe_layer_model(s, costs, true, 0);
+  const double olp_moe = overlappable_ms(bwd, as_double(r_b));
+  const double olp_dense = dense_overlap_ms(s, costs);
+  // The backward pass reaches layers from the last to the first; a layer's
+  // gradients join the pending pool once its backward is done.
+  auto run = [&](const std::vector<double>& share) {
+    GradientPartition out;
+    out.during_moe_bytes.assign(n, 0);
+    out.during_dense_bytes.assign(n, 0);
+    out.step1_bytes.assign(n, 0);
+    out.step2_bytes.assign(n, 0);
+    out.degree_backward.assign(n, r_b);
+    double pool = 0;
+    for (std::size_t p = 0; p < n; ++p) {
+      const std::size_t layer = n - 1 - p;
+      // Step 1 (Eq. 3; Eq. 4's carry is the pool): fill the overlappable time.
+      const double first = std::min(pool, ar.inverse_bytes(olp_moe + olp_dense));
+      const double in_moe = std::min(first, ar.inverse_bytes(olp_moe));
+      pool -= first;
+      // Step 2 (Eq. 5): a share of what is still pending becomes extra t_gar here.
+      const double extra = std::clamp(share[p], 0.0, 1.0) * pool;
+      pool -= extra;
+      out.step1_bytes[layer] = first;
+      out.step2_bytes[layer] = extra;
+      out.during_moe_bytes[layer] = in_moe + extra;
+      out.during_dense_bytes[layer] = first - in_moe;
+      std::int64_t r = r_b;
+      out.objective_ms += best_moe_ms(bwd, ar.time_ms(out.during_moe_bytes[layer]), allowed, &r);
+      out.degree_backward[layer] = r;
+      pool += sched::generalized_layer_gradient_bytes(s, static_cast<std::int32_t>(layer));
+    }
+    out.tail_bytes = pool;
+    out.objective_ms += ar.time_ms(pool);
+    return out;
+  };
+  std::vector<double> none(n, 0.0);
+  if (ar.beta_ms <= 0 || n == 0) return run(none);  // no DP: nothing to all-reduce
+  // Differential evolution (rand/1/bin), seeded: the same answer for the same input.
+  std::mt19937_64 rng(settings.seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const std::size_t np = static_cast<std::size_t>(std::max(4, settings.population));
+  std::vector<std::vector<double>> pop(np, none);
+  std::vector<double> score(np);
+  for (std::size_t i = 0; i < np; ++i) {
+    if (i > 0)  // member 0 is Step 1 alone: Step 2 can only improve on it
+      for (double& x : pop[i]) x = unit(rng);
+    score[i] = run(pop[i]).objective_ms;
+  }
+  for (std::int32_t g = 0; g < settings.generations; ++g)
+    for (std::size_t i = 0; i < np; ++i) {
+      std::size_t a, b, c;
+      do a = rng() % np; while (a == i);
+      do b = rng() % np; while (b == i || b == a);
+      do c = rng() % np; while (c == i || c == a || c == b);
+      std::vector<double> trial = pop[i];
+      const std::size_t forced = rng() % n;
+      for (std::size_t d = 0; d < n; ++d)
+        if (d == forced || unit(rng) < settings.crossover)
+          trial[d] = std::clamp(pop[a][d] + settings.mutation * (pop[b][d] - pop[c][d]), 0.0, 1.0);
+      const double t = run(trial).objective_ms;
+      if (t <= score[i]) {
+        pop[i] = std::move(trial);
+        score[i] = t;
+      }
+    }
+  const std::size_t best = static_cast<std::size_t>(std::min_element(score.begin(), score.end()) - score.begin());
+  return run(pop[best]);
+}
+
+sched::FsMoeKnobs fsmoe_knobs(const FsMoePlan& plan, const std::string& schedule) {
+  sched::FsMoeKnobs k;
+  k.schedule = schedule;
+  if (schedule == "fsmoe" || schedule == "fsmoe-no-iio") {
+    k.degree_forward = plan.degrees.forward.r;
+    k.degree_backward = plan.degrees.backward.r;
+    k.degree_backward_per_layer = plan.partition.degree_backward;
+    k.grad_during_moe_bytes = plan.partition.during_moe_bytes;
+    k.grad_during_dense_bytes = plan.partition.during_dense_bytes;
+  } else if (schedule != "none") {
+    k.degree_forward = plan.tutel_degree;
+    k.degree_backward = plan.tutel_degree;
+  }
+  return k;
+}
+
+FsMoePlan plan_fsmoe(const model::ScenarioSpec& s, const cost::CostModel& costs,
+                     const std::vector<std::string>& schedules) {
+  FsMoePlan out;
+  const std::vector<std::int64_t> allowed = allowed_degrees(expert_capacity_tokens(s));
+  const ReleasedSolverRules rules{s.schedule.fsmoe_released_solver_rules, 1.0};
+  const std::vector<std::int64_t> degrees = rules.enabled ? released_solver_degrees() : allowed;
+  out.degrees = choose_degrees(fsmoe_layer_model(s, costs, false), fsmoe_layer_model(s, costs, true), allowed, rules);
+  out.overlap_gap_ms = overlappable_ms(fsmoe_layer_model(s, costs, true), as_double(out.degrees.backward.r));
+  out.partition = partition_gradients(s, costs, degrees, out.degrees.backward.r);
+  if (rules.enabled && out.degrees.forward.r == 1)  // the released solver forces backward r = 1 with forward 1
+    std::fill(out.partition.degree_backward.begin(), out.partition.degree_backward.end(), 1);
+  // PipeMoE's adaptive degree for Tutel: the single r that simulates fastest.
+  double best_ms = 0;
+  for (std::int64_t r : allowed) {
+    sched::FsMoeKnobs k;
+    k.schedule = "tutel";
+    k.degree_forward = k.degree_backward = r;
+    const double ms = evaluate(sched::build_fsmoe(s, costs, k)).iteration_ms;
+    if (r == allowed.front() || ms < best_ms) {
+      best_ms = ms;
+      out.tutel_degree = r;
+    }
+  }
+  for (const std::string& name : schedules) {
+    out.knobs.push_back(fsmoe_knobs(out, name));
+    out.schedules.push_back(evaluate(sched::build_fsmoe(s, costs, out.knobs.back())));
+  }
+  return out;
+}
+
+}  // namespace moeplan::plan
