@@ -9,6 +9,7 @@
 #include <moeplan/core/error.hpp>
 #include <moeplan/io/atomic_file.hpp>
 #include <moeplan/io/plan_writer.hpp>
+#include <moeplan/plan/flowmoe_planner.hpp>
 #include <moeplan/plan/foldmoe_planner.hpp>
 #include <moeplan/plan/sweep.hpp>
 
@@ -123,8 +124,89 @@ void run_fsmoe_plan(const PlanOptions& o, const RunnableScenario& run, const std
   if (!o.output.empty()) context.out << "  wrote " << o.output << '\n';
 }
 
+// FlowMoE: R jointly with Sp (Bayesian optimisation), every schedule at its best knobs.
+void run_flowmoe_plan(const PlanOptions& o, const RunnableScenario& run, const std::vector<std::string>& schedules,
+                      CliContext& context) {
+  const std::vector<std::string>& all = plan::family_schedules("flowmoe");
+  const plan::FlowMoePlan p = plan::plan_flowmoe(run.spec, *run.costs, all);
+  auto index_of = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(all.begin(), all.end(), name) - all.begin());
+  };
+  std::size_t best = p.schedules.size();
+  for (const std::string& name : schedules) {
+    const std::size_t i = index_of(name);
+    if (best == p.schedules.size() || p.schedules[i].best.iteration_ms < p.schedules[best].best.iteration_ms) best = i;
+  }
+  const plan::FlowMoeChoice& chosen = p.schedules[best];
+  const double none_ms = p.schedules[index_of("none")].best.iteration_ms;
+  const double tutel_ms = p.schedules[index_of("tutel")].best.iteration_ms;
+  model::PlanSpec spec;
+  spec.scenario = run.spec.name;
+  spec.schedule = chosen.best.schedule;
+  spec.iteration_ms = chosen.best.iteration_ms;
+  spec.baseline_ms = none_ms;
+  spec.speedup = none_ms / chosen.best.iteration_ms;
+  spec.knobs.degree = chosen.best.degree;
+  if (chosen.ar_chunk_bytes > 0) spec.knobs.ar_chunk_bytes = chosen.ar_chunk_bytes;
+  write_plan_file(o.output, spec);
+  // The BO trace of the flowmoe schedule (the paper's tuner), whichever schedule won.
+  const plan::FlowMoeChoice& flow = p.schedules[index_of("flowmoe")];
+  if (o.json) {
+    io::Json doc = io::Json::object();
+    doc.set("scenario", spec.scenario);
+    doc.set("schedule", spec.schedule);
+    doc.set("iteration_ms", spec.iteration_ms);
+    doc.set("baseline_ms", spec.baseline_ms);
+    doc.set("speedup", spec.speedup);
+    doc.set("tutel_ms", tutel_ms);
+    doc.set("speedup_vs_tutel", tutel_ms / spec.iteration_ms);
+    doc.set("knobs", io::knobs_to_json(spec.knobs));
+    io::Json trace = io::Json::array();
+    for (const plan::TunerSample& sample : flow.tuning.trace) {
+      io::Json point = io::Json::object();
+      point.set("ar_chunk_bytes", sample.chunk_bytes);
+      point.set("iteration_ms", sample.iteration_ms);
+      trace.push(std::move(point));
+    }
+    io::Json bo = io::Json::object();
+    bo.set("schedule", "flowmoe");
+    bo.set("degree", flow.best.degree);
+    bo.set("best_ar_chunk_bytes", flow.ar_chunk_bytes);
+    bo.set("samples", trace);
+    doc.set("bo_trace", bo);
+    io::Json list = io::Json::array();
+    for (const plan::FlowMoeChoice& c : p.schedules) {
+      io::Json entry = evaluation_to_json(spec.scenario, c.best);
+      if (c.ar_chunk_bytes > 0) entry.set("ar_chunk_bytes", c.ar_chunk_bytes);
+      entry.set("speedup_vs_none", none_ms / c.best.iteration_ms);
+      entry.set("speedup_vs_tutel", tutel_ms / c.best.iteration_ms);
+      list.push(std::move(entry));
+    }
+    doc.set("schedules", list);
+    context.out << doc.dump() << '\n';
+    return;
+  }
+  context.out << fmt::format("plan for {}: {} with R = {}{}: {:.3f} ms per iteration, {:.3f}x over none, {:.3f}x over "
+                             "tutel\n",
+                             spec.scenario, spec.schedule, *spec.knobs.degree,
+                             chosen.ar_chunk_bytes > 0 ? fmt::format(", Sp = {} bytes", chosen.ar_chunk_bytes) : "",
+                             spec.iteration_ms, spec.speedup, tutel_ms / spec.iteration_ms);
+  context.out << "  BO samples (Sp bytes -> ms):";
+  for (const plan::TunerSample& sample : flow.tuning.trace)
+    context.out << fmt::format(" {}->{:.2f}", sample.chunk_bytes, sample.iteration_ms);
+  context.out << '\n';
+  for (const plan::FlowMoeChoice& c : p.schedules)
+    context.out << fmt::format("  {:<11} R = {:<2} {:10.3f} ms  ({:.3f}x vs none)\n", c.best.schedule, c.best.degree,
+                               c.best.iteration_ms, none_ms / c.best.iteration_ms);
+  if (!o.output.empty()) context.out << "  wrote " << o.output << '\n';
+}
+
 void run_plan(const PlanOptions& o, CliContext& context) {
   const RunnableScenario run = load_runnable(o.scenario, o.sets);
+  if (run.spec.schedule.family == "flowmoe") {
+    run_flowmoe_plan(o, run, chosen_schedules(run.spec, o.schedule), context);
+    return;
+  }
   if (run.spec.schedule.family == "fsmoe") {
     run_fsmoe_plan(o, run, chosen_schedules(run.spec, o.schedule), context);
     return;

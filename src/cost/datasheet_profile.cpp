@@ -1,5 +1,7 @@
 #include <moeplan/cost/datasheet_profile.hpp>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
@@ -47,14 +49,27 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
                                      a.attention_efficiency)));
   const model::OpClass collectives[] = {model::OpClass::A2A, model::OpClass::AllGather, model::OpClass::ReduceScatter,
                                         model::OpClass::AllReduce};
-  // Bus bandwidth per GPU: an intra port; a node's NICs shared by its GPUs.
+  // Bus bandwidth (nccl-tests' busbw) of each link class:
+  // - intra: one GPU port;
+  // - inter, ring collectives (allreduce, allgather, reducescatter): every ring
+  //   crosses each node's NICs once per direction, so the bus bandwidth is the
+  //   node's NIC bandwidth (ports x port bandwidth);
+  // - inter, AlltoAll over g GPUs on nodes of n: a GPU sends the (g - n) / g of
+  //   its data bound for other nodes through its 1/n share of the NICs, so
+  //   busbw = (g - 1) / (g - n) x NIC bandwidth / n.
   const double intra_bw = cluster.intra_link.bandwidth_bytes_per_s * a.link_efficiency;
-  const double inter_bw = cluster.inter_link.bandwidth_bytes_per_s * static_cast<double>(cluster.inter_link.ports_per_node) /
-                          static_cast<double>(cluster.gpus_per_node) * a.link_efficiency;
+  const double node_nic_bw = cluster.inter_link.bandwidth_bytes_per_s *
+                             static_cast<double>(cluster.inter_link.ports_per_node) * a.link_efficiency;
+  const double n = static_cast<double>(cluster.gpus_per_node);
+  auto inter_bw = [&](model::OpClass op, std::int64_t group) {
+    if (op != model::OpClass::A2A) return node_nic_bw;
+    const double g = static_cast<double>(group);
+    return (g - 1.0) / std::max(g - n, 1.0) * node_nic_bw / n;
+  };
   const std::string intra_src = fmt::format("{} {:.4g} GB/s x efficiency {}", cluster.intra_link.name,
                                             cluster.intra_link.bandwidth_bytes_per_s / 1e9, a.link_efficiency);
   const std::string inter_src =
-      fmt::format("{} {} x {:.4g} GB/s per node over {} GPUs x efficiency {}", cluster.inter_link.name,
+      fmt::format("{} {} x {:.4g} GB/s per node, {} GPUs per node, x efficiency {}", cluster.inter_link.name,
                   cluster.inter_link.ports_per_node, cluster.inter_link.bandwidth_bytes_per_s / 1e9,
                   cluster.gpus_per_node, a.link_efficiency);
   if (cluster.gpus_per_node > 1) {
@@ -69,10 +84,10 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
     const std::int64_t g = cluster.world_size();
     for (model::OpClass op : collectives)
       p.costs.push_back(line(op, model::LinkClass::Inter, g, a.inter_alpha_ms,
-                             bus_factor(op, g) * kMsPerSecond / inter_bw, inter_src));
+                             bus_factor(op, g) * kMsPerSecond / inter_bw(op, g), inter_src));
     // One GPU pair crossing nodes can use its own share of the NICs only.
-    p.costs.push_back(line(model::OpClass::P2P, model::LinkClass::Inter, 2, a.inter_alpha_ms, kMsPerSecond / inter_bw,
-                           inter_src));
+    p.costs.push_back(line(model::OpClass::P2P, model::LinkClass::Inter, 2, a.inter_alpha_ms,
+                           kMsPerSecond * n / node_nic_bw, inter_src));
   }
   return p;
 }

@@ -257,6 +257,16 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
   if (o.has_mode() && o.mode() != "symmetric" && o.mode() != "multi_rank")
     throw_input_error("schedule.mode", fmt::format("must be symmetric or multi_rank, got '{}'", o.mode()));
   s.schedule.multi_rank = o.mode() == "multi_rank";
+  if (o.has_slow_ranks_compute_factor()) {
+    if (!(o.slow_ranks_compute_factor() >= 1.0))
+      throw_input_error("schedule.slow_ranks_compute_factor", "must be at least 1");
+    s.schedule.slow_ranks_compute_factor = o.slow_ranks_compute_factor();
+  }
+  if (o.has_slow_ranks_fraction()) {
+    if (!(o.slow_ranks_fraction() > 0 && o.slow_ranks_fraction() <= 1))
+      throw_input_error("schedule.slow_ranks_fraction", "must be in (0, 1]");
+    s.schedule.slow_ranks_fraction = o.slow_ranks_fraction();
+  }
   return s;
 }
 

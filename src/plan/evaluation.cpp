@@ -26,6 +26,10 @@ Evaluation evaluate(const sched::BuiltSchedule& built, const sim::Timeline& tl) 
   return e;
 }
 
-Evaluation evaluate(const sched::BuiltSchedule& built) { return evaluate(built, sim::simulate(built.graph)); }
+Evaluation evaluate(const sched::BuiltSchedule& built) {
+  sim::EngineOptions options;
+  options.rank_compute_slowdown = built.rank_compute_slowdown;
+  return evaluate(built, sim::simulate(built.graph, options));
+}
 
 }  // namespace moeplan::plan

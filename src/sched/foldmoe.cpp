@@ -208,7 +208,7 @@ class IterationBuilder {
         last = s_.model.moe_layer[static_cast<std::size_t>(layer)] ? moe_backward(layer, *last) : dense(layer, last, true);
     }
     gradient_allreduce(*last);
-    BuiltSchedule out{std::move(fb_.graph()).build(), name, kind_ == Kind::None ? 1 : degree_, {}};
+    BuiltSchedule out{std::move(fb_.graph()).build(), name, kind_ == Kind::None ? 1 : degree_, {}, {}};
     if (kind_ != Kind::None && kind_ != Kind::Tutel) out.slicing_tokens = attention_;
     return out;
   }

@@ -81,7 +81,7 @@ class Builder {
       }
       tail_allreduce(*last);
     }
-    BuiltSchedule out{std::move(b_).build(), k_.schedule, kind_ == Kind::None ? 1 : r_f, {}};
+    BuiltSchedule out{std::move(b_).build(), k_.schedule, kind_ == Kind::None ? 1 : r_f, {}, {}};
     return out;
   }
 

@@ -141,6 +141,17 @@ for key in schedule points mean_speedup_vs_none geomean_speedup_vs_none; do
 done
 check "sweep validates" 0 "$bin" validate fsmoe-table4
 
+# FlowMoE: five schedules; the plan carries R, Sp and the BO trace.
+check "flowmoe simulate all" 0 "$bin" simulate flowmoe-bert-large-moe-c1 --schedule all --json
+for s in none tutel flowmoe-at flowmoe-ar flowmoe; do
+  grep -q "\"schedule\": \"$s\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL flowmoe simulate lacks $s"; }
+done
+check "flowmoe plan" 0 "$bin" plan flowmoe-bert-large-moe-c1 --json
+for key in degree iteration_ms bo_trace samples ar_chunk_bytes; do
+  grep -q "\"$key\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL flowmoe plan key $key"; }
+done
+check "flowmoe straggler" 0 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --schedule flowmoe --set schedule.mode=multi_rank --set schedule.slow_ranks_compute_factor=2 --json
+
 for cmd in mappings; do
   check "unavailable $cmd" 2 "$bin" "$cmd" foldmoe-gpt-moe-m-16k
   expect_err "unavailable $cmd" "'$cmd' is not available yet"

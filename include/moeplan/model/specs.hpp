@@ -152,6 +152,8 @@ struct ScheduleSpec {
   std::optional<std::int64_t> ar_chunk_bytes;
   bool fsmoe_released_solver_rules = false;
   bool multi_rank = false;
+  std::optional<double> slow_ranks_compute_factor;  ///< FlowMoE K.1 heterogeneity
+  double slow_ranks_fraction = 0.5;
 };
 
 /// @brief Knobs a planner chose (CLI.md `plan` keys).

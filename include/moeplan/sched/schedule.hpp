@@ -20,6 +20,7 @@ struct BuiltSchedule {
   std::string schedule;
   std::int64_t degree = 1;
   std::vector<std::int64_t> slicing_tokens;  ///< attention slices of one sequence, where sliced
+  std::vector<double> rank_compute_slowdown; ///< per-rank compute factors for the engine (stragglers)
 };
 
 /// @brief The knobs a builder takes.

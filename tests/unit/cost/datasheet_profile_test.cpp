@@ -16,9 +16,15 @@ TEST_CASE("cost::datasheet_profile derives lines from the cluster's datasheet", 
   // Intra allreduce over 8 GPUs: busbw = 450 GB/s x 0.8 = 360 GB/s; factor 2 x 7/8.
   CHECK(costs.communication(model::OpClass::AllReduce, model::LinkClass::Intra, 8, 1e9).value ==
         Approx(0.015 + 1e9 * 1.75 / 360e9 * 1e3));
-  // Inter: 8 NICs x 50 GB/s per node over 8 GPUs = 50 GB/s per GPU x 0.8 = 40 GB/s bus bandwidth.
-  CHECK(costs.communication(model::OpClass::A2A, model::LinkClass::Inter, dgx.world_size(), 1e9).value ==
-        Approx(0.03 + 1e9 * cost::bus_factor(model::OpClass::A2A, dgx.world_size()) / 40e9 * 1e3));
+  // Inter ring collectives: the node's 8 NICs x 50 GB/s x 0.8 = 320 GB/s bus bandwidth.
+  const std::int64_t g = dgx.world_size();  // 1024 GPUs on 128 nodes
+  CHECK(costs.communication(model::OpClass::AllReduce, model::LinkClass::Inter, g, 1e9).value ==
+        Approx(0.03 + 1e9 * cost::bus_factor(model::OpClass::AllReduce, g) / 320e9 * 1e3));
+  // Inter AlltoAll: each GPU's 1/8 of the NICs carries the (g - 8) / g of its data bound off-node:
+  // busbw = (g - 1) / (g - 8) x 320 / 8 GB/s.
+  const double a2a_busbw = (1023.0 / 1016.0) * 320e9 / 8;
+  CHECK(costs.communication(model::OpClass::A2A, model::LinkClass::Inter, g, 1e9).value ==
+        Approx(0.03 + 1e9 * cost::bus_factor(model::OpClass::A2A, g) / a2a_busbw * 1e3));
 }
 
 TEST_CASE("bundled datasheet profiles are what the generator makes today", "[cost][zoo]") {

@@ -1,0 +1,285 @@
+#include <moeplan/sched/flowmoe.hpp>
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/cost/workload_sizing.hpp>
+
+namespace moeplan::sched {
+namespace {
+
+using dag::Phase;
+using dag::TaskId;
+using model::LinkClass;
+using model::OpClass;
+
+enum class Kind { None, Tutel, FlowAt, FlowAr, Flow };
+
+Kind kind_of(const std::string& name) {
+  if (name == "none") return Kind::None;
+  if (name == "tutel") return Kind::Tutel;
+  if (name == "flowmoe-at") return Kind::FlowAt;
+  if (name == "flowmoe-ar") return Kind::FlowAr;
+  if (name == "flowmoe") return Kind::Flow;
+  throw Error(ErrorKind::Input, fmt::format("schedule '{}' is not a FlowMoE schedule (none, tutel, flowmoe-at, "
+                                            "flowmoe-ar, flowmoe)", name), "schedule.name");
+}
+
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+
+class Builder {
+ public:
+  Builder(const model::ScenarioSpec& s, const cost::CostModel& costs, const FlowMoeKnobs& k)
+      : s_(s), costs_(costs), k_(k), kind_(kind_of(k.schedule)) {
+    const model::ParallelSpec& p = s.parallel;
+    R_ = kind_ == Kind::None ? 1 : k.degree;
+    split_attention_ = kind_ == Kind::FlowAt || kind_ == Kind::Flow;
+    chunked_ar_ = kind_ == Kind::FlowAr || kind_ == Kind::Flow;
+    ranks_ = k.multi_rank ? static_cast<std::int32_t>(s.cluster.world_size()) : 1;
+    if (k.multi_rank && (p.tp != 1 || p.cp != 1 || p.pp != 1 || p.etp != 1))
+      throw Error(ErrorKind::Input, "multi_rank FlowMoE needs tp = cp = pp = etp = 1 (expert and data parallel only)",
+                  "schedule.mode");
+    for (std::int32_t r = 0; r < ranks_; ++r) {
+      compute_.push_back(b_.add_resource({"compute", r, dag::DispatchPolicy::InOrder}));
+      comm_.push_back(b_.add_resource({"comm", r, dag::DispatchPolicy::Priority}));
+    }
+    const std::int64_t gpn = s.cluster.gpus_per_node;
+    ep_link_ = group_link(p.ep, p.etp, gpn);
+    dp_link_ = group_link(p.dp, p.tp * p.cp, gpn);
+    const auto moe = cost::moe_layer_sizes(s.model, p, s.workload);
+    const double rr = as_double(R_);
+    const double gemms = s.model.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3;
+    a2a_ms_ = costs.communication(OpClass::A2A, ep_link_, p.ep, moe.dispatch_bytes / rr).value;
+    for (int phase = 0; phase < 2; ++phase) {
+      const double flops = (phase == 0 ? moe.expert_forward_flops : moe.expert_backward_flops) / rr;
+      expert_ms_[phase] = cost::expert_ffn_time(costs, flops, static_cast<int>(gemms)).value;
+      // AT = MHA + gating (section 3.2), for 1/R of the batch, or all of it when not split.
+      const double parts = split_attention_ ? rr : 1.0;
+      const auto att = cost::attention_layer_sizes(s.model, p, s.workload);
+      const double factor = phase == 0 ? 1.0 : 2.0;
+      at_ms_[phase] = costs.compute(OpClass::Attention, factor * att.forward_flops / parts).value +
+                      costs.compute(OpClass::Gemm, factor * moe.gating_forward_flops / parts).value;
+    }
+    ar_bytes_ = flowmoe_block_allreduce_bytes(s);
+  }
+
+  BuiltSchedule build() {
+    const std::int32_t L = static_cast<std::int32_t>(s_.model.num_layers);
+    // Per micro-batch r, the tasks the next block's r waits for (one per rank, or the collective).
+    std::vector<std::vector<TaskId>> frontier(static_cast<std::size_t>(R_));
+    for (std::int32_t l = 0; l < L; ++l) forward_block(l, frontier);
+    std::vector<std::vector<TaskId>> at_done(static_cast<std::size_t>(L));
+    for (std::int32_t l = L - 1; l >= 0; --l) at_done[static_cast<std::size_t>(l)] = backward_block(l, frontier);
+    // All-reduce of the MHA + gate gradients of each block.
+    const std::vector<TaskId> end = at_done.front();
+    for (std::int32_t l = L - 1; l >= 0; --l) {
+      if (s_.parallel.dp <= 1 || ar_bytes_ <= 0) break;
+      if (chunked_ar_) {
+        const double chunk = static_cast<double>(std::max<std::int64_t>(1, k_.ar_chunk_bytes));
+        const std::int64_t chunks = static_cast<std::int64_t>(std::ceil(ar_bytes_ / chunk));
+        for (std::int64_t c = 0; c < chunks; ++c)
+          allreduce(fmt::format("ar L{} chunk {}", l, c), std::min(chunk, ar_bytes_ - as_double(c) * chunk), l,
+                    static_cast<std::int32_t>(c), at_done[static_cast<std::size_t>(l)]);
+      } else {
+        allreduce(fmt::format("ar L{}", l), ar_bytes_, l, 0, end);  // centralised after the backward pass
+      }
+    }
+    BuiltSchedule out{std::move(b_).build(), k_.schedule, R_, {}, {}};
+    if (k_.multi_rank) out.rank_compute_slowdown = straggler_slowdown(s_);
+    return out;
+  }
+
+ private:
+  TaskId compute(const std::string& name, double ms, std::int32_t rank, Phase ph, std::int32_t layer, std::int32_t mb,
+                 const std::vector<TaskId>& after) {
+    dag::TaskSpec t;
+    t.name = name;
+    t.kind = dag::TaskKind::Compute;
+    t.op = name.find("expert") != std::string::npos ? OpClass::Gemm : OpClass::Attention;
+    t.duration_ms = ms;
+    t.resources = {compute_[static_cast<std::size_t>(rank)]};
+    t.phase = ph;
+    t.layer = layer;
+    t.micro_batch = mb;
+    const TaskId id = b_.add_task(t);
+    for (TaskId d : after) b_.add_dependency(d, id);
+    return id;
+  }
+  // A collective over the given ranks' pool (all ranks in symmetric mode: rank 0 stands for the group).
+  TaskId collective(const std::string& name, OpClass op, double ms, std::int64_t group, std::int32_t first_rank,
+                    std::int32_t members, std::int32_t priority, Phase ph, std::int32_t layer, std::int32_t mb,
+                    const std::vector<TaskId>& after) {
+    dag::TaskSpec t;
+    t.name = name;
+    t.kind = dag::TaskKind::Communication;
+    t.op = op;
+    t.duration_ms = ms;
+    for (std::int32_t r = first_rank; r < first_rank + members; ++r) t.resources.push_back(comm_[static_cast<std::size_t>(r)]);
+    t.group_size = static_cast<std::int32_t>(group);
+    t.priority = priority;
+    t.phase = ph;
+    t.layer = layer;
+    t.micro_batch = mb;
+    const TaskId id = b_.add_task(t);
+    for (TaskId d : after) b_.add_dependency(d, id);
+    return id;
+  }
+
+  std::int32_t ep_groups() const { return ranks_ == 1 ? 1 : ranks_ / static_cast<std::int32_t>(s_.parallel.ep); }
+  std::int32_t ep_members() const { return ranks_ == 1 ? 1 : static_cast<std::int32_t>(s_.parallel.ep); }
+
+  // An A2A per EP group for micro-batch mb; `inputs[rank]` are each rank's producers.
+  std::vector<TaskId> a2a(const char* what, Phase ph, std::int32_t layer, std::int32_t mb,
+                          const std::vector<std::vector<TaskId>>& inputs) {
+    std::vector<TaskId> per_rank(static_cast<std::size_t>(ranks_));
+    for (std::int32_t g = 0; g < ep_groups(); ++g) {
+      std::vector<TaskId> deps;
+      for (std::int32_t r = g * ep_members(); r < (g + 1) * ep_members(); ++r)
+        for (TaskId t : inputs[static_cast<std::size_t>(r)]) deps.push_back(t);
+      const TaskId id = collective(fmt::format("{} L{} {} m{}", ph == Phase::Forward ? "fwd" : "bwd", layer, what, mb),
+                                   OpClass::A2A, a2a_ms_, s_.parallel.ep, g * ep_members(), ep_members(), kA2APriority,
+                                   ph, layer, mb, deps);
+      for (std::int32_t r = g * ep_members(); r < (g + 1) * ep_members(); ++r) per_rank[static_cast<std::size_t>(r)] = id;
+    }
+    return per_rank;
+  }
+
+  void allreduce(const std::string& name, double bytes, std::int32_t layer, std::int32_t index,
+                 const std::vector<TaskId>& after) {
+    const double ms = costs_.communication(OpClass::AllReduce, dp_link_, s_.parallel.dp, bytes).value;
+    collective(name, OpClass::AllReduce, ms, s_.parallel.dp, 0, ranks_, kAllReducePriority, Phase::Backward, layer,
+               index, after);
+  }
+
+  // Forward of block l (Eqs. 2 and 3). frontier[mb][rank]: what micro-batch mb waits for.
+  void forward_block(std::int32_t l, std::vector<std::vector<TaskId>>& frontier) {
+    const std::size_t R = static_cast<std::size_t>(R_);
+    std::vector<std::vector<TaskId>> at(R, std::vector<TaskId>(static_cast<std::size_t>(ranks_)));
+    for (std::int32_t rank = 0; rank < ranks_; ++rank) {
+      if (split_attention_) {
+        for (std::size_t m = 0; m < R; ++m) {
+          std::vector<TaskId> deps;
+          if (!frontier[m].empty()) deps.push_back(frontier[m][static_cast<std::size_t>(rank)]);
+          at[m][static_cast<std::size_t>(rank)] = compute(fmt::format("fwd L{} AT m{}", l, m), at_ms_[0], rank,
+                                                          Phase::Forward, l, static_cast<std::int32_t>(m), deps);
+        }
+      } else {
+        std::vector<TaskId> deps;
+        for (std::size_t m = 0; m < R; ++m)
+          if (!frontier[m].empty()) deps.push_back(frontier[m][static_cast<std::size_t>(rank)]);
+        const TaskId whole = compute(fmt::format("fwd L{} AT", l), at_ms_[0], rank, Phase::Forward, l, -1, deps);
+        for (std::size_t m = 0; m < R; ++m) at[m][static_cast<std::size_t>(rank)] = whole;
+      }
+    }
+    std::vector<std::vector<TaskId>> dispatched(R);
+    for (std::size_t m = 0; m < R; ++m) {
+      std::vector<std::vector<TaskId>> inputs(static_cast<std::size_t>(ranks_));
+      for (std::int32_t r = 0; r < ranks_; ++r) inputs[static_cast<std::size_t>(r)] = {at[m][static_cast<std::size_t>(r)]};
+      dispatched[m] = a2a("dispatch", Phase::Forward, l, static_cast<std::int32_t>(m), inputs);
+    }
+    std::vector<std::vector<TaskId>> experts(R, std::vector<TaskId>(static_cast<std::size_t>(ranks_)));
+    for (std::int32_t rank = 0; rank < ranks_; ++rank)
+      for (std::size_t m = 0; m < R; ++m)
+        experts[m][static_cast<std::size_t>(rank)] =
+            compute(fmt::format("fwd L{} experts m{}", l, m), expert_ms_[0], rank, Phase::Forward, l,
+                    static_cast<std::int32_t>(m), {dispatched[m][static_cast<std::size_t>(rank)]});
+    for (std::size_t m = 0; m < R; ++m) {
+      std::vector<std::vector<TaskId>> inputs(static_cast<std::size_t>(ranks_));
+      for (std::int32_t r = 0; r < ranks_; ++r) inputs[static_cast<std::size_t>(r)] = {experts[m][static_cast<std::size_t>(r)]};
+      frontier[m] = a2a("combine", Phase::Forward, l, static_cast<std::int32_t>(m), inputs);
+    }
+  }
+
+  // Backward of block l (Eqs. 4 and 5, constraints 6a-6d); returns each rank's
+  // last AT task of the block, which the block's all-reduce waits for (6e).
+  std::vector<TaskId> backward_block(std::int32_t l, std::vector<std::vector<TaskId>>& frontier) {
+    const std::size_t R = static_cast<std::size_t>(R_);
+    std::vector<std::vector<TaskId>> combined(R);
+    for (std::size_t i = 0; i < R; ++i) {
+      const std::size_t m = R - 1 - i;
+      std::vector<std::vector<TaskId>> inputs(static_cast<std::size_t>(ranks_));
+      for (std::int32_t r = 0; r < ranks_; ++r) inputs[static_cast<std::size_t>(r)] = {frontier[m][static_cast<std::size_t>(r)]};
+      combined[m] = a2a("combine", Phase::Backward, l, static_cast<std::int32_t>(m), inputs);
+    }
+    std::vector<std::vector<TaskId>> experts(R, std::vector<TaskId>(static_cast<std::size_t>(ranks_)));
+    for (std::int32_t rank = 0; rank < ranks_; ++rank)
+      for (std::size_t i = 0; i < R; ++i) {
+        const std::size_t m = R - 1 - i;
+        experts[m][static_cast<std::size_t>(rank)] =
+            compute(fmt::format("bwd L{} experts m{}", l, m), expert_ms_[1], rank, Phase::Backward, l,
+                    static_cast<std::int32_t>(m), {combined[m][static_cast<std::size_t>(rank)]});
+      }
+    std::vector<std::vector<TaskId>> dispatched(R);
+    for (std::size_t i = 0; i < R; ++i) {
+      const std::size_t m = R - 1 - i;
+      std::vector<std::vector<TaskId>> inputs(static_cast<std::size_t>(ranks_));
+      for (std::int32_t r = 0; r < ranks_; ++r) inputs[static_cast<std::size_t>(r)] = {experts[m][static_cast<std::size_t>(r)]};
+      dispatched[m] = a2a("dispatch", Phase::Backward, l, static_cast<std::int32_t>(m), inputs);
+    }
+    std::vector<TaskId> last(static_cast<std::size_t>(ranks_));
+    for (std::int32_t rank = 0; rank < ranks_; ++rank) {
+      if (split_attention_) {
+        for (std::size_t i = 0; i < R; ++i) {
+          const std::size_t m = R - 1 - i;
+          const TaskId at = compute(fmt::format("bwd L{} AT m{}", l, m), at_ms_[1], rank, Phase::Backward, l,
+                                    static_cast<std::int32_t>(m), {dispatched[m][static_cast<std::size_t>(rank)]});
+          frontier[m][static_cast<std::size_t>(rank)] = at;
+          last[static_cast<std::size_t>(rank)] = at;
+        }
+      } else {
+        std::vector<TaskId> deps;
+        for (std::size_t m = 0; m < R; ++m) deps.push_back(dispatched[m][static_cast<std::size_t>(rank)]);
+        const TaskId at = compute(fmt::format("bwd L{} AT", l), at_ms_[1], rank, Phase::Backward, l, -1, deps);
+        for (std::size_t m = 0; m < R; ++m) frontier[m][static_cast<std::size_t>(rank)] = at;
+        last[static_cast<std::size_t>(rank)] = at;
+      }
+    }
+    return last;
+  }
+
+  const model::ScenarioSpec& s_;
+  const cost::CostModel& costs_;
+  const FlowMoeKnobs& k_;
+  Kind kind_;
+  std::int64_t R_ = 1;
+  bool split_attention_ = false, chunked_ar_ = false;
+  std::int32_t ranks_ = 1;
+  dag::TaskGraphBuilder b_;
+  std::vector<dag::ResourceId> compute_, comm_;
+  LinkClass ep_link_, dp_link_;
+  double a2a_ms_ = 0, expert_ms_[2] = {0, 0}, at_ms_[2] = {0, 0}, ar_bytes_ = 0;
+};
+
+}  // namespace
+
+const std::vector<std::string>& flowmoe_schedules() {
+  static const std::vector<std::string> names{"none", "tutel", "flowmoe-at", "flowmoe-ar", "flowmoe"};
+  return names;
+}
+
+double flowmoe_block_allreduce_bytes(const model::ScenarioSpec& s) {
+  double bytes = cost::dense_gradient_bytes_per_block(s.model, s.parallel);
+  if (s.parallel.edp > 1) bytes += cost::expert_gradient_bytes_per_block(s.model, s.parallel);
+  return bytes;
+}
+
+std::vector<double> straggler_slowdown(const model::ScenarioSpec& s) {
+  if (!s.schedule.slow_ranks_compute_factor) return {};
+  const std::int64_t world = s.cluster.world_size();
+  const auto slow = static_cast<std::int64_t>(std::ceil(s.schedule.slow_ranks_fraction * static_cast<double>(world)));
+  std::vector<double> factors(static_cast<std::size_t>(world), 1.0);
+  for (std::int64_t r = 0; r < slow && r < world; ++r) factors[static_cast<std::size_t>(r)] = *s.schedule.slow_ranks_compute_factor;
+  return factors;
+}
+
+BuiltSchedule build_flowmoe(const model::ScenarioSpec& s, const cost::CostModel& costs, const FlowMoeKnobs& knobs) {
+  if (knobs.degree < 1 || knobs.degree > 64)
+    throw Error(ErrorKind::Input, fmt::format("degree {} is outside 1..64", knobs.degree), "schedule.degree");
+  if (knobs.ar_chunk_bytes < 1)
+    throw Error(ErrorKind::Input, "ar_chunk_bytes must be positive", "schedule.ar_chunk_bytes");
+  return Builder(s, costs, knobs).build();
+}
+
+}  // namespace moeplan::sched
