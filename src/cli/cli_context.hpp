@@ -25,6 +25,7 @@ void add_bench_command(CLI::App& app, CliContext& context);
 void add_simulate_command(CLI::App& app, CliContext& context);
 void add_plan_command(CLI::App& app, CliContext& context);
 void add_sweep_command(CLI::App& app, CliContext& context);
+void add_mappings_command(CLI::App& app, CliContext& context);
 /// fit, and datasheet-profile.
 void add_fit_command(CLI::App& app, CliContext& context);
 /// Commands of CLI.md that later issues implement: they answer exit 2.

@@ -29,7 +29,7 @@ int run(int argc, char** argv) {
   moeplan::cli::add_simulate_command(app, context);
   moeplan::cli::add_plan_command(app, context);
   moeplan::cli::add_sweep_command(app, context);
-  moeplan::cli::add_unavailable_command(app, context, "mappings", "Print Megatron-Core rank groups");
+  moeplan::cli::add_mappings_command(app, context);
   moeplan::cli::add_bench_command(app, context);
   try {
     app.parse(argc, argv);
