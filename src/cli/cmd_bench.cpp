@@ -11,6 +11,7 @@
 #include <moeplan/sim/engine.hpp>
 #include <moeplan/core/parallel.hpp>
 #include <moeplan/io/loader.hpp>
+#include <moeplan/plan/folding.hpp>
 #include <moeplan/plan/fsmoe_planner.hpp>
 #include <moeplan/plan/sweep.hpp>
 #include <moeplan/sim/synthetic_dag.hpp>
@@ -111,15 +112,41 @@ void run_planner_bench(const BenchOptions& o, CliContext& context) {
   context.out << fmt::format("sweep: {} points x 6 schedules on 2 threads in {:.2f} s\n", sweep.points.size(), sweep_s);
 }
 
+// MoE Parallel Folding: every folded mapping of Mixtral-8x22B at 128K on 1,024 H100, 2 threads.
+void run_folding_bench(const BenchOptions& o, CliContext& context) {
+  const model::ScenarioSpec s = io::load_scenario("folding-mixtral-8x22b-128k-1024");
+  const cost::CostModel costs(*s.profile);
+  const auto start = std::chrono::steady_clock::now();
+  const auto folded = plan::search_mappings(s, costs, "folded", 2);
+  const double folded_s = seconds_since(start);
+  const auto coupled = plan::search_mappings(s, costs, "coupled", 2);
+  const double both_s = seconds_since(start);
+  io::Json doc = io::Json::object();
+  doc.set("gpus", s.cluster.world_size());
+  doc.set("folded_mappings", static_cast<std::int64_t>(folded.size()));
+  doc.set("coupled_mappings", static_cast<std::int64_t>(coupled.size()));
+  doc.set("threads", 2);
+  doc.set("folded_search_s", folded_s);
+  doc.set("both_searches_s", both_s);
+  if (o.json) {
+    context.out << doc.dump() << '\n';
+    return;
+  }
+  context.out << fmt::format("folding search, {} GPUs: {} folded mappings in {:.2f} s, with the {} coupled ones {:.2f} s "
+                             "(2 threads)\n",
+                             s.cluster.world_size(), folded.size(), folded_s, coupled.size(), both_s);
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app, CliContext& context) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand("bench", "Built-in benchmarks: engine (1M-task DAG), planner");
-  cmd->add_option("what", o->what, "engine or planner")->required()->check(CLI::IsMember({"engine", "planner"}));
+  cmd->add_option("what", o->what, "engine, planner or folding")->required()->check(CLI::IsMember({"engine", "planner", "folding"}));
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o, &context] {
     if (o->what == "planner") run_planner_bench(*o, context);
+    else if (o->what == "folding") run_folding_bench(*o, context);
     else run_engine_bench(*o, context);
   });
 }

@@ -10,6 +10,7 @@
 #include <moeplan/io/atomic_file.hpp>
 #include <moeplan/io/plan_writer.hpp>
 #include <moeplan/plan/flowmoe_planner.hpp>
+#include <moeplan/plan/folding.hpp>
 #include <moeplan/plan/foldmoe_planner.hpp>
 #include <moeplan/plan/sweep.hpp>
 
@@ -201,8 +202,103 @@ void run_flowmoe_plan(const PlanOptions& o, const RunnableScenario& run, const s
   if (!o.output.empty()) context.out << "  wrote " << o.output << '\n';
 }
 
+io::Json folding_json(const plan::FoldingResult& r) {
+  io::Json j = io::Json::object();
+  model::ParallelSpec p;
+  p.tp = r.config.tp;
+  p.cp = r.config.cp;
+  p.pp = r.config.pp;
+  p.vpp = r.config.vpp;
+  p.ep = r.config.ep;
+  p.etp = r.config.etp;
+  p.dp = r.config.dp;
+  p.edp = r.config.edp;
+  p.sequence_parallel = true;
+  io::Json par = io::parallelism_to_json(p);
+  par.set("micro_batch_size", r.config.micro_batch);
+  j.set("parallelism", par);
+  j.set("iteration_ms", r.iteration_ms);
+  j.set("mfu", r.mfu);
+  j.set("memory_bytes_per_gpu", r.memory_bytes_per_gpu);
+  j.set("fits", r.fits);
+  io::Json b = io::Json::object();
+  b.set("attention_ms", r.breakdown.attention_ms);
+  b.set("moe_compute_ms", r.breakdown.moe_compute_ms);
+  b.set("a2a_ms", r.breakdown.a2a_ms);
+  b.set("agrs_ms", r.breakdown.agrs_ms);
+  b.set("dp_ms", r.breakdown.dp_ms);
+  b.set("pp_bubble_ms", r.breakdown.pp_bubble_ms);
+  j.set("breakdown", b);
+  return j;
+}
+
+// MoE Parallel Folding: the best folded and coupled mappings that fit in memory.
+void run_folding_plan(const PlanOptions& o, const RunnableScenario& run, CliContext& context) {
+  const std::vector<plan::FoldingResult> folded = plan::search_mappings(run.spec, *run.costs, "folded", 2);
+  const std::vector<plan::FoldingResult> coupled = plan::search_mappings(run.spec, *run.costs, "coupled", 2);
+  if (folded.empty() || !folded.front().fits)
+    throw Error(ErrorKind::Runtime, fmt::format("no mapping of {} fits in GPU memory", run.spec.name));
+  const plan::FoldingResult& best = folded.front();
+  model::PlanSpec spec;
+  spec.scenario = run.spec.name;
+  spec.schedule = "folded";
+  spec.iteration_ms = best.iteration_ms;
+  const bool coupled_fits = !coupled.empty() && coupled.front().fits;
+  spec.baseline_ms = coupled_fits ? coupled.front().iteration_ms : 0.0;
+  spec.speedup = coupled_fits ? coupled.front().iteration_ms / best.iteration_ms : 0.0;
+  model::ParallelSpec p;
+  p.tp = best.config.tp;
+  p.cp = best.config.cp;
+  p.pp = best.config.pp;
+  p.vpp = best.config.vpp;
+  p.ep = best.config.ep;
+  p.etp = best.config.etp;
+  p.dp = best.config.dp;
+  p.edp = best.config.edp;
+  p.sequence_parallel = true;
+  spec.knobs.parallelism = p;
+  write_plan_file(o.output, spec);
+  if (o.json) {
+    io::Json doc = io::Json::object();
+    doc.set("scenario", spec.scenario);
+    doc.set("schedule", "folded");
+    doc.set("iteration_ms", best.iteration_ms);
+    doc.set("baseline_ms", spec.baseline_ms);
+    doc.set("speedup", spec.speedup);
+    io::Json knobs = io::knobs_to_json(spec.knobs);
+    knobs.set("micro_batch_size", best.config.micro_batch);
+    doc.set("knobs", knobs);
+    doc.set("mfu", best.mfu);
+    doc.set("memory_bytes_per_gpu", best.memory_bytes_per_gpu);
+    doc.set("folded", folding_json(best));
+    doc.set("coupled", coupled_fits ? folding_json(coupled.front()) : io::Json(nullptr));
+    io::Json top = io::Json::array();
+    for (std::size_t i = 0; i < folded.size() && i < 10 && folded[i].fits; ++i) top.push(folding_json(folded[i]));
+    doc.set("top10", top);
+    doc.set("mappings_searched", static_cast<std::int64_t>(folded.size() + coupled.size()));
+    context.out << doc.dump() << '\n';
+    return;
+  }
+  auto line = [](const plan::FoldingResult& r) {
+    return fmt::format("tp {} cp {} pp {} vpp {} ep {} etp {} (dp {} edp {}) mb {}: {:.1f} ms, MFU {:.1f}%, {:.1f} GiB "
+                       "per GPU",
+                       r.config.tp, r.config.cp, r.config.pp, r.config.vpp, r.config.ep, r.config.etp, r.config.dp,
+                       r.config.edp, r.config.micro_batch, r.iteration_ms, 100 * r.mfu,
+                       r.memory_bytes_per_gpu / (1024.0 * 1024 * 1024));
+  };
+  context.out << "plan for " << spec.scenario << '\n';
+  context.out << "  folded:  " << line(best) << '\n';
+  if (coupled_fits) context.out << "  coupled: " << line(coupled.front()) << '\n';
+  else context.out << "  coupled: no mapping fits\n";
+  if (!o.output.empty()) context.out << "  wrote " << o.output << '\n';
+}
+
 void run_plan(const PlanOptions& o, CliContext& context) {
   const RunnableScenario run = load_runnable(o.scenario, o.sets);
+  if (run.spec.schedule.family == "folding") {
+    run_folding_plan(o, run, context);
+    return;
+  }
   if (run.spec.schedule.family == "flowmoe") {
     run_flowmoe_plan(o, run, chosen_schedules(run.spec, o.schedule), context);
     return;

@@ -7,7 +7,9 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/io/atomic_file.hpp>
+#include <moeplan/io/json.hpp>
 #include <moeplan/io/timeline_writer.hpp>
+#include <moeplan/plan/folding.hpp>
 
 #include "cli_context.hpp"
 #include "scenario_support.hpp"
@@ -34,8 +36,35 @@ std::string output_name(const std::string& path, const std::string& schedule, bo
   return path.substr(0, dot) + "." + schedule + path.substr(dot);
 }
 
+// A folding scenario: its own mapping, priced as the planner prices every mapping.
+void run_folding_simulate(const SimulateOptions& o, const RunnableScenario& run, CliContext& context) {
+  const model::ParallelSpec& p = run.spec.parallel;
+  plan::FoldingConfig c{p.tp, p.cp, p.pp, p.vpp, p.ep, p.etp, run.spec.workload.micro_batch_size, 0, 0};
+  const plan::FoldingResult r = plan::price_mapping(run.spec, *run.costs, c);
+  io::Json j = io::Json::object();
+  j.set("scenario", run.spec.name);
+  j.set("schedule", "1f1b");
+  j.set("degree", r.config.pp);
+  j.set("iteration_ms", r.iteration_ms);
+  j.set("mfu", r.mfu);
+  j.set("memory_bytes_per_gpu", r.memory_bytes_per_gpu);
+  j.set("fits", r.fits);
+  j.set("bubble_ms", r.breakdown.pp_bubble_ms);
+  if (o.json) {
+    context.out << j.dump() << '\n';
+    return;
+  }
+  context.out << fmt::format("{}: {:.1f} ms per iteration, MFU {:.1f}%, {:.1f} GiB per GPU{}\n", run.spec.name,
+                             r.iteration_ms, 100 * r.mfu, r.memory_bytes_per_gpu / (1024.0 * 1024 * 1024),
+                             r.fits ? "" : " (does not fit)");
+}
+
 void run_simulate(const SimulateOptions& o, CliContext& context) {
   const RunnableScenario run = load_runnable(o.scenario, o.sets);
+  if (run.spec.schedule.family == "folding") {
+    run_folding_simulate(o, run, context);
+    return;
+  }
   const std::string requested = o.schedule.empty() ? run.spec.schedule.name : o.schedule;
   const std::vector<std::string> schedules = chosen_schedules(run.spec, requested);
   // Degree: --degree, else the scenario's; otherwise FoldMoE uses 4 (its search

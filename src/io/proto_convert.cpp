@@ -262,6 +262,11 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
       throw_input_error("schedule.slow_ranks_compute_factor", "must be at least 1");
     s.schedule.slow_ranks_compute_factor = o.slow_ranks_compute_factor();
   }
+  if (o.has_recompute()) {
+    if (o.recompute() != "none" && o.recompute() != "selective" && o.recompute() != "full")
+      throw_input_error("schedule.recompute", fmt::format("must be none, selective or full, got '{}'", o.recompute()));
+    s.schedule.recompute = o.recompute();
+  }
   if (o.has_slow_ranks_fraction()) {
     if (!(o.slow_ranks_fraction() > 0 && o.slow_ranks_fraction() <= 1))
       throw_input_error("schedule.slow_ranks_fraction", "must be in (0, 1]");

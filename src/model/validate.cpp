@@ -136,8 +136,9 @@ void validate(const ScenarioSpec& s) {
   require(w.global_batch_size % (w.micro_batch_size * p.dp) == 0, "workload.global_batch_size",
           fmt::format("global_batch_size {} is not divisible by micro_batch_size*dp = {}", w.global_batch_size,
                       w.micro_batch_size * p.dp));
-  require(s.schedule.family == "foldmoe" || s.schedule.family == "fsmoe" || s.schedule.family == "flowmoe",
-          "schedule.family", fmt::format("unknown family '{}' (foldmoe, fsmoe, flowmoe)", s.schedule.family));
+  require(s.schedule.family == "foldmoe" || s.schedule.family == "fsmoe" || s.schedule.family == "flowmoe" ||
+              s.schedule.family == "folding",
+          "schedule.family", fmt::format("unknown family '{}' (foldmoe, fsmoe, flowmoe, folding)", s.schedule.family));
   require(is_known_schedule(s.schedule.name), "schedule.name",
           fmt::format("unknown schedule '{}'", s.schedule.name));
   for (auto [value, field] : {std::pair{s.schedule.degree, "degree"},

@@ -16,6 +16,10 @@ const std::vector<std::string>& family_schedules(const std::string& family) {
   if (family == "foldmoe") return sched::foldmoe_schedules();
   if (family == "fsmoe") return sched::fsmoe_schedules();
   if (family == "flowmoe") return sched::flowmoe_schedules();
+  if (family == "folding") {
+    static const std::vector<std::string> none{"none"};  // Megatron's default: no overlap schedule
+    return none;
+  }
   throw Error(ErrorKind::Input, fmt::format("the {} schedules are not available yet", family), "schedule.family");
 }
 

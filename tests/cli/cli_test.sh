@@ -158,6 +158,14 @@ tr -d ' \n' <"$tmp/out" >"$tmp/flat"
 for want in '"tp":[[0,1],[2,3]' '"cp":[[0,2],[1,3]' '"dp":[[0,4],[1,5]' '"pp":[[0,8],[1,9]' '"ep":[[0,1,2,3],[4,5,6,7]' '"edp":[[0,4],[1,5]' '"attention_links"' '"inter"'; do
   grep -qF -- "$want" "$tmp/flat" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL mappings lacks $want"; }
 done
+check "folding plan" 0 "$bin" plan folding-mixtral-8x22b-128 --json
+tr -d ' \n' <"$tmp/out" >"$tmp/flat"
+for want in '"knobs":{"parallelism":{' '"coupled":{"parallelism"' '"iteration_ms"' '"mfu"' '"memory_bytes_per_gpu"' '"top10"'; do
+  grep -qF -- "$want" "$tmp/flat" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL folding plan lacks $want"; }
+done
+# folded never worse than coupled: speedup = coupled / folded >= 1.
+awk -F'"speedup":' '{ split($2, a, ","); exit !(a[1] + 0 >= 1.0) }' "$tmp/flat" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL folded worse than coupled"; }
+check "folding simulate" 0 "$bin" simulate folding-qwen2-57b-a14b-64 --json
 check "mappings bad order" 2 "$bin" mappings --world 16 --tp 2 --pp 2 --ep 8 --etp 1 --order tp-cp-ep-pp-dp
 expect_err "mappings bad order" "parallelism.order: attention and expert pipeline groups differ"
 check "mappings bad world" 2 "$bin" mappings --world 10 --tp 4

@@ -154,6 +154,7 @@ struct ScheduleSpec {
   bool multi_rank = false;
   std::optional<double> slow_ranks_compute_factor;  ///< FlowMoE K.1 heterogeneity
   double slow_ranks_fraction = 0.5;
+  std::string recompute = "selective";  ///< activation recomputation: none, selective, full
 };
 
 /// @brief Knobs a planner chose (CLI.md `plan` keys).

@@ -1,0 +1,62 @@
+#pragma once
+// MoE Parallel Folding (shared/papers/moe-parallel-folding.md) as a capacity
+// planner: for a model, a cluster and a batch, every valid 5D mapping
+// (tp, cp, pp, vpp, ep, etp, micro-batch) is priced (layer costs under the
+// mapping, pipeline on the engine, distributed-optimizer collectives), its
+// memory per GPU checked against the GPU, and ranked by iteration time.
+// Two modes: `coupled` (before folding, Megatron v0.9: etp = tp and ep divides
+// dp x cp) and `folded` (any valid expert mapping).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <moeplan/cost/cost_model.hpp>
+#include <moeplan/model/specs.hpp>
+
+namespace moeplan::plan {
+
+/// @brief One 5D mapping and its micro-batch size.
+struct FoldingConfig {
+  std::int64_t tp = 1, cp = 1, pp = 1, vpp = 1, ep = 1, etp = 1, micro_batch = 1;
+  std::int64_t dp = 1, edp = 1;  ///< derived
+};
+
+/// @brief Where one iteration's time goes, per GPU of the slowest stage (ms).
+struct FoldingBreakdown {
+  double attention_ms = 0;   ///< attention compute (incl. projections), all micro-batches
+  double moe_compute_ms = 0; ///< router, experts, shared experts
+  double a2a_ms = 0;         ///< EP AlltoAll dispatch and combine
+  double agrs_ms = 0;        ///< TP/SP and ETP AllGather / ReduceScatter, CP exchange not hidden
+  double dp_ms = 0;          ///< distributed optimizer: gradient ReduceScatter + parameter AllGather
+  double pp_bubble_ms = 0;   ///< pipeline idle time of the stage
+};
+
+/// @brief A priced mapping.
+struct FoldingResult {
+  FoldingConfig config;
+  double iteration_ms = 0;
+  double mfu = 0;
+  double memory_bytes_per_gpu = 0;
+  bool fits = false;
+  FoldingBreakdown breakdown;
+};
+
+/// @brief Memory assumptions (docs/cost-model.md, "Memory"); recomputation comes from the scenario.
+struct MemoryModel {
+  double reserve_fraction = 0.1;  ///< CUDA context, NCCL buffers, fragmentation
+};
+
+/// Prices one configuration (throws an input Error if it is not valid for the scenario).
+FoldingResult price_mapping(const model::ScenarioSpec& scenario, const cost::CostModel& costs, const FoldingConfig& c,
+                            const MemoryModel& memory = {});
+
+/// Every valid configuration of a mode ("coupled" or "folded"), priced, those that
+/// fit first by iteration time (ties: smaller tp, cp, pp, ep, etp), then the rest.
+std::vector<FoldingResult> search_mappings(const model::ScenarioSpec& scenario, const cost::CostModel& costs,
+                                           const std::string& mode, unsigned threads = 2);
+
+/// Parameters of the model held by one GPU (embedding on the first and last stage).
+double params_per_gpu(const model::ModelSpec& model, const FoldingConfig& c);
+
+}  // namespace moeplan::plan

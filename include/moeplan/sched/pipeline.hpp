@@ -1,0 +1,44 @@
+#pragma once
+// Pipeline-parallel schedules on the engine (Megatron-Core's 1F1B and
+// interleaved 1F1B): pipeline stages as ranks, one compute stream each, and
+// the activation (forward) or gradient (backward) of each micro-batch sent to
+// the neighbouring stage over a P2P stream. Bubbles come out of the run.
+
+#include <cstdint>
+#include <vector>
+
+#include <moeplan/sched/schedule.hpp>
+
+namespace moeplan::sched {
+
+/// @brief Durations of one model chunk (layers / (pp x vpp)) for one micro-batch.
+struct PipelineChunkCost {
+  double forward_ms = 0;
+  double backward_ms = 0;
+  double p2p_ms = 0;  ///< activation (or its gradient) to the next (previous) stage
+};
+
+/// @brief A pipeline to simulate.
+struct PipelineSpec {
+  std::int64_t stages = 1;         ///< pp
+  std::int64_t virtual_stages = 1; ///< vpp (chunks per stage); > 1: interleaved 1F1B
+  std::int64_t micro_batches = 1;  ///< per iteration per DP rank
+  PipelineChunkCost chunk;
+};
+
+/// The order of one stage's work items: (+chunk, micro-batch) forward or
+/// (-chunk-1, micro-batch) backward, as Megatron-Core issues them
+/// (schedules.py: warm-up forwards, 1F1B steady state, cool-down backwards).
+struct PipelineStep {
+  bool forward;
+  std::int64_t chunk;
+  std::int64_t micro_batch;
+};
+std::vector<PipelineStep> pipeline_order(std::int64_t stages, std::int64_t virtual_stages, std::int64_t micro_batches,
+                                         std::int64_t stage);
+
+/// Builds the DAG. Interleaving needs micro_batches to be a multiple of stages
+/// (Megatron's requirement): an input error otherwise.
+BuiltSchedule build_pipeline(const PipelineSpec& spec);
+
+}  // namespace moeplan::sched

@@ -1,0 +1,231 @@
+#include <moeplan/plan/folding.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/core/parallel.hpp>
+#include <moeplan/cost/workload_sizing.hpp>
+#include <moeplan/model/model_stats.hpp>
+#include <moeplan/parallel/rank_groups.hpp>
+#include <moeplan/sched/pipeline.hpp>
+#include <moeplan/sim/analysis.hpp>
+#include <moeplan/sim/engine.hpp>
+
+namespace moeplan::plan {
+namespace {
+
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+using model::OpClass;
+
+// Link class and group size of a group of the mapping (the first group stands for all).
+struct Group {
+  std::int64_t size;
+  model::LinkClass link;
+};
+
+Group group_of(const parallel::RankGroups& groups, std::int64_t gpus_per_node) {
+  return {static_cast<std::int64_t>(groups.front().size()), cost::link_class_of(groups.front(), gpus_per_node)};
+}
+
+double comm(const cost::CostModel& costs, OpClass op, const Group& g, double bytes) {
+  return g.size > 1 ? costs.communication(op, g.link, g.size, bytes).value : 0.0;
+}
+
+}  // namespace
+
+double params_per_gpu(const model::ModelSpec& m, const FoldingConfig& c) {
+  const double layers_per_stage = as_double(m.num_layers) / as_double(c.pp);
+  const double attention = as_double(model::attention_params_per_layer(m) + 2 * model::norm_params(m)) / as_double(c.tp);
+  const double router = as_double(m.d_model * m.moe.num_experts);
+  const double expert = as_double(model::ffn_params(m.d_model, m.moe.expert_ffn_hidden, m.moe.expert_type, m.linear_bias));
+  const double experts_here = as_double(m.moe.num_experts) / as_double(c.ep) * expert / as_double(c.etp);
+  const double shared = as_double(m.moe.num_shared_experts) *
+                        as_double(model::ffn_params(m.d_model, m.moe.shared_expert_ffn_hidden, m.moe.expert_type,
+                                                    m.linear_bias)) /
+                        as_double(c.tp);
+  // The first and last stage also hold the (untied) embedding and LM head.
+  const double embedding = as_double(m.vocab_size * m.d_model) / as_double(c.tp);
+  return layers_per_stage * (attention + router + experts_here + shared) + embedding;
+}
+
+FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel& costs, const FoldingConfig& in,
+                            const MemoryModel& mem) {
+  const model::ModelSpec& m = s.model;
+  FoldingResult out;
+  out.config = in;
+  FoldingConfig& c = out.config;
+  const std::int64_t world = s.cluster.world_size();
+  const parallel::Mapping map = parallel::make_mapping(
+      {world, c.tp, c.cp, c.pp, c.ep, c.etp, c.vpp, s.parallel.order, m.moe.num_experts});
+  c.dp = map.dp;
+  c.edp = map.edp;
+  const std::int64_t gpn = s.cluster.gpus_per_node;
+  if (m.num_layers % (c.pp * c.vpp) != 0) throw_input_error("parallelism.pp", "layers do not split over pp x vpp");
+  if (m.num_heads % c.tp != 0 || m.num_kv_heads % c.tp != 0) throw_input_error("parallelism.tp", "heads do not split over tp");
+  if (s.workload.seq_len % (2 * c.cp * c.tp) != 0) throw_input_error("workload.seq_len", "sequence does not split");
+  if (s.workload.global_batch_size % (c.micro_batch * c.dp) != 0)
+    throw_input_error("workload.global_batch_size", "batch does not split into micro-batches over dp");
+  const std::int64_t micro_batches = s.workload.global_batch_size / (c.micro_batch * c.dp);
+  if (c.vpp > 1 && micro_batches % c.pp != 0) throw_input_error("parallelism.vpp", "micro-batches not a multiple of pp");
+
+  const Group tp_g = group_of(map.attention.at("tp"), gpn), cp_g = group_of(map.attention.at("cp"), gpn),
+              dp_g = group_of(map.attention.at("dp"), gpn), ep_g = group_of(map.expert.at("ep"), gpn),
+              etp_g = group_of(map.expert.at("etp"), gpn), edp_g = group_of(map.expert.at("edp"), gpn),
+              pp_g = group_of(map.attention.at("pp"), gpn);
+  const double b = as_double(s.model.dtype_bytes);
+  const double d = as_double(m.d_model);
+  const double seq = as_double(s.workload.seq_len);
+  const double mbs = as_double(c.micro_batch);
+  // Per micro-batch, per layer, per GPU (Megatron with TP + SP, CP, EP, ETP).
+  model::ParallelSpec ps;
+  ps.tp = c.tp;
+  ps.cp = c.cp;
+  ps.ep = c.ep;
+  ps.etp = c.etp;
+  ps.sequence_parallel = true;
+  model::WorkloadSpec w = s.workload;
+  w.micro_batch_size = c.micro_batch;
+  const cost::MoeLayerSizes moe = cost::moe_layer_sizes(m, ps, w);
+  // Attention: projections (2 x 2 d (h + g) k FLOPs per token) and the causal core, split over tp and cp.
+  const double tokens_local = mbs * seq / as_double(c.cp);
+  const double proj_flops = 2.0 * tokens_local *
+                            as_double(model::attention_params_per_layer(m)) / as_double(c.tp);
+  const double core_flops = mbs * 2.0 * seq * seq * as_double(m.num_heads * m.head_dim) /
+                            (as_double(c.tp) * as_double(c.cp));  // QK^T and AV, causal half of 4 s^2 h k
+  const double att_fwd = costs.compute(OpClass::Gemm, proj_flops).value + costs.compute(OpClass::Attention, core_flops).value;
+  const double act_bytes = tokens_local * d * b;  // one layer's activation on a tp group
+  const double tp_fwd = comm(costs, OpClass::AllGather, tp_g, act_bytes) + comm(costs, OpClass::ReduceScatter, tp_g, act_bytes);
+  // CP: cp - 1 ring steps of this rank's K and V block, overlapped with attention compute.
+  const double kv_bytes = 2.0 * tokens_local * as_double(m.num_kv_heads * m.head_dim) / as_double(c.tp) * b;
+  const double cp_fwd = c.cp > 1 ? as_double(c.cp - 1) * costs.communication(OpClass::P2P, cp_g.link, 2, kv_bytes).value : 0.0;
+  const double cp_exposed = std::max(0.0, cp_fwd - costs.compute(OpClass::Attention, core_flops).value);
+  const double gemms = m.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3;
+  const double router = costs.compute(OpClass::Gemm, moe.gating_forward_flops).value;
+  const double experts_fwd = cost::expert_ffn_time(costs, moe.expert_forward_flops, static_cast<int>(gemms)).value;
+  const double experts_bwd = cost::expert_ffn_time(costs, moe.expert_backward_flops, static_cast<int>(gemms)).value;
+  const double a2a = 2 * comm(costs, OpClass::A2A, ep_g, moe.dispatch_bytes);
+  const double etp_agrs = comm(costs, OpClass::AllGather, etp_g, moe.etp_allgather_bytes) +
+                          comm(costs, OpClass::ReduceScatter, etp_g, moe.etp_reducescatter_bytes);
+  const double layer_fwd = att_fwd + tp_fwd + cp_exposed + router + experts_fwd + a2a + etp_agrs;
+  const double layer_bwd = 2 * att_fwd + tp_fwd + cp_exposed + 2 * router + experts_bwd + a2a + etp_agrs;
+  const double layers_per_chunk = as_double(m.num_layers) / as_double(c.pp * c.vpp);
+  // LM head (first/last stage) is left to the chunk costs of every stage alike.
+  const double p2p = comm(costs, OpClass::P2P, {2, pp_g.link}, act_bytes / as_double(c.tp));
+  sched::PipelineSpec pipe;
+  pipe.stages = c.pp;
+  pipe.virtual_stages = c.vpp;
+  pipe.micro_batches = micro_batches;
+  pipe.chunk = {layers_per_chunk * layer_fwd, layers_per_chunk * layer_bwd, c.pp > 1 ? p2p : 0.0};
+  const sched::BuiltSchedule built = sched::build_pipeline(pipe);
+  const sim::Timeline tl = sim::simulate(built.graph);
+  // Distributed optimizer: ReduceScatter the gradients and AllGather the
+  // parameters over DP (dense) and EDP (experts), after the pipeline drains.
+  const double layers_per_stage = as_double(m.num_layers) / as_double(c.pp);
+  const double dense_params = layers_per_stage * (as_double(model::attention_params_per_layer(m)) / as_double(c.tp) +
+                                                   as_double(m.d_model * m.moe.num_experts));
+  const double expert_params = layers_per_stage * as_double(m.moe.num_experts) / as_double(c.ep) *
+                               as_double(model::ffn_params(m.d_model, m.moe.expert_ffn_hidden, m.moe.expert_type,
+                                                           m.linear_bias)) /
+                               as_double(c.etp);
+  const double dp_ms = comm(costs, OpClass::ReduceScatter, dp_g, dense_params * 4) +
+                       comm(costs, OpClass::AllGather, dp_g, dense_params * b) +
+                       comm(costs, OpClass::ReduceScatter, edp_g, expert_params * 4) +
+                       comm(costs, OpClass::AllGather, edp_g, expert_params * b);
+  out.iteration_ms = tl.makespan_ms + dp_ms;
+  // Breakdown for the stage: per micro-batch costs times micro-batches and layers per stage.
+  const double per_stage = as_double(micro_batches) * layers_per_stage;
+  out.breakdown.attention_ms = per_stage * 3 * att_fwd;
+  out.breakdown.moe_compute_ms = per_stage * (3 * router + experts_fwd + experts_bwd);
+  out.breakdown.a2a_ms = per_stage * 2 * a2a;
+  out.breakdown.agrs_ms = per_stage * 2 * (tp_fwd + etp_agrs + cp_exposed);
+  out.breakdown.dp_ms = dp_ms;
+  const sim::Summary summary = sim::summarize(built.graph, tl);
+  out.breakdown.pp_bubble_ms = summary.ranks.empty() ? 0.0 : summary.ranks.front().bubble_ms;
+  // MFU: model FLOPs (3 x forward, causal attention, LM head) per iteration over peak.
+  const double tokens = as_double(s.workload.global_batch_size) * seq;
+  const double model_flops = 3.0 * tokens * model::forward_flops_per_token(m, s.workload.seq_len);
+  const double peak = s.cluster.gpu.peak_flops_per_s_bf16 > 0 ? s.cluster.gpu.peak_flops_per_s_bf16
+                                                                : s.cluster.gpu.peak_flops_per_s_fp16;
+  out.mfu = model_flops / (out.iteration_ms / 1e3 * as_double(world) * peak);
+  // Memory: bf16 weights (2 B) and fp32 gradients (4 B) per parameter held; fp32
+  // master weights and Adam moments (12 B) sharded over dp (dense) / edp (experts).
+  const double held = params_per_gpu(m, c);
+  const double expert_held = expert_params;
+  const double dense_held = held - expert_held;
+  double bytes = held * (b + 4.0) + dense_held * 12.0 / as_double(c.dp) + expert_held * 12.0 / as_double(c.edp);
+  // Activations (Korthikanti et al. 2023, selective recompute, flash attention):
+  // 34 s b h bytes per layer at 2-byte elements, / (tp x cp); the MoE part
+  // scales with the tokens the experts see (top-k x capacity) and their width.
+  const double dense_part = 34.0 * tokens_local * d / as_double(c.tp) * (b / 2.0);
+  const double mlp_share = 19.0 / 34.0;  // of the 34: the 4h MLP's share (Korthikanti Table 2)
+  const double moe_scale = as_double(m.moe.top_k) * m.moe.capacity_factor.value_or(1.0) *
+                           as_double(m.moe.expert_ffn_hidden) / (4.0 * d) * as_double(c.tp) / as_double(c.etp);
+  double per_layer = dense_part * ((1.0 - mlp_share) + mlp_share * moe_scale);
+  // Recomputation (Korthikanti et al. 2023): none adds the attention scores
+  // 5 a s / h per 34 (no flash attention); full keeps each layer's input only
+  // (2 s b h / tp) and recomputes one layer at a time.
+  if (s.schedule.recompute == "none")
+    per_layer *= 1.0 + 5.0 * as_double(m.num_heads) * seq / as_double(c.cp) / d / 34.0;
+  const double full_layer = per_layer;
+  if (s.schedule.recompute == "full") per_layer = 2.0 * tokens_local * d / as_double(c.tp) * (b / 2.0);
+  // 1F1B keeps pp micro-batches in flight on the first stage; interleaving adds (pp - 1) / (pp vpp).
+  const double in_flight = std::min(as_double(c.pp), as_double(micro_batches)) *
+                           (c.vpp > 1 ? 1.0 + (as_double(c.pp) - 1.0) / (as_double(c.pp) * as_double(c.vpp)) : 1.0);
+  bytes += per_layer * layers_per_stage * in_flight;
+  if (s.schedule.recompute == "full") bytes += full_layer;  // the layer being recomputed
+  out.memory_bytes_per_gpu = bytes;
+  out.fits = bytes <= s.cluster.gpu.memory_bytes * (1.0 - mem.reserve_fraction);
+  return out;
+}
+
+std::vector<FoldingResult> search_mappings(const model::ScenarioSpec& s, const cost::CostModel& costs,
+                                           const std::string& mode, unsigned threads) {
+  if (mode != "coupled" && mode != "folded")
+    throw Error(ErrorKind::Input, fmt::format("unknown search mode '{}' (coupled, folded)", mode));
+  const model::ModelSpec& m = s.model;
+  const std::int64_t world = s.cluster.world_size();
+  const std::int64_t gpn = s.cluster.gpus_per_node;
+  std::vector<FoldingConfig> configs;
+  auto divides = [](std::int64_t a, std::int64_t b) { return b % a == 0; };
+  for (std::int64_t tp = 1; tp <= gpn; tp *= 2)
+    for (std::int64_t cp = 1; cp <= 16; cp *= 2)
+      for (std::int64_t pp = 1; pp <= 32; pp *= 2) {
+        if (!divides(tp * cp * pp, world) || !divides(pp, m.num_layers)) continue;
+        const std::int64_t dp = world / (tp * cp * pp);
+        for (std::int64_t vpp = 1; vpp <= 4; vpp *= 2) {
+          if ((vpp > 1 && pp == 1) || !divides(pp * vpp, m.num_layers)) continue;
+          for (std::int64_t ep = 1; ep <= m.moe.num_experts; ep *= 2) {
+            if (!divides(ep, m.moe.num_experts)) continue;
+            for (std::int64_t etp = 1; etp <= gpn; etp *= 2) {
+              if (!divides(etp * ep * pp, world)) continue;
+              if (mode == "coupled" && (etp != tp || !divides(ep, dp * cp))) continue;
+              for (std::int64_t mb : {1, 2, 4}) configs.push_back({tp, cp, pp, vpp, ep, etp, mb, 0, 0});
+            }
+          }
+        }
+      }
+  std::vector<std::optional<FoldingResult>> priced(configs.size());
+  parallel_for(configs.size(), threads, [&](std::size_t i) {
+    try {
+      priced[i] = price_mapping(s, costs, configs[i]);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Input) throw;  // an invalid combination: skipped
+    }
+  });
+  std::vector<FoldingResult> out;
+  for (auto& p : priced)
+    if (p) out.push_back(std::move(*p));
+  std::stable_sort(out.begin(), out.end(), [](const FoldingResult& a, const FoldingResult& b) {
+    if (a.fits != b.fits) return a.fits;
+    if (a.iteration_ms != b.iteration_ms) return a.iteration_ms < b.iteration_ms;
+    return std::tie(a.config.tp, a.config.cp, a.config.pp, a.config.ep, a.config.etp, a.config.vpp, a.config.micro_batch) <
+           std::tie(b.config.tp, b.config.cp, b.config.pp, b.config.ep, b.config.etp, b.config.vpp, b.config.micro_batch);
+  });
+  return out;
+}
+
+}  // namespace moeplan::plan

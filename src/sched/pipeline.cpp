@@ -1,0 +1,120 @@
+#include <moeplan/sched/pipeline.hpp>
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+
+namespace moeplan::sched {
+
+std::vector<PipelineStep> pipeline_order(std::int64_t p, std::int64_t v, std::int64_t m, std::int64_t stage) {
+  std::vector<PipelineStep> out;
+  if (v == 1) {
+    // 1F1B: stage s runs p - s - 1 warm-up forwards, then one forward and one backward alternately.
+    const std::int64_t warmup = std::min(p - stage - 1, m);
+    std::int64_t f = 0, b = 0;
+    for (; f < warmup; ++f) out.push_back({true, 0, f});
+    while (f < m) {
+      out.push_back({true, 0, f++});
+      out.push_back({false, 0, b++});
+    }
+    while (b < m) out.push_back({false, 0, b++});
+    return out;
+  }
+  // Interleaved (Megatron-Core forward_backward_pipelining_with_interleaving):
+  // virtual micro-batch k runs chunk (k / p) % v of micro-batch (k / (p v)) p + k % p;
+  // backward chunks go in reverse.
+  const std::int64_t total = m * v;
+  const std::int64_t warmup = std::min((p - stage - 1) * 2 + (v - 1) * p, total);
+  auto forward_step = [&](std::int64_t k) {
+    return PipelineStep{true, (k / p) % v, (k / (p * v)) * p + k % p};
+  };
+  auto backward_step = [&](std::int64_t k) {
+    return PipelineStep{false, v - 1 - (k / p) % v, (k / (p * v)) * p + k % p};
+  };
+  std::int64_t f = 0, b = 0;
+  for (; f < warmup; ++f) out.push_back(forward_step(f));
+  while (f < total) {
+    out.push_back(forward_step(f++));
+    out.push_back(backward_step(b++));
+  }
+  while (b < total) out.push_back(backward_step(b++));
+  return out;
+}
+
+BuiltSchedule build_pipeline(const PipelineSpec& s) {
+  const std::int64_t p = s.stages, v = s.virtual_stages, m = s.micro_batches;
+  if (p < 1 || v < 1 || m < 1) throw Error(ErrorKind::Input, "pipeline sizes must be positive", "parallelism.pp");
+  if (v > 1 && m % p != 0)
+    throw Error(ErrorKind::Input,
+                fmt::format("interleaved pipelining needs the {} micro-batches to be a multiple of pp {}", m, p),
+                "parallelism.vpp");
+  dag::TaskGraphBuilder b;
+  std::vector<dag::ResourceId> compute, send;
+  for (std::int64_t r = 0; r < p; ++r) {
+    compute.push_back(b.add_resource({"compute", static_cast<std::int32_t>(r), dag::DispatchPolicy::InOrder}));
+    send.push_back(b.add_resource({"p2p", static_cast<std::int32_t>(r), dag::DispatchPolicy::InOrder}));
+  }
+  // Model chunk c of stage r holds virtual stage c p + r; activations flow 0 .. p v - 1.
+  std::map<std::tuple<bool, std::int64_t, std::int64_t>, dag::TaskId> done;  // (forward, virtual stage, mb) -> task
+  std::map<std::tuple<bool, std::int64_t, std::int64_t>, dag::TaskId> sent;  // its P2P to the next virtual stage
+  // Tasks are added stage by stage in each stage's order; dependencies are added after all exist.
+  struct Pending {
+    dag::TaskId task;
+    bool forward;
+    std::int64_t vstage, mb;
+  };
+  std::vector<Pending> pending;
+  for (std::int64_t r = 0; r < p; ++r)
+    for (const PipelineStep& step : pipeline_order(p, v, m, r)) {
+      const std::int64_t vstage = step.chunk * p + r;
+      dag::TaskSpec t;
+      const std::string name = fmt::format("{} c{} mb{}", step.forward ? "F" : "B", step.chunk, step.micro_batch);
+      t.name = name;
+      t.kind = dag::TaskKind::Compute;
+      t.op = model::OpClass::Gemm;
+      t.duration_ms = step.forward ? s.chunk.forward_ms : s.chunk.backward_ms;
+      t.resources = {compute[static_cast<std::size_t>(r)]};
+      t.phase = step.forward ? dag::Phase::Forward : dag::Phase::Backward;
+      t.layer = static_cast<std::int32_t>(vstage);
+      t.micro_batch = static_cast<std::int32_t>(step.micro_batch);
+      const dag::TaskId id = b.add_task(t);
+      done[{step.forward, vstage, step.micro_batch}] = id;
+      pending.push_back({id, step.forward, vstage, step.micro_batch});
+      // Send the activation forward (or the gradient backward) unless at the end of the line.
+      const bool last = step.forward ? vstage == p * v - 1 : vstage == 0;
+      if (!last && p > 1) {
+        dag::TaskSpec msg;
+        const std::string msg_name = fmt::format("{} send c{} mb{}", step.forward ? "act" : "grad", step.chunk, step.micro_batch);
+        msg.name = msg_name;
+        msg.kind = dag::TaskKind::Communication;
+        msg.op = model::OpClass::P2P;
+        msg.duration_ms = s.chunk.p2p_ms;
+        msg.resources = {send[static_cast<std::size_t>(r)]};
+        msg.group_size = 2;
+        msg.phase = t.phase;
+        msg.layer = t.layer;
+        msg.micro_batch = t.micro_batch;
+        const dag::TaskId m_id = b.add_task(msg);
+        b.add_dependency(id, m_id);
+        sent[{step.forward, vstage, step.micro_batch}] = m_id;
+      }
+    }
+  for (const Pending& x : pending) {
+    auto input = [&](bool forward, std::int64_t vstage) {
+      auto it = sent.find({forward, vstage, x.mb});
+      return it != sent.end() ? it->second : done.at({forward, vstage, x.mb});
+    };
+    if (x.forward) {
+      if (x.vstage > 0) b.add_dependency(input(true, x.vstage - 1), x.task);
+    } else {
+      // Backward needs this virtual stage's forward and the gradient from the next one.
+      b.add_dependency(done.at({true, x.vstage, x.mb}), x.task);
+      if (x.vstage < p * v - 1) b.add_dependency(input(false, x.vstage + 1), x.task);
+    }
+  }
+  return BuiltSchedule{std::move(b).build(), v > 1 ? "interleaved-1f1b" : "1f1b", p, {}, {}};
+}
+
+}  // namespace moeplan::sched
