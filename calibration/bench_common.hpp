@@ -9,13 +9,13 @@
 
 #include <cuda_runtime.h>
 
-#define CALIB_CUDA(call)                                                                              \
-  do {                                                                                                \
-    cudaError_t status_ = (call);                                                                     \
-    if (status_ != cudaSuccess) {                                                                     \
+#define CALIB_CUDA(call)                                                                               \
+  do {                                                                                                 \
+    cudaError_t status_ = (call);                                                                      \
+    if (status_ != cudaSuccess) {                                                                      \
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(status_)); \
-      std::exit(1);                                                                                   \
-    }                                                                                                 \
+      std::exit(1);                                                                                    \
+    }                                                                                                  \
   } while (0)
 
 namespace calib {

@@ -13,18 +13,19 @@
 
 #include "bench_common.hpp"
 
-#define CALIB_CUBLAS(call)                                                                \
-  do {                                                                                    \
-    cublasStatus_t status_ = (call);                                                      \
-    if (status_ != CUBLAS_STATUS_SUCCESS) {                                               \
+#define CALIB_CUBLAS(call)                                                                            \
+  do {                                                                                                \
+    cublasStatus_t status_ = (call);                                                                  \
+    if (status_ != CUBLAS_STATUS_SUCCESS) {                                                           \
       std::fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, (int)status_); \
-      std::exit(1);                                                                       \
-    }                                                                                     \
+      std::exit(1);                                                                                   \
+    }                                                                                                 \
   } while (0)
 
 int main(int argc, char** argv) {
   bool bf16 = false;
-  // (d_model, expert hidden) of models/: gpt-moe-m, gpt-moe-l, gpt2-xl-moe, mixtral-8x7b, mixtral-8x22b, qwen2-57b-a14b.
+  // (d_model, expert hidden) of models/: gpt-moe-m, gpt-moe-l, gpt2-xl-moe, mixtral-8x7b, mixtral-8x22b,
+  // qwen2-57b-a14b.
   std::vector<std::pair<long long, long long>> shapes = {{768, 1536},   {1024, 2048},  {1600, 6400},
                                                          {4096, 14336}, {6144, 16384}, {3584, 2560}};
   bool custom = false;

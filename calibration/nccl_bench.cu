@@ -20,13 +20,13 @@
 
 #include "bench_common.hpp"
 
-#define CALIB_NCCL(call)                                                                                   \
-  do {                                                                                                     \
-    ncclResult_t status_ = (call);                                                                         \
-    if (status_ != ncclSuccess) {                                                                          \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, ncclGetErrorString(status_));   \
-      std::exit(1);                                                                                        \
-    }                                                                                                      \
+#define CALIB_NCCL(call)                                                                               \
+  do {                                                                                                 \
+    ncclResult_t status_ = (call);                                                                     \
+    if (status_ != ncclSuccess) {                                                                      \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, ncclGetErrorString(status_)); \
+      std::exit(1);                                                                                    \
+    }                                                                                                  \
   } while (0)
 
 namespace {
@@ -55,9 +55,12 @@ int main(int argc, char** argv) {
   int nodes = 1, node = 0;
   std::string id_file;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--nodes") && i + 1 < argc) nodes = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--node") && i + 1 < argc) node = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--id-file") && i + 1 < argc) id_file = argv[++i];
+    if (!std::strcmp(argv[i], "--nodes") && i + 1 < argc)
+      nodes = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--node") && i + 1 < argc)
+      node = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--id-file") && i + 1 < argc)
+      id_file = argv[++i];
     else {
       std::fprintf(stderr, "usage: nccl_bench [--nodes K --node N --id-file PATH]\n");
       return 2;
@@ -71,8 +74,10 @@ int main(int argc, char** argv) {
   CALIB_CUDA(cudaGetDeviceCount(&local));
   const int world = nodes * local;
   ncclUniqueId id;
-  if (nodes == 1) CALIB_NCCL(ncclGetUniqueId(&id));
-  else id = shared_id(node, id_file);
+  if (nodes == 1)
+    CALIB_NCCL(ncclGetUniqueId(&id));
+  else
+    id = shared_id(node, id_file);
 
   std::vector<ncclComm_t> comms(local);
   std::vector<cudaStream_t> streams(local);
@@ -115,9 +120,13 @@ int main(int argc, char** argv) {
     const size_t elems = static_cast<size_t>(k) << 18;  // per-rank buffer, fp32
     const size_t chunk = elems / world;
     const double bytes = static_cast<double>(elems) * sizeof(float);
-    const double ar = run([&](int g) { CALIB_NCCL(ncclAllReduce(send[g], recv[g], elems, ncclFloat, ncclSum, comms[g], streams[g])); });
-    const double ag = run([&](int g) { CALIB_NCCL(ncclAllGather(send[g], recv[g], chunk, ncclFloat, comms[g], streams[g])); });
-    const double rs = run([&](int g) { CALIB_NCCL(ncclReduceScatter(send[g], recv[g], chunk, ncclFloat, ncclSum, comms[g], streams[g])); });
+    const double ar = run(
+        [&](int g) { CALIB_NCCL(ncclAllReduce(send[g], recv[g], elems, ncclFloat, ncclSum, comms[g], streams[g])); });
+    const double ag =
+        run([&](int g) { CALIB_NCCL(ncclAllGather(send[g], recv[g], chunk, ncclFloat, comms[g], streams[g])); });
+    const double rs = run([&](int g) {
+      CALIB_NCCL(ncclReduceScatter(send[g], recv[g], chunk, ncclFloat, ncclSum, comms[g], streams[g]));
+    });
     const double a2a = run([&](int g) {
       for (int peer = 0; peer < world; ++peer) {
         CALIB_NCCL(ncclSend(send[g] + peer * chunk, chunk, ncclFloat, peer, comms[g], streams[g]));

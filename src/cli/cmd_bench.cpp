@@ -7,13 +7,13 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
-#include <moeplan/io/json.hpp>
-#include <moeplan/sim/engine.hpp>
 #include <moeplan/core/parallel.hpp>
+#include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/plan/folding.hpp>
 #include <moeplan/plan/fsmoe_planner.hpp>
 #include <moeplan/plan/sweep.hpp>
+#include <moeplan/sim/engine.hpp>
 #include <moeplan/sim/synthetic_dag.hpp>
 
 #include "cli_context.hpp"
@@ -64,9 +64,8 @@ void run_engine_bench(const BenchOptions& o, CliContext& context) {
     context.out << doc.dump() << '\n';
     return;
   }
-  context.out << fmt::format("engine: {} tasks, {} dependencies: {:.3g} tasks/s, {:.1f} bytes per task\n",
-                             graph.size(), graph.num_dependencies(), static_cast<double>(graph.size()) / run_s,
-                             bytes_per_task);
+  context.out << fmt::format("engine: {} tasks, {} dependencies: {:.3g} tasks/s, {:.1f} bytes per task\n", graph.size(),
+                             graph.num_dependencies(), static_cast<double>(graph.size()) / run_s, bytes_per_task);
   context.out << fmt::format("multi-rank: 1024 ranks x 8 layers x 8 micro-batches, {} tasks, build + run {:.3f} s\n",
                              big.size(), multi_rank_s);
 }
@@ -132,9 +131,10 @@ void run_folding_bench(const BenchOptions& o, CliContext& context) {
     context.out << doc.dump() << '\n';
     return;
   }
-  context.out << fmt::format("folding search, {} GPUs: {} folded mappings in {:.2f} s, with the {} coupled ones {:.2f} s "
-                             "(2 threads)\n",
-                             s.cluster.world_size(), folded.size(), folded_s, coupled.size(), both_s);
+  context.out << fmt::format(
+      "folding search, {} GPUs: {} folded mappings in {:.2f} s, with the {} coupled ones {:.2f} s "
+      "(2 threads)\n",
+      s.cluster.world_size(), folded.size(), folded_s, coupled.size(), both_s);
 }
 
 }  // namespace
@@ -142,12 +142,17 @@ void run_folding_bench(const BenchOptions& o, CliContext& context) {
 void add_bench_command(CLI::App& app, CliContext& context) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand("bench", "Built-in benchmarks: engine (1M-task DAG), planner");
-  cmd->add_option("what", o->what, "engine, planner or folding")->required()->check(CLI::IsMember({"engine", "planner", "folding"}));
+  cmd->add_option("what", o->what, "engine, planner or folding")
+      ->required()
+      ->check(CLI::IsMember({"engine", "planner", "folding"}));
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o, &context] {
-    if (o->what == "planner") run_planner_bench(*o, context);
-    else if (o->what == "folding") run_folding_bench(*o, context);
-    else run_engine_bench(*o, context);
+    if (o->what == "planner")
+      run_planner_bench(*o, context);
+    else if (o->what == "folding")
+      run_folding_bench(*o, context);
+    else
+      run_engine_bench(*o, context);
   });
 }
 

@@ -45,7 +45,8 @@ model::LinkClass choose_link(const CostOptions& o, model::OpClass op, const cost
 void run_cost(const CostOptions& o, CliContext& context) {
   const auto op = model::op_class_from_string(o.op);
   if (!op) throw Error(ErrorKind::Input, fmt::format("--op: unknown operation '{}'", o.op));
-  if (!std::isfinite(o.size) || o.size < 0) throw Error(ErrorKind::Input, "--size: must be a finite, non-negative number");
+  if (!std::isfinite(o.size) || o.size < 0)
+    throw Error(ErrorKind::Input, "--size: must be a finite, non-negative number");
   if (o.group < 0) throw Error(ErrorKind::Input, "--group: must be positive");
   const cost::CostModel costs(io::load_profile(o.profile));
   const model::LinkClass link = choose_link(o, *op, costs);
@@ -73,7 +74,8 @@ void add_cost_command(CLI::App& app, CliContext& context) {
   auto o = std::make_shared<CostOptions>();
   CLI::App* cmd = app.add_subcommand("cost", "Predict the time of one operation from a cost profile");
   cmd->add_option("--profile", o->profile, "Cost profile (bundled name or path)")->required();
-  cmd->add_option("--op", o->op, "gemm, attention (size in FLOPs); a2a, allgather, reducescatter, allreduce, p2p (bytes)")
+  cmd->add_option("--op", o->op,
+                  "gemm, attention (size in FLOPs); a2a, allgather, reducescatter, allreduce, p2p (bytes)")
       ->required();
   cmd->add_option("--size", o->size, "FLOPs or bytes (nccl-tests size)")->required();
   cmd->add_option("--link", o->link, "intra or inter (communication only)");

@@ -61,11 +61,12 @@ void run_fit(const FitOptions& o, CliContext& context) {
   model::validate(fit.profile);
   for (const std::string& w : fit.warnings) context.err << "moeplan: warning: " << w << '\n';
   std::string inputs;
-  for (const std::string& input : o.inputs) inputs += (inputs.empty() ? "" : ", ") + std::filesystem::path(input).filename().string();
-  io::write_file_atomic(o.output, io::profile_to_textproto(
-                                      fit.profile, fmt::format("Fitted by moeplan fit from {}.\nSizes are bytes "
-                                                               "(communication) or FLOPs (compute); times ms.",
-                                                               inputs)));
+  for (const std::string& input : o.inputs)
+    inputs += (inputs.empty() ? "" : ", ") + std::filesystem::path(input).filename().string();
+  io::write_file_atomic(
+      o.output, io::profile_to_textproto(fit.profile, fmt::format("Fitted by moeplan fit from {}.\nSizes are bytes "
+                                                                  "(communication) or FLOPs (compute); times ms.",
+                                                                  inputs)));
   if (o.json) {
     io::Json lines = io::Json::array();
     for (const model::LinearCostSpec& c : fit.profile.costs) {
@@ -98,8 +99,10 @@ struct DatasheetOptions {
 
 void run_datasheet(const DatasheetOptions& o, CliContext& context) {
   cost::DatasheetAssumptions assumptions;
-  if (o.dtype == "fp32") assumptions.dtype = cost::ComputeDtype::Fp32;
-  else if (o.dtype != "half") throw Error(ErrorKind::Input, fmt::format("--dtype: expected half or fp32, got '{}'", o.dtype));
+  if (o.dtype == "fp32")
+    assumptions.dtype = cost::ComputeDtype::Fp32;
+  else if (o.dtype != "half")
+    throw Error(ErrorKind::Input, fmt::format("--dtype: expected half or fp32, got '{}'", o.dtype));
   const model::ClusterSpec cluster = io::load_cluster(o.cluster);
   const std::string name = o.name.empty() ? cluster.name + "-datasheet" : o.name;
   const model::CostProfileSpec profile = cost::datasheet_profile(cluster, name, assumptions);
@@ -122,7 +125,8 @@ void run_datasheet(const DatasheetOptions& o, CliContext& context) {
 void add_fit_command(CLI::App& app, CliContext& context) {
   auto o = std::make_shared<FitOptions>();
   CLI::App* cmd = app.add_subcommand("fit", "Fit a cost profile from microbenchmark output (CSV or nccl-tests)");
-  cmd->add_option("inputs", o->inputs, "CSV with header op,link,group,size,time_ms, or raw nccl-tests output")->required();
+  cmd->add_option("inputs", o->inputs, "CSV with header op,link,group,size,time_ms, or raw nccl-tests output")
+      ->required();
   cmd->add_option("-o,--output", o->output, "Profile file to write (text format)")->required();
   cmd->add_option("--name", o->name, "Profile name (default: the output file's stem)");
   cmd->add_option("--cluster", o->cluster, "Name of the cluster the profile prices");

@@ -60,8 +60,9 @@ void run_mappings(const MappingsOptions& o, CliContext& context) {
     context.out << doc.dump() << '\n';
     return;
   }
-  context.out << fmt::format("world {}: attention tp {} cp {} dp {} pp {}; experts etp {} ep {} edp {} pp {}; order {}\n",
-                             q.world, q.tp, q.cp, m.dp, q.pp, m.etp, q.ep, m.edp, q.pp, q.order);
+  context.out << fmt::format(
+      "world {}: attention tp {} cp {} dp {} pp {}; experts etp {} ep {} edp {} pp {}; order {}\n", q.world, q.tp, q.cp,
+      m.dp, q.pp, m.etp, q.ep, m.edp, q.pp, q.order);
   auto print = [&](const char* kind, const std::string& key, const parallel::RankGroups& groups) {
     std::string line = fmt::format("{} {}:", kind, key);
     for (const auto& g : groups) {

@@ -31,14 +31,7 @@ struct PlanOptions {
 void write_plan_file(const std::string& output, const model::PlanSpec& spec) {
   if (output.empty()) return;
   const bool as_json = output.size() >= 5 && output.compare(output.size() - 5, 5, ".json") == 0;
-  io::Json plan_json = io::Json::object();
-  plan_json.set("scenario", spec.scenario);
-  plan_json.set("schedule", spec.schedule);
-  plan_json.set("iteration_ms", spec.iteration_ms);
-  plan_json.set("baseline_ms", spec.baseline_ms);
-  plan_json.set("speedup", spec.speedup);
-  plan_json.set("knobs", io::knobs_to_json(spec.knobs));
-  io::write_file_atomic(output, as_json ? plan_json.dump() + "\n" : io::plan_to_textproto(spec));
+  io::write_file_atomic(output, as_json ? io::plan_to_json(spec).dump() + "\n" : io::plan_to_textproto(spec));
 }
 
 // FSMoE: the closed-form degrees and gradient partition, and the six schedules on the engine.
@@ -74,12 +67,7 @@ void run_fsmoe_plan(const PlanOptions& o, const RunnableScenario& run, const std
         static_cast<std::int64_t>(std::llround(p.partition.during_moe_bytes[i] + p.partition.during_dense_bytes[i])));
   write_plan_file(o.output, spec);
   if (o.json) {
-    io::Json doc = io::Json::object();
-    doc.set("scenario", spec.scenario);
-    doc.set("schedule", spec.schedule);
-    doc.set("iteration_ms", spec.iteration_ms);
-    doc.set("baseline_ms", spec.baseline_ms);
-    doc.set("speedup", spec.speedup);
+    io::Json doc = io::plan_to_json(spec);
     doc.set("tutel_ms", tutel_ms);
     doc.set("speedup_vs_tutel", tutel_ms / spec.iteration_ms);
     io::Json knobs = io::knobs_to_json(spec.knobs);
@@ -108,17 +96,19 @@ void run_fsmoe_plan(const PlanOptions& o, const RunnableScenario& run, const std
     return;
   }
   context.out << fmt::format("plan for {}: {} ({:.3f} ms per iteration), {:.3f}x over none, {:.3f}x over tutel\n",
-                             spec.scenario, spec.schedule, spec.iteration_ms, spec.speedup, tutel_ms / spec.iteration_ms);
-  context.out << fmt::format("  FSMoE degrees: forward r = {} ({}, {:.3f} ms per MoE layer), backward r = {} ({}, "
-                             "{:.3f} ms); Tutel's adaptive r = {}\n",
-                             p.degrees.forward.r, plan::to_string(p.degrees.forward.which), p.degrees.forward.t_moe_ms,
-                             p.degrees.backward.r, plan::to_string(p.degrees.backward.which),
-                             p.degrees.backward.t_moe_ms, p.tutel_degree);
+                             spec.scenario, spec.schedule, spec.iteration_ms, spec.speedup,
+                             tutel_ms / spec.iteration_ms);
+  context.out << fmt::format(
+      "  FSMoE degrees: forward r = {} ({}, {:.3f} ms per MoE layer), backward r = {} ({}, "
+      "{:.3f} ms); Tutel's adaptive r = {}\n",
+      p.degrees.forward.r, plan::to_string(p.degrees.forward.which), p.degrees.forward.t_moe_ms, p.degrees.backward.r,
+      plan::to_string(p.degrees.backward.which), p.degrees.backward.t_moe_ms, p.tutel_degree);
   double hidden = 0;
   for (std::int64_t b : spec.knobs.grad_partition_bytes) hidden += static_cast<double>(b);
-  context.out << fmt::format("  gradient partition: {:.1f} MB overlapped with layers, {:.1f} MB after backward; "
-                             "overlap gap t_olp,moe {:.3f} ms\n",
-                             hidden / 1e6, p.partition.tail_bytes / 1e6, p.overlap_gap_ms);
+  context.out << fmt::format(
+      "  gradient partition: {:.1f} MB overlapped with layers, {:.1f} MB after backward; "
+      "overlap gap t_olp,moe {:.3f} ms\n",
+      hidden / 1e6, p.partition.tail_bytes / 1e6, p.overlap_gap_ms);
   for (const plan::Evaluation& e : evaluations)
     context.out << fmt::format("  {:<14} {:10.3f} ms  ({:.3f}x vs none, {:.3f}x vs tutel)\n", e.schedule,
                                e.iteration_ms, none_ms / e.iteration_ms, tutel_ms / e.iteration_ms);
@@ -153,15 +143,9 @@ void run_flowmoe_plan(const PlanOptions& o, const RunnableScenario& run, const s
   // The BO trace of the flowmoe schedule (the paper's tuner), whichever schedule won.
   const plan::FlowMoeChoice& flow = p.schedules[index_of("flowmoe")];
   if (o.json) {
-    io::Json doc = io::Json::object();
-    doc.set("scenario", spec.scenario);
-    doc.set("schedule", spec.schedule);
-    doc.set("iteration_ms", spec.iteration_ms);
-    doc.set("baseline_ms", spec.baseline_ms);
-    doc.set("speedup", spec.speedup);
+    io::Json doc = io::plan_to_json(spec);
     doc.set("tutel_ms", tutel_ms);
     doc.set("speedup_vs_tutel", tutel_ms / spec.iteration_ms);
-    doc.set("knobs", io::knobs_to_json(spec.knobs));
     io::Json trace = io::Json::array();
     for (const plan::TunerSample& sample : flow.tuning.trace) {
       io::Json point = io::Json::object();
@@ -187,11 +171,12 @@ void run_flowmoe_plan(const PlanOptions& o, const RunnableScenario& run, const s
     context.out << doc.dump() << '\n';
     return;
   }
-  context.out << fmt::format("plan for {}: {} with R = {}{}: {:.3f} ms per iteration, {:.3f}x over none, {:.3f}x over "
-                             "tutel\n",
-                             spec.scenario, spec.schedule, *spec.knobs.degree,
-                             chosen.ar_chunk_bytes > 0 ? fmt::format(", Sp = {} bytes", chosen.ar_chunk_bytes) : "",
-                             spec.iteration_ms, spec.speedup, tutel_ms / spec.iteration_ms);
+  context.out << fmt::format(
+      "plan for {}: {} with R = {}{}: {:.3f} ms per iteration, {:.3f}x over none, {:.3f}x over "
+      "tutel\n",
+      spec.scenario, spec.schedule, *spec.knobs.degree,
+      chosen.ar_chunk_bytes > 0 ? fmt::format(", Sp = {} bytes", chosen.ar_chunk_bytes) : "", spec.iteration_ms,
+      spec.speedup, tutel_ms / spec.iteration_ms);
   context.out << "  BO samples (Sp bytes -> ms):";
   for (const plan::TunerSample& sample : flow.tuning.trace)
     context.out << fmt::format(" {}->{:.2f}", sample.chunk_bytes, sample.iteration_ms);
@@ -259,12 +244,7 @@ void run_folding_plan(const PlanOptions& o, const RunnableScenario& run, CliCont
   spec.knobs.parallelism = p;
   write_plan_file(o.output, spec);
   if (o.json) {
-    io::Json doc = io::Json::object();
-    doc.set("scenario", spec.scenario);
-    doc.set("schedule", "folded");
-    doc.set("iteration_ms", best.iteration_ms);
-    doc.set("baseline_ms", spec.baseline_ms);
-    doc.set("speedup", spec.speedup);
+    io::Json doc = io::plan_to_json(spec);
     io::Json knobs = io::knobs_to_json(spec.knobs);
     knobs.set("micro_batch_size", best.config.micro_batch);
     doc.set("knobs", knobs);
@@ -280,16 +260,18 @@ void run_folding_plan(const PlanOptions& o, const RunnableScenario& run, CliCont
     return;
   }
   auto line = [](const plan::FoldingResult& r) {
-    return fmt::format("tp {} cp {} pp {} vpp {} ep {} etp {} (dp {} edp {}) mb {}: {:.1f} ms, MFU {:.1f}%, {:.1f} GiB "
-                       "per GPU",
-                       r.config.tp, r.config.cp, r.config.pp, r.config.vpp, r.config.ep, r.config.etp, r.config.dp,
-                       r.config.edp, r.config.micro_batch, r.iteration_ms, 100 * r.mfu,
-                       r.memory_bytes_per_gpu / (1024.0 * 1024 * 1024));
+    return fmt::format(
+        "tp {} cp {} pp {} vpp {} ep {} etp {} (dp {} edp {}) mb {}: {:.1f} ms, MFU {:.1f}%, {:.1f} GiB "
+        "per GPU",
+        r.config.tp, r.config.cp, r.config.pp, r.config.vpp, r.config.ep, r.config.etp, r.config.dp, r.config.edp,
+        r.config.micro_batch, r.iteration_ms, 100 * r.mfu, r.memory_bytes_per_gpu / (1024.0 * 1024 * 1024));
   };
   context.out << "plan for " << spec.scenario << '\n';
   context.out << "  folded:  " << line(best) << '\n';
-  if (coupled_fits) context.out << "  coupled: " << line(coupled.front()) << '\n';
-  else context.out << "  coupled: no mapping fits\n";
+  if (coupled_fits)
+    context.out << "  coupled: " << line(coupled.front()) << '\n';
+  else
+    context.out << "  coupled: no mapping fits\n";
   if (!o.output.empty()) context.out << "  wrote " << o.output << '\n';
 }
 
@@ -326,7 +308,8 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   // The best among the requested schedules.
   std::size_t best = result.schedules.size();
   for (std::size_t i = 0; i < result.schedules.size(); ++i) {
-    const bool requested = std::find(schedules.begin(), schedules.end(), result.schedules[i].best.schedule) != schedules.end();
+    const bool requested =
+        std::find(schedules.begin(), schedules.end(), result.schedules[i].best.schedule) != schedules.end();
     if (requested && (best == result.schedules.size() ||
                       result.schedules[i].best.iteration_ms < result.schedules[best].best.iteration_ms))
       best = i;
@@ -344,18 +327,13 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   spec.knobs.slicing_tokens = chosen.slicing_tokens;
   write_plan_file(o.output, spec);
   if (o.json) {
-    io::Json doc = io::Json::object();
-    doc.set("scenario", spec.scenario);
-    doc.set("schedule", spec.schedule);
-    doc.set("iteration_ms", spec.iteration_ms);
-    doc.set("baseline_ms", spec.baseline_ms);
-    doc.set("speedup", spec.speedup);
+    io::Json doc = io::plan_to_json(spec);
     doc.set("tutel_ms", tutel_ms);
     doc.set("speedup_vs_tutel", tutel_ms / spec.iteration_ms);
     io::Json knobs = io::knobs_to_json(spec.knobs);
     knobs.set("slicing_scheme", chosen.best.schedule == "1a1m-uniform" ? "time-uniform"
-                                : chosen.slicing_tokens.empty()         ? "none"
-                                                                        : "token-uniform");
+                                : chosen.slicing_tokens.empty()        ? "none"
+                                                                       : "token-uniform");
     doc.set("knobs", knobs);
     doc.set("a2a_critical_ms", chosen.best.a2a_critical_ms);
     doc.set("a2a_total_ms", chosen.best.a2a_total_ms);
@@ -375,8 +353,8 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   }
   context.out << fmt::format("plan for {}: {} with d = {}: {:.3f} ms per iteration\n", spec.scenario, spec.schedule,
                              *spec.knobs.degree, spec.iteration_ms);
-  context.out << fmt::format("  speed-up {:.3f}x over none ({:.3f} ms), {:.3f}x over tutel ({:.3f} ms)\n",
-                             spec.speedup, none_ms, tutel_ms / spec.iteration_ms, tutel_ms);
+  context.out << fmt::format("  speed-up {:.3f}x over none ({:.3f} ms), {:.3f}x over tutel ({:.3f} ms)\n", spec.speedup,
+                             none_ms, tutel_ms / spec.iteration_ms, tutel_ms);
   if (!chosen.slicing_tokens.empty()) {
     std::string slices;
     for (std::int64_t t : chosen.slicing_tokens) slices += fmt::format("{}{}", slices.empty() ? "" : " ", t);
@@ -385,8 +363,8 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   context.out << fmt::format("  AlltoAll on the critical path {:.3f} ms of {:.3f} ms\n", chosen.best.a2a_critical_ms,
                              chosen.best.a2a_total_ms);
   for (const plan::ScheduleChoice& c : result.schedules)
-    context.out << fmt::format("  {:<14} best d = {:<3} {:9.3f} ms  ({:.3f}x vs none)\n", c.best.schedule, c.best.degree,
-                               c.best.iteration_ms, none_ms / c.best.iteration_ms);
+    context.out << fmt::format("  {:<14} best d = {:<3} {:9.3f} ms  ({:.3f}x vs none)\n", c.best.schedule,
+                               c.best.degree, c.best.iteration_ms, none_ms / c.best.iteration_ms);
   if (!o.output.empty()) context.out << "  wrote " << o.output << '\n';
 }
 

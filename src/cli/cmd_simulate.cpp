@@ -78,20 +78,23 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
     const plan::Evaluation e = plan::evaluate(built, timeline);
     const bool several = schedules.size() > 1;
     if (!o.trace.empty())
-      io::write_file_atomic(output_name(o.trace, schedule, several), io::ChromeTraceWriter().write(built.graph, timeline));
+      io::write_file_atomic(output_name(o.trace, schedule, several),
+                            io::ChromeTraceWriter().write(built.graph, timeline));
     if (!o.svg.empty())
       io::write_file_atomic(output_name(o.svg, schedule, several), io::SvgGanttWriter().write(built.graph, timeline));
     results.push_back(evaluation_to_json(run.spec.name, e));
     if (!o.json)
-      context.out << fmt::format("{:<14} d={:<3} iteration {:9.3f} ms  forward {:9.3f}  backward {:9.3f}  exposed comm "
-                                 "{:8.3f}  bubbles {:8.3f}  tasks {}\n",
-                                 e.schedule, e.degree, e.iteration_ms, e.forward_ms, e.backward_ms, e.exposed_comm_ms,
-                                 e.bubble_ms, e.tasks);
+      context.out << fmt::format(
+          "{:<14} d={:<3} iteration {:9.3f} ms  forward {:9.3f}  backward {:9.3f}  exposed comm "
+          "{:8.3f}  bubbles {:8.3f}  tasks {}\n",
+          e.schedule, e.degree, e.iteration_ms, e.forward_ms, e.backward_ms, e.exposed_comm_ms, e.bubble_ms, e.tasks);
   }
   if (o.json) {
     // One object for one schedule; an array for --schedule all (CLI.md).
-    if (requested != "all") context.out << results.front().dump() << '\n';
-    else context.out << io::Json(io::Json::Array(results)).dump() << '\n';
+    if (requested != "all")
+      context.out << results.front().dump() << '\n';
+    else
+      context.out << io::Json(io::Json::Array(results)).dump() << '\n';
   }
 }
 

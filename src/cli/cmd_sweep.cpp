@@ -51,8 +51,9 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
   // Rows in grid order whatever the thread count.
   std::string csv = "point,scenario";
   for (const std::string& column : sweep.columns) csv += "," + csv_cell(column);
-  csv += ",schedule,degree,iteration_ms,forward_ms,backward_ms,compute_ms,comm_ms,exposed_comm_ms,bubble_ms,tasks,"
-         "speedup_vs_none,speedup_vs_tutel\n";
+  csv +=
+      ",schedule,degree,iteration_ms,forward_ms,backward_ms,compute_ms,comm_ms,exposed_comm_ms,bubble_ms,tasks,"
+      "speedup_vs_none,speedup_vs_tutel\n";
   struct Totals {
     std::size_t points = 0;
     double sum_none = 0, log_none = 0, sum_tutel = 0;

@@ -28,12 +28,13 @@ void add_model_stats(io::Json& entry, const model::ModelSpec& m) {
 
 std::string model_summary(const model::ModelSpec& m) {
   const model::ParamCounts params = model::count_params(m);
-  return fmt::format("  {}: {} blocks ({} MoE), d_model {}, {} experts top-{}\n"
-                     "  parameters: {:.3f} B total, {:.3f} B active per token\n"
-                     "  forward FLOPs per token (weight GEMMs): {:.4g}\n",
-                     m.name, m.num_layers, m.num_moe_layers(), m.d_model, m.moe.num_experts, m.moe.top_k,
-                     static_cast<double>(params.total) / 1e9, static_cast<double>(params.active_per_token) / 1e9,
-                     model::forward_matmul_flops_per_token(m));
+  return fmt::format(
+      "  {}: {} blocks ({} MoE), d_model {}, {} experts top-{}\n"
+      "  parameters: {:.3f} B total, {:.3f} B active per token\n"
+      "  forward FLOPs per token (weight GEMMs): {:.4g}\n",
+      m.name, m.num_layers, m.num_moe_layers(), m.d_model, m.moe.num_experts, m.moe.top_k,
+      static_cast<double>(params.total) / 1e9, static_cast<double>(params.active_per_token) / 1e9,
+      model::forward_matmul_flops_per_token(m));
 }
 
 std::string scenario_summary(const model::ScenarioSpec& s) {
@@ -46,10 +47,10 @@ std::string scenario_summary(const model::ScenarioSpec& s) {
   out += model_summary(s.model);
   out += fmt::format("  cluster {}: {} nodes x {} {} = {} GPUs\n", s.cluster.name, s.cluster.num_nodes,
                      s.cluster.gpus_per_node, s.cluster.gpu.name, s.cluster.world_size());
-  out += fmt::format("  attention: tp {} cp {} dp {} pp {}{}; experts: etp {} ep {} edp {} pp {}\n", p.tp, p.cp,
-                     p.dp, p.pp, p.sequence_parallel ? " +sp" : "", p.etp, p.ep, p.edp, p.pp);
-  out += fmt::format("  workload: seq {} x global batch {} = {:.0f} tokens, {} micro-batches per DP rank\n",
-                     w.seq_len, w.global_batch_size, tokens, w.micro_batches_per_rank(p.dp));
+  out += fmt::format("  attention: tp {} cp {} dp {} pp {}{}; experts: etp {} ep {} edp {} pp {}\n", p.tp, p.cp, p.dp,
+                     p.pp, p.sequence_parallel ? " +sp" : "", p.etp, p.ep, p.edp, p.pp);
+  out += fmt::format("  workload: seq {} x global batch {} = {:.0f} tokens, {} micro-batches per DP rank\n", w.seq_len,
+                     w.global_batch_size, tokens, w.micro_batches_per_rank(p.dp));
   out += fmt::format("  model FLOPs per iteration: {:.4g}\n", flops);
   out += fmt::format("  cost profile: {}\n", s.profile ? s.profile->name : std::string("(none)"));
   return out;
@@ -90,7 +91,8 @@ void run_validate(const ValidateOptions& options, CliContext& context) {
 
 void add_validate_command(CLI::App& app, CliContext& context) {
   auto options = std::make_shared<ValidateOptions>();
-  CLI::App* cmd = app.add_subcommand("validate", "Check input files of any kind (model, cluster, profile, scenario, plan, sweep)");
+  CLI::App* cmd =
+      app.add_subcommand("validate", "Check input files of any kind (model, cluster, profile, scenario, plan, sweep)");
   cmd->add_option("files", options->files, "Files to check")->required();
   cmd->add_flag("--json", options->json, "Print one JSON array on stdout");
   cmd->add_option("--set", options->sets, "Override a scalar field of a scenario: field.path=value (repeatable)");

@@ -19,8 +19,7 @@ void silence_protobuf_log(google::protobuf::LogLevel, const char*, int, const st
 int run(int argc, char** argv) {
   using moeplan::cli::CliContext;
   CliContext context{std::cout, std::cerr};
-  CLI::App app{"moeplan: plan and simulate communication/computation overlap in distributed MoE training",
-               "moeplan"};
+  CLI::App app{"moeplan: plan and simulate communication/computation overlap in distributed MoE training", "moeplan"};
   app.set_version_flag("--version", std::string("moeplan ") + moeplan::kVersion);
   app.require_subcommand(1);
   moeplan::cli::add_validate_command(app, context);

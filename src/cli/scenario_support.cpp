@@ -6,10 +6,10 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/io/loader.hpp>
-#include <moeplan/plan/sweep.hpp>
-#include <moeplan/sched/foldmoe.hpp>
 #include <moeplan/plan/flowmoe_planner.hpp>
+#include <moeplan/plan/sweep.hpp>
 #include <moeplan/sched/flowmoe.hpp>
+#include <moeplan/sched/foldmoe.hpp>
 #include <moeplan/sched/fsmoe.hpp>
 
 #include "cli_context.hpp"
@@ -57,7 +57,8 @@ sched::BuiltSchedule build_schedule(const RunnableScenario& run, const std::stri
     // scenario's, else the largest per-block tensor's 1/4 (the code starts BO at 4 MiB).
     const auto [lo, hi] = plan::chunk_search_space(run.spec);
     const std::int64_t chunk = run.spec.schedule.ar_chunk_bytes.value_or(std::max(lo, hi / 4));
-    return sched::build_flowmoe(run.spec, *run.costs, plan::flowmoe_knobs(run.spec, schedule, degree > 0 ? degree : 2, chunk));
+    return sched::build_flowmoe(run.spec, *run.costs,
+                                plan::flowmoe_knobs(run.spec, schedule, degree > 0 ? degree : 2, chunk));
   }
   return sched::build_foldmoe(run.spec, *run.costs, {schedule, degree > 0 ? degree : 4});
 }

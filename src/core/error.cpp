@@ -11,9 +11,7 @@ Error::Error(ErrorKind kind, std::string reason, std::string field, SourceLocati
       field_(std::move(field)),
       location_(std::move(location)) {}
 
-Error Error::located(SourceLocation location) const {
-  return Error(kind_, reason_, field_, std::move(location));
-}
+Error Error::located(SourceLocation location) const { return Error(kind_, reason_, field_, std::move(location)); }
 
 Error Error::prefixed(const std::string& prefix) const {
   if (prefix.empty()) return *this;
@@ -42,8 +40,7 @@ void throw_runtime_error(std::string reason) { throw Error(ErrorKind::Runtime, s
 
 namespace detail {
 void check_failed(const char* condition, const char* file, int line, const std::string& message) {
-  throw Error(ErrorKind::Runtime,
-              fmt::format("internal check failed: {} ({}:{}): {}", condition, file, line, message));
+  throw Error(ErrorKind::Runtime, fmt::format("internal check failed: {} ({}:{}): {}", condition, file, line, message));
 }
 }  // namespace detail
 

@@ -23,15 +23,14 @@ CostModel::CostModel(const model::CostProfileSpec& profile)
                 [](const model::LinearCostSpec& a, const model::LinearCostSpec& b) { return a.group < b.group; });
 }
 
-bool CostModel::has(model::OpClass op, model::LinkClass link) const {
-  return !lines_[index(op)][index(link)].empty();
-}
+bool CostModel::has(model::OpClass op, model::LinkClass link) const { return !lines_[index(op)][index(link)].empty(); }
 
 const model::LinearCostSpec& CostModel::nearest(model::OpClass op, model::LinkClass link, std::int64_t group) const {
   const std::vector<model::LinearCostSpec>& candidates = lines_[index(op)][index(link)];
   if (candidates.empty())
-    throw Error(ErrorKind::Input, fmt::format("profile '{}' has no {} line on link {}", profile_name_,
-                                              model::to_string(op), model::to_string(link)),
+    throw Error(ErrorKind::Input,
+                fmt::format("profile '{}' has no {} line on link {}", profile_name_, model::to_string(op),
+                            model::to_string(link)),
                 "costs");
   // Nearest measured group on a log scale; ties go to the smaller group.
   const model::LinearCostSpec* best = &candidates.front();

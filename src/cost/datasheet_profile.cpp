@@ -37,16 +37,16 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
   const model::GpuSpec& gpu = cluster.gpu;
   const double half_peak = gpu.peak_flops_per_s_bf16 > 0 ? gpu.peak_flops_per_s_bf16 : gpu.peak_flops_per_s_fp16;
   const double peak = a.dtype == ComputeDtype::Half ? half_peak : gpu.peak_flops_per_s_fp32;
-  if (peak <= 0) throw_input_error("gpu", fmt::format("cluster '{}' has no peak FLOP/s for the chosen dtype", cluster.name));
+  if (peak <= 0)
+    throw_input_error("gpu", fmt::format("cluster '{}' has no peak FLOP/s for the chosen dtype", cluster.name));
   const char* dtype = a.dtype == ComputeDtype::Half ? "half-precision tensor" : "fp32";
-  p.costs.push_back(line(model::OpClass::Gemm, model::LinkClass::Local, 1, a.compute_alpha_ms,
-                         kMsPerSecond / (peak * a.gemm_efficiency),
-                         fmt::format("{} {} peak {:.4g} TFLOP/s x efficiency {}", gpu.name, dtype, peak / 1e12,
-                                     a.gemm_efficiency)));
-  p.costs.push_back(line(model::OpClass::Attention, model::LinkClass::Local, 1, a.compute_alpha_ms,
-                         kMsPerSecond / (peak * a.attention_efficiency),
-                         fmt::format("{} {} peak {:.4g} TFLOP/s x efficiency {}", gpu.name, dtype, peak / 1e12,
-                                     a.attention_efficiency)));
+  p.costs.push_back(line(
+      model::OpClass::Gemm, model::LinkClass::Local, 1, a.compute_alpha_ms, kMsPerSecond / (peak * a.gemm_efficiency),
+      fmt::format("{} {} peak {:.4g} TFLOP/s x efficiency {}", gpu.name, dtype, peak / 1e12, a.gemm_efficiency)));
+  p.costs.push_back(line(
+      model::OpClass::Attention, model::LinkClass::Local, 1, a.compute_alpha_ms,
+      kMsPerSecond / (peak * a.attention_efficiency),
+      fmt::format("{} {} peak {:.4g} TFLOP/s x efficiency {}", gpu.name, dtype, peak / 1e12, a.attention_efficiency)));
   const model::OpClass collectives[] = {model::OpClass::A2A, model::OpClass::AllGather, model::OpClass::ReduceScatter,
                                         model::OpClass::AllReduce};
   // Bus bandwidth (nccl-tests' busbw) of each link class:
@@ -77,8 +77,8 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
     for (model::OpClass op : collectives)
       p.costs.push_back(line(op, model::LinkClass::Intra, g, a.intra_alpha_ms,
                              bus_factor(op, g) * kMsPerSecond / intra_bw, intra_src));
-    p.costs.push_back(line(model::OpClass::P2P, model::LinkClass::Intra, 2, a.intra_alpha_ms, kMsPerSecond / intra_bw,
-                           intra_src));
+    p.costs.push_back(
+        line(model::OpClass::P2P, model::LinkClass::Intra, 2, a.intra_alpha_ms, kMsPerSecond / intra_bw, intra_src));
   }
   if (cluster.num_nodes > 1) {
     const std::int64_t g = cluster.world_size();

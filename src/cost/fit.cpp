@@ -4,8 +4,8 @@
 #include <set>
 #include <tuple>
 
-#include <Eigen/Dense>
 #include <fmt/format.h>
+#include <Eigen/Dense>
 
 #include <moeplan/core/error.hpp>
 
@@ -96,7 +96,8 @@ ProfileFit fit_profile(const std::vector<model::TimingSample>& samples, const st
     LineFit fit = fit_line(groups[i]);
     const std::string what = fmt::format("{} {} group {}", model::to_string(op), model::to_string(link), group);
     if (fit.alpha_ms < 0) {
-      result.warnings.push_back(fmt::format("{}: fitted startup {:.4g} ms is negative; stored as 0", what, fit.alpha_ms));
+      result.warnings.push_back(
+          fmt::format("{}: fitted startup {:.4g} ms is negative; stored as 0", what, fit.alpha_ms));
       fit.alpha_ms = 0;
     }
     if (fit.r2 < kWarnR2) result.warnings.push_back(fmt::format("{}: r^2 = {:.4f} is below {}", what, fit.r2, kWarnR2));

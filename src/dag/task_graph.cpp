@@ -126,8 +126,10 @@ TaskGraph TaskGraphBuilder::build() && {
   for (TaskId t = 0; t < n; ++t) {
     const TaskGraph::Record& r = g.tasks_[t];
     if (!std::isfinite(r.duration_ms) || r.duration_ms < 0)
-      throw Error(ErrorKind::Input, fmt::format("task '{}' has duration {} ms; durations must be finite and >= 0",
-                                                g.name(t), r.duration_ms), "duration_ms");
+      throw Error(
+          ErrorKind::Input,
+          fmt::format("task '{}' has duration {} ms; durations must be finite and >= 0", g.name(t), r.duration_ms),
+          "duration_ms");
     if (r.resource_count == 0)
       throw Error(ErrorKind::Input, fmt::format("task '{}' runs on no resource", g.name(t)), "resources");
     for (ResourceId res : g.resources(t))
@@ -147,13 +149,15 @@ TaskGraph TaskGraphBuilder::build() && {
     if (before == after)
       throw Error(ErrorKind::Input, fmt::format("task '{}' depends on itself", g.name(before)), "dependencies");
   }
-  g.successors_ = CsrGraph(boost::edges_are_unsorted_multi_pass, edges_.begin(), edges_.end(), static_cast<std::uint32_t>(n));
+  g.successors_ =
+      CsrGraph(boost::edges_are_unsorted_multi_pass, edges_.begin(), edges_.end(), static_cast<std::uint32_t>(n));
   std::vector<std::pair<TaskId, TaskId>> reversed;
   reversed.reserve(edges_.size());
   for (const auto& [before, after] : edges_) reversed.emplace_back(after, before);
   edges_.clear();
   edges_.shrink_to_fit();
-  g.predecessors_ = CsrGraph(boost::edges_are_unsorted_multi_pass, reversed.begin(), reversed.end(), static_cast<std::uint32_t>(n));
+  g.predecessors_ =
+      CsrGraph(boost::edges_are_unsorted_multi_pass, reversed.begin(), reversed.end(), static_cast<std::uint32_t>(n));
   check_acyclic(g);
   g.tasks_.shrink_to_fit();
   g.text_.shrink_to_fit();
@@ -163,9 +167,12 @@ TaskGraph TaskGraphBuilder::build() && {
 const char* to_string(TaskKind kind) { return kind == TaskKind::Compute ? "compute" : "communication"; }
 const char* to_string(Phase phase) {
   switch (phase) {
-    case Phase::Forward: return "forward";
-    case Phase::Backward: return "backward";
-    default: return "none";
+    case Phase::Forward:
+      return "forward";
+    case Phase::Backward:
+      return "backward";
+    default:
+      return "none";
   }
 }
 

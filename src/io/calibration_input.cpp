@@ -39,7 +39,8 @@ std::vector<std::string> words(const std::string& line) {
   return out;
 }
 
-[[noreturn]] void fail(const std::string& file, int line, int column, const std::string& field, const std::string& reason) {
+[[noreturn]] void fail(const std::string& file, int line, int column, const std::string& field,
+                       const std::string& reason) {
   throw Error(ErrorKind::Input, reason, field, SourceLocation{file, line, column});
 }
 
@@ -56,12 +57,15 @@ bool is_compute(model::OpClass op) { return op == model::OpClass::Gemm || op == 
 
 std::optional<model::OpClass> op_from_name(const std::string& name) {
   // nccl-tests binaries: all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf, sendrecv_perf.
-  const std::pair<const char*, model::OpClass> table[] = {
-      {"all_reduce", model::OpClass::AllReduce},         {"allreduce", model::OpClass::AllReduce},
-      {"all_gather", model::OpClass::AllGather},         {"allgather", model::OpClass::AllGather},
-      {"reduce_scatter", model::OpClass::ReduceScatter}, {"reducescatter", model::OpClass::ReduceScatter},
-      {"alltoall", model::OpClass::A2A},                 {"all_to_all", model::OpClass::A2A},
-      {"sendrecv", model::OpClass::P2P}};
+  const std::pair<const char*, model::OpClass> table[] = {{"all_reduce", model::OpClass::AllReduce},
+                                                          {"allreduce", model::OpClass::AllReduce},
+                                                          {"all_gather", model::OpClass::AllGather},
+                                                          {"allgather", model::OpClass::AllGather},
+                                                          {"reduce_scatter", model::OpClass::ReduceScatter},
+                                                          {"reducescatter", model::OpClass::ReduceScatter},
+                                                          {"alltoall", model::OpClass::A2A},
+                                                          {"all_to_all", model::OpClass::A2A},
+                                                          {"sendrecv", model::OpClass::P2P}};
   for (const auto& [key, op] : table)
     if (name.find(key) != std::string::npos) return op;
   return std::nullopt;
@@ -156,15 +160,17 @@ std::vector<model::TimingSample> read_nccl_tests(const std::string& file, const 
       fail(file, at, 1, "", fmt::format("expected 12 or 13 columns in an nccl-tests row, got {}", w.size()));
     const std::size_t time_column = options.use_in_place ? w.size() - 4 : w.size() - 8;
     const double size = number(w[0], file, at, 1, "size");
-    const double time_us = number(w[time_column], file, at, 1, options.use_in_place ? "in-place time" : "out-of-place time");
+    const double time_us =
+        number(w[time_column], file, at, 1, options.use_in_place ? "in-place time" : "out-of-place time");
     if (size < 0 || time_us < 0) fail(file, at, 1, "size", "size and time must not be negative");
     rows.push_back({size, time_us, at});
   }
   if (!table_seen) fail(file, 1, 1, "", "not nccl-tests output: no 'out-of-place' table header");
   if (rows.empty()) fail(file, at, 1, "", "the nccl-tests table has no rows");
   if (!op)
-    fail(file, 1, 1, "op", "cannot tell the collective: name the file after the nccl-tests binary "
-                           "(all_reduce_perf ...) or pass --op");
+    fail(file, 1, 1, "op",
+         "cannot tell the collective: name the file after the nccl-tests binary "
+         "(all_reduce_perf ...) or pass --op");
   const std::int64_t group = options.group.value_or(ranks);
   if (group < 1) fail(file, 1, 1, "group", "no '#  Rank' lines to count the ranks; pass --group");
   const model::LinkClass link =
@@ -195,8 +201,7 @@ std::vector<model::TimingSample> read_calibration_file(const std::string& path, 
     break;
   }
   if (text.find("out-of-place") != std::string::npos) return read_nccl_tests(path, text, options);
-  throw Error(ErrorKind::Input,
-              fmt::format("neither a timing CSV (header '{}') nor nccl-tests output", kCsvHeader), "",
+  throw Error(ErrorKind::Input, fmt::format("neither a timing CSV (header '{}') nor nccl-tests output", kCsvHeader), "",
               SourceLocation{path, 1, 1});
 }
 

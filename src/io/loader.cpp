@@ -77,7 +77,7 @@ Spec convert_and_validate(const Message& message) {
 // referenced file for the "model", "cluster" and "profile" parts.
 struct ScenarioSources {
   LocationIndex scenario;
-  std::vector<std::pair<std::string, LocationIndex>> referenced;  // prefix -> file
+  std::vector<std::pair<std::string, LocationIndex>> referenced;   // prefix -> file
   std::vector<std::pair<std::string, SourceLocation>> overridden;  // set paths and where set
 
   Error locate(const Error& e) const {
@@ -100,8 +100,7 @@ struct ScenarioSources {
 // Replaces "<part>_ref" by the referenced file's message, checked on its own.
 template <typename Message>
 void resolve_reference(FileKind kind, const std::string& part, std::string ref,
-                       const std::function<void(const Message&)>& check, Message* target,
-                       ScenarioSources& sources) {
+                       const std::function<void(const Message&)>& check, Message* target, ScenarioSources& sources) {
   const std::string ref_field = part + "_ref";
   std::string path;
   try {
@@ -148,9 +147,8 @@ std::string resolve_path(FileKind kind, const std::string& name_or_path) {
   if (bare) {
     const fs::path bundled = fs::path(data_root()) / info(kind).folder / (name_or_path + ".textproto");
     if (fs::is_regular_file(bundled, ec)) return bundled.string();
-    throw Error(ErrorKind::Input,
-                fmt::format("no such file, and no bundled {} named '{}' in {}", info(kind).name, name_or_path,
-                            (fs::path(data_root()) / info(kind).folder).string()));
+    throw Error(ErrorKind::Input, fmt::format("no such file, and no bundled {} named '{}' in {}", info(kind).name,
+                                              name_or_path, (fs::path(data_root()) / info(kind).folder).string()));
   }
   throw Error(ErrorKind::Input, fmt::format("no such file: {}", name_or_path));
 }
@@ -197,8 +195,8 @@ model::ModelSpec load_model(const std::string& name_or_path) {
 model::ClusterSpec load_cluster(const std::string& name_or_path) {
   pb::Cluster message;
   LocationIndex index;
-  return load_checked<pb::Cluster, model::ClusterSpec>(resolve_path(FileKind::Cluster, name_or_path), message,
-                                                       index, convert_and_validate<model::ClusterSpec, pb::Cluster>);
+  return load_checked<pb::Cluster, model::ClusterSpec>(resolve_path(FileKind::Cluster, name_or_path), message, index,
+                                                       convert_and_validate<model::ClusterSpec, pb::Cluster>);
 }
 
 model::CostProfileSpec load_profile(const std::string& name_or_path) {
@@ -222,22 +220,22 @@ model::ScenarioSpec load_scenario(const std::string& name_or_path, const std::ve
   try {
     if (scenario.has_model_ref()) {
       const std::string ref = scenario.model_ref();  // read before mutable_model() clears the oneof
-      resolve_reference<pb::Model>(FileKind::Model, "model", ref,
-                                   [](const pb::Model& m) { convert_and_validate<model::ModelSpec>(m); },
-                                   scenario.mutable_model(), sources);
+      resolve_reference<pb::Model>(
+          FileKind::Model, "model", ref, [](const pb::Model& m) { convert_and_validate<model::ModelSpec>(m); },
+          scenario.mutable_model(), sources);
     }
     if (scenario.has_cluster_ref()) {
       const std::string ref = scenario.cluster_ref();  // read before mutable_cluster() clears the oneof
-      resolve_reference<pb::Cluster>(FileKind::Cluster, "cluster", ref,
-                                     [](const pb::Cluster& c) { convert_and_validate<model::ClusterSpec>(c); },
-                                     scenario.mutable_cluster(), sources);
+      resolve_reference<pb::Cluster>(
+          FileKind::Cluster, "cluster", ref, [](const pb::Cluster& c) { convert_and_validate<model::ClusterSpec>(c); },
+          scenario.mutable_cluster(), sources);
     }
     if (scenario.has_profile_ref()) {
       const std::string ref = scenario.profile_ref();  // read before mutable_profile() clears the oneof
       resolve_reference<pb::CostProfile>(
           FileKind::Profile, "profile", ref,
-          [](const pb::CostProfile& p) { convert_and_validate<model::CostProfileSpec>(p); },
-          scenario.mutable_profile(), sources);
+          [](const pb::CostProfile& p) { convert_and_validate<model::CostProfileSpec>(p); }, scenario.mutable_profile(),
+          sources);
     }
     for (int i = 0; i < scenario.set_size(); ++i) {
       const std::string at = fmt::format("set[{}]", i);
@@ -369,10 +367,18 @@ ValidatedFile validate_file(const std::string& name_or_path, const std::vector<O
   if (!overrides.empty() && result.kind != FileKind::Scenario)
     throw Error(ErrorKind::Input, "--set applies to scenarios only", "", SourceLocation{path, 0, 0});
   switch (result.kind) {
-    case FileKind::Model: result.model = load_model(path); break;
-    case FileKind::Cluster: load_cluster(path); break;
-    case FileKind::Profile: load_profile(path); break;
-    case FileKind::Scenario: result.scenario = load_scenario(path, overrides); break;
+    case FileKind::Model:
+      result.model = load_model(path);
+      break;
+    case FileKind::Cluster:
+      load_cluster(path);
+      break;
+    case FileKind::Profile:
+      load_profile(path);
+      break;
+    case FileKind::Scenario:
+      result.scenario = load_scenario(path, overrides);
+      break;
     case FileKind::Plan: {
       pb::Plan plan;
       parse_text_proto(path, read_text_file(path), plan);
@@ -386,9 +392,11 @@ ValidatedFile validate_file(const std::string& name_or_path, const std::vector<O
           load_scenario(point.scenario, point.overrides);
         } catch (const Error& e) {
           std::string where;
-          for (const auto& [column, value] : point.labels) where += fmt::format("{}{}={}", where.empty() ? "" : ", ", column, value);
-          throw Error(ErrorKind::Input, fmt::format("grid point ({}) of {}: {}", where, point.scenario, format_error(e)),
-                      "axes", file_only(path));
+          for (const auto& [column, value] : point.labels)
+            where += fmt::format("{}{}={}", where.empty() ? "" : ", ", column, value);
+          throw Error(ErrorKind::Input,
+                      fmt::format("grid point ({}) of {}: {}", where, point.scenario, format_error(e)), "axes",
+                      file_only(path));
         }
       }
       break;

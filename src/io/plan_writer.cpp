@@ -39,6 +39,17 @@ Json knobs_to_json(const model::PlanKnobs& k) {
   return j;
 }
 
+Json plan_to_json(const model::PlanSpec& plan) {
+  Json j = Json::object();
+  j.set("scenario", plan.scenario);
+  j.set("schedule", plan.schedule);
+  j.set("iteration_ms", plan.iteration_ms);
+  j.set("baseline_ms", plan.baseline_ms);
+  j.set("speedup", plan.speedup);
+  j.set("knobs", knobs_to_json(plan.knobs));
+  return j;
+}
+
 std::string plan_to_textproto(const model::PlanSpec& plan) {
   std::string body;
   google::protobuf::TextFormat::PrintToString(to_proto(plan, kVersion), &body);

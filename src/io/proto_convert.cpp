@@ -17,9 +17,12 @@ T required(bool has, T value, const char* field) {
 
 model::FfnType ffn_type(pb::ExpertType type, const char* field) {
   switch (type) {
-    case pb::GELU_FFN: return model::FfnType::GeluFfn;
-    case pb::SWIGLU: return model::FfnType::SwiGlu;
-    default: throw_input_error(field, "must be GELU_FFN or SWIGLU");
+    case pb::GELU_FFN:
+      return model::FfnType::GeluFfn;
+    case pb::SWIGLU:
+      return model::FfnType::SwiGlu;
+    default:
+      throw_input_error(field, "must be GELU_FFN or SWIGLU");
   }
 }
 
@@ -75,27 +78,50 @@ std::vector<bool> moe_layer_flags(const pb::Model& m, std::int64_t num_layers) {
   if (interval <= 0) throw_input_error("moe.moe_layer_interval", fmt::format("must be positive, got {}", interval));
   if (offset < 0 || offset >= interval)
     throw_input_error("moe.moe_layer_offset", fmt::format("must be in 0..{}, got {}", interval - 1, offset));
-  for (std::int64_t layer = offset; layer < num_layers; layer += interval) flags[static_cast<std::size_t>(layer)] = true;
+  for (std::int64_t layer = offset; layer < num_layers; layer += interval)
+    flags[static_cast<std::size_t>(layer)] = true;
   return flags;
 }
 
 model::LinearCostSpec to_spec(const pb::LinearCost& c) {
   model::LinearCostSpec s;
   switch (required(c.has_op(), c.op(), "op")) {
-    case pb::GEMM: s.op = model::OpClass::Gemm; break;
-    case pb::ATTENTION: s.op = model::OpClass::Attention; break;
-    case pb::A2A: s.op = model::OpClass::A2A; break;
-    case pb::ALLGATHER: s.op = model::OpClass::AllGather; break;
-    case pb::REDUCESCATTER: s.op = model::OpClass::ReduceScatter; break;
-    case pb::ALLREDUCE: s.op = model::OpClass::AllReduce; break;
-    case pb::P2P: s.op = model::OpClass::P2P; break;
-    default: throw_input_error("op", "required field is missing");
+    case pb::GEMM:
+      s.op = model::OpClass::Gemm;
+      break;
+    case pb::ATTENTION:
+      s.op = model::OpClass::Attention;
+      break;
+    case pb::A2A:
+      s.op = model::OpClass::A2A;
+      break;
+    case pb::ALLGATHER:
+      s.op = model::OpClass::AllGather;
+      break;
+    case pb::REDUCESCATTER:
+      s.op = model::OpClass::ReduceScatter;
+      break;
+    case pb::ALLREDUCE:
+      s.op = model::OpClass::AllReduce;
+      break;
+    case pb::P2P:
+      s.op = model::OpClass::P2P;
+      break;
+    default:
+      throw_input_error("op", "required field is missing");
   }
   switch (required(c.has_link(), c.link(), "link")) {
-    case pb::INTRA: s.link = model::LinkClass::Intra; break;
-    case pb::INTER: s.link = model::LinkClass::Inter; break;
-    case pb::LOCAL: s.link = model::LinkClass::Local; break;
-    default: throw_input_error("link", "required field is missing");
+    case pb::INTRA:
+      s.link = model::LinkClass::Intra;
+      break;
+    case pb::INTER:
+      s.link = model::LinkClass::Inter;
+      break;
+    case pb::LOCAL:
+      s.link = model::LinkClass::Local;
+      break;
+    default:
+      throw_input_error("link", "required field is missing");
   }
   s.group = c.has_group() ? c.group() : 1;
   s.alpha_ms = required(c.has_alpha_ms(), c.alpha_ms(), "alpha_ms");
@@ -103,10 +129,17 @@ model::LinearCostSpec to_spec(const pb::LinearCost& c) {
   s.r2 = c.has_r2() ? c.r2() : 1.0;
   s.points = c.points();
   switch (c.provenance()) {
-    case pb::PAPER: s.provenance = model::Provenance::Paper; break;
-    case pb::DATASHEET: s.provenance = model::Provenance::Datasheet; break;
-    case pb::MEASURED: s.provenance = model::Provenance::Measured; break;
-    default: throw_input_error("provenance", "required field is missing (MEASURED, PAPER or DATASHEET)");
+    case pb::PAPER:
+      s.provenance = model::Provenance::Paper;
+      break;
+    case pb::DATASHEET:
+      s.provenance = model::Provenance::Datasheet;
+      break;
+    case pb::MEASURED:
+      s.provenance = model::Provenance::Measured;
+      break;
+    default:
+      throw_input_error("provenance", "required field is missing (MEASURED, PAPER or DATASHEET)");
   }
   s.source = c.source();
   return s;
@@ -125,8 +158,8 @@ model::ModelSpec to_spec(const pb::Model& m) {
     s.head_dim = m.head_dim();
   } else {
     if (s.num_heads > 0 && s.d_model % s.num_heads != 0)
-      throw_input_error("head_dim", fmt::format("not given and d_model {} is not divisible by num_heads {}",
-                                                s.d_model, s.num_heads));
+      throw_input_error(
+          "head_dim", fmt::format("not given and d_model {} is not divisible by num_heads {}", s.d_model, s.num_heads));
     s.head_dim = s.num_heads > 0 ? s.d_model / s.num_heads : 0;
   }
   s.vocab_size = required(m.has_vocab_size(), m.vocab_size(), "vocab_size");
@@ -153,7 +186,8 @@ model::ModelSpec to_spec(const pb::Model& m) {
     if (moe.has_expert_ffn_hidden_scale()) {
       const double hidden = moe.expert_ffn_hidden_scale() * static_cast<double>(m.d_model());
       if (!(hidden >= 1) || hidden != std::floor(hidden))
-        throw_input_error("expert_ffn_hidden_scale", fmt::format("scale x d_model = {} is not a whole number >= 1", hidden));
+        throw_input_error("expert_ffn_hidden_scale",
+                          fmt::format("scale x d_model = {} is not a whole number >= 1", hidden));
       e.expert_ffn_hidden = static_cast<std::int64_t>(hidden);
     } else {
       e.expert_ffn_hidden = required(moe.has_expert_ffn_hidden(), moe.expert_ffn_hidden(), "expert_ffn_hidden");

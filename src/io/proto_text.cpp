@@ -42,8 +42,10 @@ namespace {
 std::string printable(const std::string& text) {
   std::string out;
   for (unsigned char c : text) {
-    if (c >= 0x20 && c < 0x7f) out += static_cast<char>(c);
-    else out += fmt::format("\\x{:02x}", c);
+    if (c >= 0x20 && c < 0x7f)
+      out += static_cast<char>(c);
+    else
+      out += fmt::format("\\x{:02x}", c);
     if (out.size() > 160) return out + "...";
   }
   return out;
@@ -66,8 +68,8 @@ class FirstErrorCollector : public pb::io::ErrorCollector {
   std::string message_;
 };
 
-void index_message(const pb::Message& message, const pb::TextFormat::ParseInfoTree* tree,
-                   const std::string& prefix, LocationIndex& index) {
+void index_message(const pb::Message& message, const pb::TextFormat::ParseInfoTree* tree, const std::string& prefix,
+                   LocationIndex& index) {
   if (tree == nullptr) return;
   const pb::Reflection* reflection = message.GetReflection();
   std::vector<const pb::FieldDescriptor*> fields;
@@ -107,7 +109,9 @@ LocationIndex parse_text_proto(const std::string& file, const std::string& text,
       const std::size_t start = at + marker.size();
       const std::size_t end = errors.message_.find('"', start);
       const std::string name = end == std::string::npos ? "" : errors.message_.substr(start, end - start);
-      const bool named = field == name || (field.size() > name.size() && field.compare(field.size() - name.size() - 1, std::string::npos, "." + name) == 0);
+      const bool named =
+          field == name || (field.size() > name.size() &&
+                            field.compare(field.size() - name.size() - 1, std::string::npos, "." + name) == 0);
       if (!name.empty() && !named) field += (field.empty() ? "" : ".") + name;
     }
     if (field.empty()) field = message.GetDescriptor()->name();
@@ -121,8 +125,8 @@ LocationIndex parse_text_proto(const std::string& file, const std::string& text,
 
 std::string enclosing_field_path(const std::string& text, int line, int column) {
   std::vector<std::string> stack;
-  std::string current;   // field whose value is being written
-  std::string pending;   // last identifier, a field name if ':' '{' '<' follows
+  std::string current;  // field whose value is being written
+  std::string pending;  // last identifier, a field name if ':' '{' '<' follows
   int at_line = 0;
   int at_column = 0;
   std::size_t i = 0;

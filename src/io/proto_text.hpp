@@ -33,8 +33,7 @@ std::string read_text_file(const std::string& path);
 
 /// Parses text into message; a syntax, type or unknown-field error throws an
 /// input Error located in file and naming the enclosing field.
-LocationIndex parse_text_proto(const std::string& file, const std::string& text,
-                               google::protobuf::Message& message);
+LocationIndex parse_text_proto(const std::string& file, const std::string& text, google::protobuf::Message& message);
 
 /// The dotted path of the field being written at (line, column), both 0-based,
 /// found by tracking braces; "" at top level. Used for syntax errors, where the

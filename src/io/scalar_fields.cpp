@@ -61,26 +61,34 @@ void set_scalar_field(gpb::Message& root, const std::string& path, const std::st
     }
     if (!last) throw_input_error(path, fmt::format("'{}' is a scalar and has no fields", parts[i]));
     switch (field->cpp_type()) {
-      case gpb::FieldDescriptor::CPPTYPE_INT64: reflection->SetInt64(message, field, parse_int(path, value)); break;
+      case gpb::FieldDescriptor::CPPTYPE_INT64:
+        reflection->SetInt64(message, field, parse_int(path, value));
+        break;
       case gpb::FieldDescriptor::CPPTYPE_INT32: {
         const std::int64_t v = parse_int(path, value);
         if (v < INT32_MIN || v > INT32_MAX) throw_input_error(path, "out of range");
         reflection->SetInt32(message, field, static_cast<std::int32_t>(v));
         break;
       }
-      case gpb::FieldDescriptor::CPPTYPE_DOUBLE: reflection->SetDouble(message, field, parse_double(path, value)); break;
+      case gpb::FieldDescriptor::CPPTYPE_DOUBLE:
+        reflection->SetDouble(message, field, parse_double(path, value));
+        break;
       case gpb::FieldDescriptor::CPPTYPE_BOOL:
-        if (value != "true" && value != "false") throw_input_error(path, fmt::format("expected true or false, got '{}'", value));
+        if (value != "true" && value != "false")
+          throw_input_error(path, fmt::format("expected true or false, got '{}'", value));
         reflection->SetBool(message, field, value == "true");
         break;
-      case gpb::FieldDescriptor::CPPTYPE_STRING: reflection->SetString(message, field, value); break;
+      case gpb::FieldDescriptor::CPPTYPE_STRING:
+        reflection->SetString(message, field, value);
+        break;
       case gpb::FieldDescriptor::CPPTYPE_ENUM: {
         const gpb::EnumValueDescriptor* e = field->enum_type()->FindValueByName(value);
         if (e == nullptr) throw_input_error(path, fmt::format("unknown value '{}'", value));
         reflection->SetEnum(message, field, e);
         break;
       }
-      default: throw_input_error(path, "unsupported field type");
+      default:
+        throw_input_error(path, "unsupported field type");
     }
   }
 }

@@ -67,11 +67,21 @@ std::string xml_escape(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // Control characters are not allowed in XML 1.0 text.
         if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') out += c;
@@ -105,8 +115,8 @@ std::string SvgGanttWriter::write(const dag::TaskGraph& g, const sim::Timeline& 
     const double y = kTop + static_cast<double>(i) * kLaneHeight;
     out += fmt::format("<text x=\"4\" y=\"{:.2f}\">{}</text>\n", y + 15,
                        xml_escape(fmt::format("rank {} {}", r.rank, r.name)));
-    out += fmt::format("<rect x=\"{}\" y=\"{:.2f}\" width=\"{}\" height=\"{}\" fill=\"#eeeeee\"/>\n", kLabelWidth, y + 2,
-                       kPlotWidth, kLaneHeight - 4);
+    out += fmt::format("<rect x=\"{}\" y=\"{:.2f}\" width=\"{}\" height=\"{}\" fill=\"#eeeeee\"/>\n", kLabelWidth,
+                       y + 2, kPlotWidth, kLaneHeight - 4);
   }
   for (dag::TaskId t = 0; t < g.size(); ++t) {
     const double x = kLabelWidth + tl.start_ms[t] * scale;

@@ -35,8 +35,7 @@ const char* name_of(const std::array<std::pair<Enum, const char*>, N>& table, En
 }
 
 template <typename Enum, std::size_t N>
-std::optional<Enum> parse_name(const std::array<std::pair<Enum, const char*>, N>& table,
-                               const std::string& text) {
+std::optional<Enum> parse_name(const std::array<std::pair<Enum, const char*>, N>& table, const std::string& text) {
   for (const auto& [e, name] : table)
     if (text == name) return e;
   return std::nullopt;
@@ -47,15 +46,16 @@ const char* to_string(OpClass op) { return name_of(kOpNames, op); }
 const char* to_string(LinkClass link) { return name_of(kLinkNames, link); }
 const char* to_string(Provenance provenance) {
   switch (provenance) {
-    case Provenance::Measured: return "measured";
-    case Provenance::Paper: return "paper";
-    case Provenance::Datasheet: return "datasheet";
+    case Provenance::Measured:
+      return "measured";
+    case Provenance::Paper:
+      return "paper";
+    case Provenance::Datasheet:
+      return "datasheet";
   }
   return "?";
 }
 std::optional<OpClass> op_class_from_string(const std::string& text) { return parse_name(kOpNames, text); }
-std::optional<LinkClass> link_class_from_string(const std::string& text) {
-  return parse_name(kLinkNames, text);
-}
+std::optional<LinkClass> link_class_from_string(const std::string& text) { return parse_name(kLinkNames, text); }
 
 }  // namespace moeplan::model

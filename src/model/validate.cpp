@@ -28,8 +28,8 @@ void require_positive(double value, const std::string& field) {
 
 // Schedule names of CLI.md; the schedule builders own their meaning.
 constexpr std::array<std::string_view, 12> kScheduleNames{
-    "none", "tutel", "aaam", "1a1m", "1a1m-uniform", "tutel-improved",
-    "pipemoe-lina", "fsmoe-no-iio", "fsmoe", "flowmoe-at", "flowmoe-ar", "flowmoe"};
+    "none",         "tutel",        "aaam",  "1a1m",       "1a1m-uniform", "tutel-improved",
+    "pipemoe-lina", "fsmoe-no-iio", "fsmoe", "flowmoe-at", "flowmoe-ar",   "flowmoe"};
 
 }  // namespace
 
@@ -65,8 +65,7 @@ void validate(const ClusterSpec& c) {
   require_positive(c.num_nodes, "num_nodes");
   require_positive(c.gpus_per_node, "gpus_per_node");
   require(!c.gpu.name.empty(), "gpu.name", "required field is missing");
-  require(c.gpu.peak_flops_per_s_fp32 >= 0 && c.gpu.peak_flops_per_s_fp16 >= 0 &&
-              c.gpu.peak_flops_per_s_bf16 >= 0,
+  require(c.gpu.peak_flops_per_s_fp32 >= 0 && c.gpu.peak_flops_per_s_fp16 >= 0 && c.gpu.peak_flops_per_s_bf16 >= 0,
           "gpu", "peak FLOP/s must not be negative");
   require(c.gpu.peak_flops_per_s_fp16 > 0 || c.gpu.peak_flops_per_s_bf16 > 0, "gpu.peak_tflops_fp16",
           "a half-precision peak (fp16 or bf16) is required");
@@ -80,8 +79,8 @@ void validate(const ClusterSpec& c) {
 void validate(const CostProfileSpec& p) {
   require(!p.name.empty(), "name", "required field is missing");
   require(!p.cluster.empty(), "cluster", "required field is missing");
-  require(std::isfinite(p.overlap_compute_slowdown) && p.overlap_compute_slowdown >= 1.0,
-          "overlap_compute_slowdown", "must be at least 1.0");
+  require(std::isfinite(p.overlap_compute_slowdown) && p.overlap_compute_slowdown >= 1.0, "overlap_compute_slowdown",
+          "must be at least 1.0");
   std::set<std::tuple<OpClass, LinkClass, std::int64_t>> seen;
   for (std::size_t i = 0; i < p.costs.size(); ++i) {
     const LinearCostSpec& c = p.costs[i];
@@ -106,15 +105,21 @@ void validate(const ScenarioSpec& s) {
   const ParallelSpec& p = s.parallel;
   const ModelSpec& m = s.model;
   const std::int64_t world = s.cluster.world_size();
-  for (auto [value, field] : {std::pair{p.tp, "tp"}, {p.cp, "cp"}, {p.dp, "dp"}, {p.pp, "pp"},
-                               {p.ep, "ep"}, {p.etp, "etp"}, {p.edp, "edp"}, {p.vpp, "vpp"}})
+  for (auto [value, field] : {std::pair{p.tp, "tp"},
+                              {p.cp, "cp"},
+                              {p.dp, "dp"},
+                              {p.pp, "pp"},
+                              {p.ep, "ep"},
+                              {p.etp, "etp"},
+                              {p.edp, "edp"},
+                              {p.vpp, "vpp"}})
     require_positive(value, std::string("parallelism.") + field);
   require(p.tp * p.cp * p.dp * p.pp == world, "parallelism",
-          fmt::format("tp*cp*dp*pp = {}*{}*{}*{} = {} but the cluster has {} GPUs", p.tp, p.cp, p.dp,
-                      p.pp, p.tp * p.cp * p.dp * p.pp, world));
+          fmt::format("tp*cp*dp*pp = {}*{}*{}*{} = {} but the cluster has {} GPUs", p.tp, p.cp, p.dp, p.pp,
+                      p.tp * p.cp * p.dp * p.pp, world));
   require(p.etp * p.ep * p.edp * p.pp == world, "parallelism",
-          fmt::format("etp*ep*edp*pp = {}*{}*{}*{} = {} but the cluster has {} GPUs", p.etp, p.ep, p.edp,
-                      p.pp, p.etp * p.ep * p.edp * p.pp, world));
+          fmt::format("etp*ep*edp*pp = {}*{}*{}*{} = {} but the cluster has {} GPUs", p.etp, p.ep, p.edp, p.pp,
+                      p.etp * p.ep * p.edp * p.pp, world));
   require(m.num_heads % p.tp == 0, "parallelism.tp",
           fmt::format("num_heads {} is not divisible by tp {}", m.num_heads, p.tp));
   require(m.num_kv_heads % p.tp == 0 || p.tp % m.num_kv_heads == 0, "parallelism.tp",
@@ -131,16 +136,14 @@ void validate(const ScenarioSpec& s) {
   // Megatron splits a sequence into 2*cp chunks for load-balanced causal CP.
   const std::int64_t seq_split = (p.cp > 1 ? 2 * p.cp : 1) * (p.sequence_parallel ? p.tp : 1);
   require(w.seq_len % seq_split == 0, "workload.seq_len",
-          fmt::format("seq_len {} is not divisible by {} (context and sequence parallel split)", w.seq_len,
-                      seq_split));
+          fmt::format("seq_len {} is not divisible by {} (context and sequence parallel split)", w.seq_len, seq_split));
   require(w.global_batch_size % (w.micro_batch_size * p.dp) == 0, "workload.global_batch_size",
           fmt::format("global_batch_size {} is not divisible by micro_batch_size*dp = {}", w.global_batch_size,
                       w.micro_batch_size * p.dp));
   require(s.schedule.family == "foldmoe" || s.schedule.family == "fsmoe" || s.schedule.family == "flowmoe" ||
               s.schedule.family == "folding",
           "schedule.family", fmt::format("unknown family '{}' (foldmoe, fsmoe, flowmoe, folding)", s.schedule.family));
-  require(is_known_schedule(s.schedule.name), "schedule.name",
-          fmt::format("unknown schedule '{}'", s.schedule.name));
+  require(is_known_schedule(s.schedule.name), "schedule.name", fmt::format("unknown schedule '{}'", s.schedule.name));
   for (auto [value, field] : {std::pair{s.schedule.degree, "degree"},
                               {s.schedule.degree_forward, "degree_forward"},
                               {s.schedule.degree_backward, "degree_backward"},

@@ -97,7 +97,8 @@ RankGroups masked_orthogonal_groups(std::int64_t world, const std::vector<std::i
 }
 
 Mapping make_mapping(const MappingRequest& q) {
-  for (auto [value, name] : {std::pair{q.world, "world"}, {q.tp, "tp"}, {q.cp, "cp"}, {q.pp, "pp"}, {q.ep, "ep"}, {q.vpp, "vpp"}})
+  for (auto [value, name] :
+       {std::pair{q.world, "world"}, {q.tp, "tp"}, {q.cp, "cp"}, {q.pp, "pp"}, {q.ep, "ep"}, {q.vpp, "vpp"}})
     if (value < 1) bad(name, fmt::format("must be positive, got {}", value));
   Mapping m;
   m.etp = q.etp.value_or(q.tp);

@@ -33,7 +33,8 @@ FlowMoePlan plan_flowmoe(const model::ScenarioSpec& s, const cost::CostModel& co
     bool first = true;
     const bool chunked = name == "flowmoe" || name == "flowmoe-ar";
     const std::vector<std::int64_t> degrees = name == "none" ? std::vector<std::int64_t>{1} : flowmoe_degrees();
-    const std::vector<std::int64_t> fixed_r = s.schedule.degree ? std::vector<std::int64_t>{*s.schedule.degree} : degrees;
+    const std::vector<std::int64_t> fixed_r =
+        s.schedule.degree ? std::vector<std::int64_t>{*s.schedule.degree} : degrees;
     for (std::int64_t r : name == "none" ? degrees : fixed_r) {
       TunerResult tuning;
       std::int64_t chunk = hi;

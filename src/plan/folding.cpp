@@ -39,14 +39,16 @@ double comm(const cost::CostModel& costs, OpClass op, const Group& g, double byt
 
 double params_per_gpu(const model::ModelSpec& m, const FoldingConfig& c) {
   const double layers_per_stage = as_double(m.num_layers) / as_double(c.pp);
-  const double attention = as_double(model::attention_params_per_layer(m) + 2 * model::norm_params(m)) / as_double(c.tp);
+  const double attention =
+      as_double(model::attention_params_per_layer(m) + 2 * model::norm_params(m)) / as_double(c.tp);
   const double router = as_double(m.d_model * m.moe.num_experts);
-  const double expert = as_double(model::ffn_params(m.d_model, m.moe.expert_ffn_hidden, m.moe.expert_type, m.linear_bias));
+  const double expert =
+      as_double(model::ffn_params(m.d_model, m.moe.expert_ffn_hidden, m.moe.expert_type, m.linear_bias));
   const double experts_here = as_double(m.moe.num_experts) / as_double(c.ep) * expert / as_double(c.etp);
-  const double shared = as_double(m.moe.num_shared_experts) *
-                        as_double(model::ffn_params(m.d_model, m.moe.shared_expert_ffn_hidden, m.moe.expert_type,
-                                                    m.linear_bias)) /
-                        as_double(c.tp);
+  const double shared =
+      as_double(m.moe.num_shared_experts) *
+      as_double(model::ffn_params(m.d_model, m.moe.shared_expert_ffn_hidden, m.moe.expert_type, m.linear_bias)) /
+      as_double(c.tp);
   // The first and last stage also hold the (untied) embedding and LM head.
   const double embedding = as_double(m.vocab_size * m.d_model) / as_double(c.tp);
   return layers_per_stage * (attention + router + experts_here + shared) + embedding;
@@ -59,18 +61,20 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   out.config = in;
   FoldingConfig& c = out.config;
   const std::int64_t world = s.cluster.world_size();
-  const parallel::Mapping map = parallel::make_mapping(
-      {world, c.tp, c.cp, c.pp, c.ep, c.etp, c.vpp, s.parallel.order, m.moe.num_experts});
+  const parallel::Mapping map =
+      parallel::make_mapping({world, c.tp, c.cp, c.pp, c.ep, c.etp, c.vpp, s.parallel.order, m.moe.num_experts});
   c.dp = map.dp;
   c.edp = map.edp;
   const std::int64_t gpn = s.cluster.gpus_per_node;
   if (m.num_layers % (c.pp * c.vpp) != 0) throw_input_error("parallelism.pp", "layers do not split over pp x vpp");
-  if (m.num_heads % c.tp != 0 || m.num_kv_heads % c.tp != 0) throw_input_error("parallelism.tp", "heads do not split over tp");
+  if (m.num_heads % c.tp != 0 || m.num_kv_heads % c.tp != 0)
+    throw_input_error("parallelism.tp", "heads do not split over tp");
   if (s.workload.seq_len % (2 * c.cp * c.tp) != 0) throw_input_error("workload.seq_len", "sequence does not split");
   if (s.workload.global_batch_size % (c.micro_batch * c.dp) != 0)
     throw_input_error("workload.global_batch_size", "batch does not split into micro-batches over dp");
   const std::int64_t micro_batches = s.workload.global_batch_size / (c.micro_batch * c.dp);
-  if (c.vpp > 1 && micro_batches % c.pp != 0) throw_input_error("parallelism.vpp", "micro-batches not a multiple of pp");
+  if (c.vpp > 1 && micro_batches % c.pp != 0)
+    throw_input_error("parallelism.vpp", "micro-batches not a multiple of pp");
 
   const Group tp_g = group_of(map.attention.at("tp"), gpn), cp_g = group_of(map.attention.at("cp"), gpn),
               dp_g = group_of(map.attention.at("dp"), gpn), ep_g = group_of(map.expert.at("ep"), gpn),
@@ -92,16 +96,18 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   const cost::MoeLayerSizes moe = cost::moe_layer_sizes(m, ps, w);
   // Attention: projections (2 x 2 d (h + g) k FLOPs per token) and the causal core, split over tp and cp.
   const double tokens_local = mbs * seq / as_double(c.cp);
-  const double proj_flops = 2.0 * tokens_local *
-                            as_double(model::attention_params_per_layer(m)) / as_double(c.tp);
+  const double proj_flops = 2.0 * tokens_local * as_double(model::attention_params_per_layer(m)) / as_double(c.tp);
   const double core_flops = mbs * 2.0 * seq * seq * as_double(m.num_heads * m.head_dim) /
                             (as_double(c.tp) * as_double(c.cp));  // QK^T and AV, causal half of 4 s^2 h k
-  const double att_fwd = costs.compute(OpClass::Gemm, proj_flops).value + costs.compute(OpClass::Attention, core_flops).value;
+  const double att_fwd =
+      costs.compute(OpClass::Gemm, proj_flops).value + costs.compute(OpClass::Attention, core_flops).value;
   const double act_bytes = tokens_local * d * b;  // one layer's activation on a tp group
-  const double tp_fwd = comm(costs, OpClass::AllGather, tp_g, act_bytes) + comm(costs, OpClass::ReduceScatter, tp_g, act_bytes);
+  const double tp_fwd =
+      comm(costs, OpClass::AllGather, tp_g, act_bytes) + comm(costs, OpClass::ReduceScatter, tp_g, act_bytes);
   // CP: cp - 1 ring steps of this rank's K and V block, overlapped with attention compute.
   const double kv_bytes = 2.0 * tokens_local * as_double(m.num_kv_heads * m.head_dim) / as_double(c.tp) * b;
-  const double cp_fwd = c.cp > 1 ? as_double(c.cp - 1) * costs.communication(OpClass::P2P, cp_g.link, 2, kv_bytes).value : 0.0;
+  const double cp_fwd =
+      c.cp > 1 ? as_double(c.cp - 1) * costs.communication(OpClass::P2P, cp_g.link, 2, kv_bytes).value : 0.0;
   const double cp_exposed = std::max(0.0, cp_fwd - costs.compute(OpClass::Attention, core_flops).value);
   const double gemms = m.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3;
   const double router = costs.compute(OpClass::Gemm, moe.gating_forward_flops).value;
@@ -126,11 +132,11 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   // parameters over DP (dense) and EDP (experts), after the pipeline drains.
   const double layers_per_stage = as_double(m.num_layers) / as_double(c.pp);
   const double dense_params = layers_per_stage * (as_double(model::attention_params_per_layer(m)) / as_double(c.tp) +
-                                                   as_double(m.d_model * m.moe.num_experts));
-  const double expert_params = layers_per_stage * as_double(m.moe.num_experts) / as_double(c.ep) *
-                               as_double(model::ffn_params(m.d_model, m.moe.expert_ffn_hidden, m.moe.expert_type,
-                                                           m.linear_bias)) /
-                               as_double(c.etp);
+                                                  as_double(m.d_model * m.moe.num_experts));
+  const double expert_params =
+      layers_per_stage * as_double(m.moe.num_experts) / as_double(c.ep) *
+      as_double(model::ffn_params(m.d_model, m.moe.expert_ffn_hidden, m.moe.expert_type, m.linear_bias)) /
+      as_double(c.etp);
   const double dp_ms = comm(costs, OpClass::ReduceScatter, dp_g, dense_params * 4) +
                        comm(costs, OpClass::AllGather, dp_g, dense_params * b) +
                        comm(costs, OpClass::ReduceScatter, edp_g, expert_params * 4) +
@@ -149,7 +155,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   const double tokens = as_double(s.workload.global_batch_size) * seq;
   const double model_flops = 3.0 * tokens * model::forward_flops_per_token(m, s.workload.seq_len);
   const double peak = s.cluster.gpu.peak_flops_per_s_bf16 > 0 ? s.cluster.gpu.peak_flops_per_s_bf16
-                                                                : s.cluster.gpu.peak_flops_per_s_fp16;
+                                                              : s.cluster.gpu.peak_flops_per_s_fp16;
   out.mfu = model_flops / (out.iteration_ms / 1e3 * as_double(world) * peak);
   // Memory: bf16 weights (2 B) and fp32 gradients (4 B) per parameter held; fp32
   // master weights and Adam moments (12 B) sharded over dp (dense) / edp (experts).
@@ -222,8 +228,9 @@ std::vector<FoldingResult> search_mappings(const model::ScenarioSpec& s, const c
   std::stable_sort(out.begin(), out.end(), [](const FoldingResult& a, const FoldingResult& b) {
     if (a.fits != b.fits) return a.fits;
     if (a.iteration_ms != b.iteration_ms) return a.iteration_ms < b.iteration_ms;
-    return std::tie(a.config.tp, a.config.cp, a.config.pp, a.config.ep, a.config.etp, a.config.vpp, a.config.micro_batch) <
-           std::tie(b.config.tp, b.config.cp, b.config.pp, b.config.ep, b.config.etp, b.config.vpp, b.config.micro_batch);
+    return std::tie(a.config.tp, a.config.cp, a.config.pp, a.config.ep, a.config.etp, a.config.vpp,
+                    a.config.micro_batch) < std::tie(b.config.tp, b.config.cp, b.config.pp, b.config.ep, b.config.etp,
+                                                     b.config.vpp, b.config.micro_batch);
   });
   return out;
 }

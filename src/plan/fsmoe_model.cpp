@@ -38,8 +38,12 @@ double q7(const MoeLayerModel& m, double r) {
 }
 
 // A condition and its negation as constraints g(r) >= 0.
-Constraint holds(double (*q)(const MoeLayerModel&, double)) { return [q](const MoeLayerModel& m, double r) { return q(m, r); }; }
-Constraint fails(double (*q)(const MoeLayerModel&, double)) { return [q](const MoeLayerModel& m, double r) { return -q(m, r); }; }
+Constraint holds(double (*q)(const MoeLayerModel&, double)) {
+  return [q](const MoeLayerModel& m, double r) { return q(m, r); };
+}
+Constraint fails(double (*q)(const MoeLayerModel&, double)) {
+  return [q](const MoeLayerModel& m, double r) { return -q(m, r); };
+}
 
 // The disjuncts of each case (section 4.2).
 std::vector<std::vector<Constraint>> disjuncts(FsCase c) {
@@ -49,9 +53,12 @@ std::vector<std::vector<Constraint>> disjuncts(FsCase c) {
               {holds(q1), holds(q2), holds(q5)},
               {fails(q1), fails(q3), holds(q6)},
               {fails(q1), holds(q3), holds(q7)}};
-    case FsCase::Case2: return {{holds(q1), holds(q2), fails(q5)}, {fails(q1), holds(q3), fails(q7)}};
-    case FsCase::Case3: return {{holds(q1), fails(q2), fails(q4)}};
-    case FsCase::Case4: return {{fails(q1), fails(q3), fails(q6)}};
+    case FsCase::Case2:
+      return {{holds(q1), holds(q2), fails(q5)}, {fails(q1), holds(q3), fails(q7)}};
+    case FsCase::Case3:
+      return {{holds(q1), fails(q2), fails(q4)}};
+    case FsCase::Case4:
+      return {{fails(q1), fails(q3), fails(q6)}};
   }
   return {};
 }
@@ -131,10 +138,14 @@ FsCase case_at(const MoeLayerModel& m, double r) {
 
 double case_time_ms(const MoeLayerModel& m, FsCase c, double r) {
   switch (c) {
-    case FsCase::Case1: return 2 * r * ta2a(m, r) + m.t_gar_ms;
-    case FsCase::Case2: return 2 * ta2a(m, r) + tag(m, r) + trs(m, r) + r * texp(m, r);
-    case FsCase::Case3: return 2 * r * ta2a(m, r) + tag(m, r) + trs(m, r);
-    case FsCase::Case4: return 2 * ta2a(m, r) + r * tag(m, r) + r * trs(m, r);
+    case FsCase::Case1:
+      return 2 * r * ta2a(m, r) + m.t_gar_ms;
+    case FsCase::Case2:
+      return 2 * ta2a(m, r) + tag(m, r) + trs(m, r) + r * texp(m, r);
+    case FsCase::Case3:
+      return 2 * r * ta2a(m, r) + tag(m, r) + trs(m, r);
+    case FsCase::Case4:
+      return 2 * ta2a(m, r) + r * tag(m, r) + r * trs(m, r);
   }
   return 0;
 }
@@ -145,10 +156,14 @@ double overlappable_ms(const MoeLayerModel& model, double r) {
   MoeLayerModel m = model;
   m.t_gar_ms = 0;
   switch (case_at(m, r)) {
-    case FsCase::Case2: return r * texp(m, r) + tag(m, r) + trs(m, r) - 2 * (r - 1) * ta2a(m, r);
-    case FsCase::Case3: return tag(m, r) + trs(m, r);
-    case FsCase::Case4: return r * tag(m, r) + r * trs(m, r) - 2 * (r - 1) * ta2a(m, r);
-    case FsCase::Case1: return 0;
+    case FsCase::Case2:
+      return r * texp(m, r) + tag(m, r) + trs(m, r) - 2 * (r - 1) * ta2a(m, r);
+    case FsCase::Case3:
+      return tag(m, r) + trs(m, r);
+    case FsCase::Case4:
+      return r * tag(m, r) + r * trs(m, r) - 2 * (r - 1) * ta2a(m, r);
+    case FsCase::Case1:
+      return 0;
   }
   return 0;
 }
@@ -177,7 +192,8 @@ DegreeChoice find_optimal_degree(const MoeLayerModel& m, const std::vector<std::
         const std::optional<double> r_star = slsqp(m, c, conjunction, r0, r_max);
         if (!r_star) continue;
         // The allowed integers on either side of the continuous optimum.
-        const auto above = std::lower_bound(allowed.begin(), allowed.end(), static_cast<std::int64_t>(std::ceil(*r_star - 1e-9)));
+        const auto above =
+            std::lower_bound(allowed.begin(), allowed.end(), static_cast<std::int64_t>(std::ceil(*r_star - 1e-9)));
         std::vector<std::int64_t> neighbours;
         if (above != allowed.end()) neighbours.push_back(*above);
         if (above != allowed.begin()) neighbours.push_back(*(above - 1));
@@ -213,17 +229,21 @@ PhaseDegrees choose_degrees(const MoeLayerModel& forward, const MoeLayerModel& b
   auto at_one = [](const MoeLayerModel& m) { return DegreeChoice{1, moe_time_ms(m, 1.0), case_at(m, 1.0)}; };
   PhaseDegrees out;
   out.forward = forward.a2a.chunk_ms(1.0) < rules.forward_a2a_threshold_ms ? at_one(forward)
-                                                                          : find_optimal_degree(forward, powers);
+                                                                           : find_optimal_degree(forward, powers);
   out.backward = out.forward.r == 1 ? at_one(backward) : find_optimal_degree(backward, powers);
   return out;
 }
 
 const char* to_string(FsCase c) {
   switch (c) {
-    case FsCase::Case1: return "Case1";
-    case FsCase::Case2: return "Case2";
-    case FsCase::Case3: return "Case3";
-    case FsCase::Case4: return "Case4";
+    case FsCase::Case1:
+      return "Case1";
+    case FsCase::Case2:
+      return "Case2";
+    case FsCase::Case3:
+      return "Case3";
+    case FsCase::Case4:
+      return "Case4";
   }
   return "?";
 }

@@ -15,8 +15,8 @@ double as_double(std::int64_t v) { return static_cast<double>(v); }
 AlphaBeta line(const cost::CostModel& costs, model::OpClass op, model::LinkClass link, std::int64_t group, double n) {
   if (n <= 0) return {0, 0, 0};
   if (cost::is_communication(op) && group <= 1) return {0, 0, 0};
-  const cost::LinearModel l = cost::is_communication(op) ? costs.line_for(op, link, group)
-                                                         : costs.line_for(op, model::LinkClass::Local, 1);
+  const cost::LinearModel l =
+      cost::is_communication(op) ? costs.line_for(op, link, group) : costs.line_for(op, model::LinkClass::Local, 1);
   return {l.alpha_ms, l.beta_ms_per_unit, n};
 }
 
@@ -30,8 +30,8 @@ struct AllReduceLine {
 AllReduceLine allreduce_line(const model::ScenarioSpec& s, const cost::CostModel& costs) {
   const model::ParallelSpec& p = s.parallel;
   if (p.dp <= 1) return {};
-  const cost::LinearModel l = costs.line_for(model::OpClass::AllReduce,
-                                             sched::group_link(p.dp, p.tp * p.cp, s.cluster.gpus_per_node), p.dp);
+  const cost::LinearModel l =
+      costs.line_for(model::OpClass::AllReduce, sched::group_link(p.dp, p.tp * p.cp, s.cluster.gpus_per_node), p.dp);
   return {l.alpha_ms, l.beta_ms_per_unit};
 }
 
@@ -150,9 +150,12 @@ GradientPartition partition_gradients(const model::ScenarioSpec& s, const cost::
   for (std::int32_t g = 0; g < settings.generations; ++g)
     for (std::size_t i = 0; i < np; ++i) {
       std::size_t a, b, c;
-      do a = rng() % np; while (a == i);
-      do b = rng() % np; while (b == i || b == a);
-      do c = rng() % np; while (c == i || c == a || c == b);
+      do a = rng() % np;
+      while (a == i);
+      do b = rng() % np;
+      while (b == i || b == a);
+      do c = rng() % np;
+      while (c == i || c == a || c == b);
       std::vector<double> trial = pop[i];
       const std::size_t forced = rng() % n;
       for (std::size_t d = 0; d < n; ++d)

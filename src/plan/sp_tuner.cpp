@@ -17,9 +17,7 @@ namespace {
 // trade-off (startup cost vs blocking) acts on the order of magnitude of Sp.
 struct Space {
   double lo, hi;  // log bytes
-  std::int64_t bytes(double u) const {
-    return static_cast<std::int64_t>(std::llround(std::exp(lo + u * (hi - lo))));
-  }
+  std::int64_t bytes(double u) const { return static_cast<std::int64_t>(std::llround(std::exp(lo + u * (hi - lo)))); }
 };
 
 Space space(std::int64_t min_bytes, std::int64_t max_bytes) {
@@ -78,7 +76,8 @@ TunerResult finish(std::vector<TunerSample> trace) {
   TunerResult r;
   r.trace = std::move(trace);
   for (const TunerSample& s : r.trace)
-    if (r.best_bytes == 0 || s.iteration_ms < r.best_ms || (s.iteration_ms == r.best_ms && s.chunk_bytes < r.best_bytes)) {
+    if (r.best_bytes == 0 || s.iteration_ms < r.best_ms ||
+        (s.iteration_ms == r.best_ms && s.chunk_bytes < r.best_bytes)) {
       r.best_bytes = s.chunk_bytes;
       r.best_ms = s.iteration_ms;
     }

@@ -6,8 +6,8 @@
 #include <moeplan/plan/flowmoe_planner.hpp>
 #include <moeplan/plan/foldmoe_planner.hpp>
 #include <moeplan/plan/fsmoe_planner.hpp>
-#include <moeplan/sched/foldmoe.hpp>
 #include <moeplan/sched/flowmoe.hpp>
+#include <moeplan/sched/foldmoe.hpp>
 #include <moeplan/sched/fsmoe.hpp>
 
 namespace moeplan::plan {

@@ -23,8 +23,11 @@ Kind kind_of(const std::string& name) {
   if (name == "flowmoe-at") return Kind::FlowAt;
   if (name == "flowmoe-ar") return Kind::FlowAr;
   if (name == "flowmoe") return Kind::Flow;
-  throw Error(ErrorKind::Input, fmt::format("schedule '{}' is not a FlowMoE schedule (none, tutel, flowmoe-at, "
-                                            "flowmoe-ar, flowmoe)", name), "schedule.name");
+  throw Error(ErrorKind::Input,
+              fmt::format("schedule '{}' is not a FlowMoE schedule (none, tutel, flowmoe-at, "
+                          "flowmoe-ar, flowmoe)",
+                          name),
+              "schedule.name");
 }
 
 double as_double(std::int64_t v) { return static_cast<double>(v); }
@@ -94,37 +97,19 @@ class Builder {
  private:
   TaskId compute(const std::string& name, double ms, std::int32_t rank, Phase ph, std::int32_t layer, std::int32_t mb,
                  const std::vector<TaskId>& after) {
-    dag::TaskSpec t;
-    t.name = name;
-    t.kind = dag::TaskKind::Compute;
-    t.op = name.find("expert") != std::string::npos ? OpClass::Gemm : OpClass::Attention;
-    t.duration_ms = ms;
-    t.resources = {compute_[static_cast<std::size_t>(rank)]};
-    t.phase = ph;
-    t.layer = layer;
-    t.micro_batch = mb;
-    const TaskId id = b_.add_task(t);
-    for (TaskId d : after) b_.add_dependency(d, id);
-    return id;
+    const OpClass op = name.find("expert") != std::string::npos ? OpClass::Gemm : OpClass::Attention;
+    return emit_task(b_, {name, ph, layer, mb, 0, 1}, dag::TaskKind::Compute, op, ms,
+                     {compute_[static_cast<std::size_t>(rank)]}, after);
   }
   // A collective over the given ranks' pool (all ranks in symmetric mode: rank 0 stands for the group).
   TaskId collective(const std::string& name, OpClass op, double ms, std::int64_t group, std::int32_t first_rank,
                     std::int32_t members, std::int32_t priority, Phase ph, std::int32_t layer, std::int32_t mb,
                     const std::vector<TaskId>& after) {
-    dag::TaskSpec t;
-    t.name = name;
-    t.kind = dag::TaskKind::Communication;
-    t.op = op;
-    t.duration_ms = ms;
-    for (std::int32_t r = first_rank; r < first_rank + members; ++r) t.resources.push_back(comm_[static_cast<std::size_t>(r)]);
-    t.group_size = static_cast<std::int32_t>(group);
-    t.priority = priority;
-    t.phase = ph;
-    t.layer = layer;
-    t.micro_batch = mb;
-    const TaskId id = b_.add_task(t);
-    for (TaskId d : after) b_.add_dependency(d, id);
-    return id;
+    std::vector<dag::ResourceId> pools;
+    for (std::int32_t r = first_rank; r < first_rank + members; ++r)
+      pools.push_back(comm_[static_cast<std::size_t>(r)]);
+    return emit_task(b_, {name, ph, layer, mb, priority, group}, dag::TaskKind::Communication, op, ms, std::move(pools),
+                     after);
   }
 
   std::int32_t ep_groups() const { return ranks_ == 1 ? 1 : ranks_ / static_cast<std::int32_t>(s_.parallel.ep); }
@@ -138,10 +123,11 @@ class Builder {
       std::vector<TaskId> deps;
       for (std::int32_t r = g * ep_members(); r < (g + 1) * ep_members(); ++r)
         for (TaskId t : inputs[static_cast<std::size_t>(r)]) deps.push_back(t);
-      const TaskId id = collective(fmt::format("{} L{} {} m{}", ph == Phase::Forward ? "fwd" : "bwd", layer, what, mb),
-                                   OpClass::A2A, a2a_ms_, s_.parallel.ep, g * ep_members(), ep_members(), kA2APriority,
-                                   ph, layer, mb, deps);
-      for (std::int32_t r = g * ep_members(); r < (g + 1) * ep_members(); ++r) per_rank[static_cast<std::size_t>(r)] = id;
+      const TaskId id =
+          collective(fmt::format("{} L{} {} m{}", ph == Phase::Forward ? "fwd" : "bwd", layer, what, mb), OpClass::A2A,
+                     a2a_ms_, s_.parallel.ep, g * ep_members(), ep_members(), kA2APriority, ph, layer, mb, deps);
+      for (std::int32_t r = g * ep_members(); r < (g + 1) * ep_members(); ++r)
+        per_rank[static_cast<std::size_t>(r)] = id;
     }
     return per_rank;
   }
@@ -176,7 +162,8 @@ class Builder {
     std::vector<std::vector<TaskId>> dispatched(R);
     for (std::size_t m = 0; m < R; ++m) {
       std::vector<std::vector<TaskId>> inputs(static_cast<std::size_t>(ranks_));
-      for (std::int32_t r = 0; r < ranks_; ++r) inputs[static_cast<std::size_t>(r)] = {at[m][static_cast<std::size_t>(r)]};
+      for (std::int32_t r = 0; r < ranks_; ++r)
+        inputs[static_cast<std::size_t>(r)] = {at[m][static_cast<std::size_t>(r)]};
       dispatched[m] = a2a("dispatch", Phase::Forward, l, static_cast<std::int32_t>(m), inputs);
     }
     std::vector<std::vector<TaskId>> experts(R, std::vector<TaskId>(static_cast<std::size_t>(ranks_)));
@@ -187,7 +174,8 @@ class Builder {
                     static_cast<std::int32_t>(m), {dispatched[m][static_cast<std::size_t>(rank)]});
     for (std::size_t m = 0; m < R; ++m) {
       std::vector<std::vector<TaskId>> inputs(static_cast<std::size_t>(ranks_));
-      for (std::int32_t r = 0; r < ranks_; ++r) inputs[static_cast<std::size_t>(r)] = {experts[m][static_cast<std::size_t>(r)]};
+      for (std::int32_t r = 0; r < ranks_; ++r)
+        inputs[static_cast<std::size_t>(r)] = {experts[m][static_cast<std::size_t>(r)]};
       frontier[m] = a2a("combine", Phase::Forward, l, static_cast<std::int32_t>(m), inputs);
     }
   }
@@ -200,7 +188,8 @@ class Builder {
     for (std::size_t i = 0; i < R; ++i) {
       const std::size_t m = R - 1 - i;
       std::vector<std::vector<TaskId>> inputs(static_cast<std::size_t>(ranks_));
-      for (std::int32_t r = 0; r < ranks_; ++r) inputs[static_cast<std::size_t>(r)] = {frontier[m][static_cast<std::size_t>(r)]};
+      for (std::int32_t r = 0; r < ranks_; ++r)
+        inputs[static_cast<std::size_t>(r)] = {frontier[m][static_cast<std::size_t>(r)]};
       combined[m] = a2a("combine", Phase::Backward, l, static_cast<std::int32_t>(m), inputs);
     }
     std::vector<std::vector<TaskId>> experts(R, std::vector<TaskId>(static_cast<std::size_t>(ranks_)));
@@ -215,7 +204,8 @@ class Builder {
     for (std::size_t i = 0; i < R; ++i) {
       const std::size_t m = R - 1 - i;
       std::vector<std::vector<TaskId>> inputs(static_cast<std::size_t>(ranks_));
-      for (std::int32_t r = 0; r < ranks_; ++r) inputs[static_cast<std::size_t>(r)] = {experts[m][static_cast<std::size_t>(r)]};
+      for (std::int32_t r = 0; r < ranks_; ++r)
+        inputs[static_cast<std::size_t>(r)] = {experts[m][static_cast<std::size_t>(r)]};
       dispatched[m] = a2a("dispatch", Phase::Backward, l, static_cast<std::int32_t>(m), inputs);
     }
     std::vector<TaskId> last(static_cast<std::size_t>(ranks_));
@@ -270,7 +260,8 @@ std::vector<double> straggler_slowdown(const model::ScenarioSpec& s) {
   const std::int64_t world = s.cluster.world_size();
   const auto slow = static_cast<std::int64_t>(std::ceil(s.schedule.slow_ranks_fraction * static_cast<double>(world)));
   std::vector<double> factors(static_cast<std::size_t>(world), 1.0);
-  for (std::int64_t r = 0; r < slow && r < world; ++r) factors[static_cast<std::size_t>(r)] = *s.schedule.slow_ranks_compute_factor;
+  for (std::int64_t r = 0; r < slow && r < world; ++r)
+    factors[static_cast<std::size_t>(r)] = *s.schedule.slow_ranks_compute_factor;
   return factors;
 }
 

@@ -26,8 +26,11 @@ Kind kind_of(const std::string& name) {
   if (name == "aaam") return Kind::Aaam;
   if (name == "1a1m") return Kind::OneAOneM;
   if (name == "1a1m-uniform") return Kind::OneAOneMUniform;
-  throw Error(ErrorKind::Input, fmt::format("schedule '{}' is not a FoldMoE schedule (none, tutel, aaam, 1a1m, "
-                                            "1a1m-uniform)", name), "schedule.name");
+  throw Error(ErrorKind::Input,
+              fmt::format("schedule '{}' is not a FoldMoE schedule (none, tutel, aaam, 1a1m, "
+                          "1a1m-uniform)",
+                          name),
+              "schedule.name");
 }
 
 double as_double(std::int64_t v) { return static_cast<double>(v); }
@@ -65,8 +68,8 @@ struct Pricing {
   }
   // Attention of a slice of l tokens on a c-token context (FoldMoE Eq. 5), heads split over tp.
   double attention_ms(double l, double c, bool backward) const {
-    const double flops = mbs * cost::attention_flops(s.model, l, c) /
-                         (as_double(s.parallel.tp) * as_double(s.parallel.cp));
+    const double flops =
+        mbs * cost::attention_flops(s.model, l, c) / (as_double(s.parallel.tp) * as_double(s.parallel.cp));
     return compute(OpClass::Attention, (backward ? 2.0 : 1.0) * flops);
   }
   // Router GEMM over the slice's tokens this rank holds.
@@ -108,19 +111,7 @@ class FoldBuilder {
 
   TaskId task(const std::string& name, dag::TaskKind kind, OpClass op, double ms, dag::ResourceId on,
               std::int32_t group, Phase phase, std::int32_t layer, std::int32_t index, std::vector<TaskId> after) {
-    dag::TaskSpec spec;
-    spec.name = name;
-    spec.kind = kind;
-    spec.op = op;
-    spec.duration_ms = ms;
-    spec.resources = {on};
-    spec.group_size = group;
-    spec.phase = phase;
-    spec.layer = layer;
-    spec.micro_batch = index;
-    const TaskId id = b_.add_task(spec);
-    for (TaskId d : after) b_.add_dependency(d, id);
-    return id;
+    return emit_task(b_, {name, phase, layer, index, 0, group}, kind, op, ms, {on}, after);
   }
   TaskId compute(const std::string& name, OpClass op, double ms, Phase ph, std::int32_t layer, std::int32_t i,
                  std::vector<TaskId> after) {
@@ -186,10 +177,16 @@ class IterationBuilder {
     moe_ = token_uniform_slicing(L, d);
     switch (kind) {
       case Kind::None:
-      case Kind::Tutel: attention_ = {L}; break;
+      case Kind::Tutel:
+        attention_ = {L};
+        break;
       case Kind::Aaam:
-      case Kind::OneAOneM: attention_ = token_uniform_slicing(L, d); break;
-      case Kind::OneAOneMUniform: attention_ = time_uniform_slicing(s.model, L, d); break;
+      case Kind::OneAOneM:
+        attention_ = token_uniform_slicing(L, d);
+        break;
+      case Kind::OneAOneMUniform:
+        attention_ = time_uniform_slicing(s.model, L, d);
+        break;
     }
     ready_after_ = buffer_ready_after(attention_, moe_);
     covering_ = moe_batches_of_slices(attention_, moe_);
@@ -203,9 +200,11 @@ class IterationBuilder {
     std::optional<TaskId> last;
     for (std::int64_t n = 0; n < per_rank_batches; ++n) {
       for (std::int32_t layer = 0; layer < static_cast<std::int32_t>(s_.model.num_layers); ++layer)
-        last = s_.model.moe_layer[static_cast<std::size_t>(layer)] ? moe_forward(layer, last) : dense(layer, last, false);
+        last =
+            s_.model.moe_layer[static_cast<std::size_t>(layer)] ? moe_forward(layer, last) : dense(layer, last, false);
       for (std::int32_t layer = static_cast<std::int32_t>(s_.model.num_layers) - 1; layer >= 0; --layer)
-        last = s_.model.moe_layer[static_cast<std::size_t>(layer)] ? moe_backward(layer, *last) : dense(layer, last, true);
+        last =
+            s_.model.moe_layer[static_cast<std::size_t>(layer)] ? moe_backward(layer, *last) : dense(layer, last, true);
     }
     gradient_allreduce(*last);
     BuiltSchedule out{std::move(fb_.graph()).build(), name, kind_ == Kind::None ? 1 : degree_, {}, {}};
@@ -214,7 +213,9 @@ class IterationBuilder {
   }
 
  private:
-  static std::vector<TaskId> after(std::optional<TaskId> t) { return t ? std::vector<TaskId>{*t} : std::vector<TaskId>{}; }
+  static std::vector<TaskId> after(std::optional<TaskId> t) {
+    return t ? std::vector<TaskId>{*t} : std::vector<TaskId>{};
+  }
 
   // Attention of one slice with its TP collectives; returns the task the MoE
   // layer's input waits for. Forward: [AG] ATT [RS|AR]; backward mirrors it.
@@ -227,16 +228,16 @@ class IterationBuilder {
     const double bytes = p_.activation_bytes(l);
     if (par.tp > 1 && par.sequence_parallel) {
       // Forward AllGather -> attention -> ReduceScatter; backward: the adjoints, AllGather first again.
-      const TaskId ag = fb_.collective(fmt::format("{} L{} attn-ag s{}", dir, layer, k), OpClass::AllGather, fb_.intra(),
-                                       par.tp, p_.comm(OpClass::AllGather, p_.tp_link, par.tp, bytes), ph, layer, i,
-                                       deps);
+      const TaskId ag =
+          fb_.collective(fmt::format("{} L{} attn-ag s{}", dir, layer, k), OpClass::AllGather, fb_.intra(), par.tp,
+                         p_.comm(OpClass::AllGather, p_.tp_link, par.tp, bytes), ph, layer, i, deps);
       std::vector<TaskId> att_deps{ag};
       if (previous_attention) att_deps.push_back(*previous_attention);
       const TaskId att = fb_.compute(fmt::format("{} L{} attention s{}", dir, layer, k), OpClass::Attention,
                                      p_.attention_ms(l, c, backward), ph, layer, i, att_deps);
       last_attention_ = att;
-      return fb_.collective(fmt::format("{} L{} attn-rs s{}", dir, layer, k), OpClass::ReduceScatter, fb_.intra(), par.tp,
-                            p_.comm(OpClass::ReduceScatter, p_.tp_link, par.tp, bytes), ph, layer, i, {att});
+      return fb_.collective(fmt::format("{} L{} attn-rs s{}", dir, layer, k), OpClass::ReduceScatter, fb_.intra(),
+                            par.tp, p_.comm(OpClass::ReduceScatter, p_.tp_link, par.tp, bytes), ph, layer, i, {att});
     }
     if (previous_attention) deps.push_back(*previous_attention);
     const TaskId att = fb_.compute(fmt::format("{} L{} attention s{}", dir, layer, k), OpClass::Attention,
@@ -273,19 +274,19 @@ class IterationBuilder {
           for (std::size_t k = 0; k < attention_.size(); ++k)
             if (covering_[k].first <= step.index && step.index <= covering_[k].second) deps.push_back(gate[k]);
           const auto sizes = p_.moe_sizes(m);
-          dispatch[step.index] =
-              fb_.collective(fmt::format("fwd L{} dispatch m{}", layer, step.index), OpClass::A2A, fb_.comm(), par.ep,
-                             p_.comm(OpClass::A2A, p_.ep_link, par.ep, sizes.dispatch_bytes), Phase::Forward, layer, i,
-                             deps);
+          dispatch[step.index] = fb_.collective(
+              fmt::format("fwd L{} dispatch m{}", layer, step.index), OpClass::A2A, fb_.comm(), par.ep,
+              p_.comm(OpClass::A2A, p_.ep_link, par.ep, sizes.dispatch_bytes), Phase::Forward, layer, i, deps);
           break;
         }
         case Step::Expert: {
           const auto sizes = p_.moe_sizes(m);
           TaskId input = dispatch[step.index];
           if (par.etp > 1)
-            input = fb_.collective(fmt::format("fwd L{} etp-ag m{}", layer, step.index), OpClass::AllGather, fb_.intra(),
-                                   par.etp, p_.comm(OpClass::AllGather, p_.etp_link, par.etp, sizes.etp_allgather_bytes),
-                                   Phase::Forward, layer, i, {input});
+            input =
+                fb_.collective(fmt::format("fwd L{} etp-ag m{}", layer, step.index), OpClass::AllGather, fb_.intra(),
+                               par.etp, p_.comm(OpClass::AllGather, p_.etp_link, par.etp, sizes.etp_allgather_bytes),
+                               Phase::Forward, layer, i, {input});
           TaskId e = fb_.compute(fmt::format("fwd L{} experts m{}", layer, step.index), OpClass::Gemm,
                                  p_.expert_ms(sizes.expert_forward_flops), Phase::Forward, layer, i, {input});
           if (par.etp > 1)
@@ -299,8 +300,8 @@ class IterationBuilder {
         case Step::Combine: {
           const auto sizes = p_.moe_sizes(m);
           last = fb_.collective(fmt::format("fwd L{} combine m{}", layer, step.index), OpClass::A2A, fb_.comm(), par.ep,
-                                p_.comm(OpClass::A2A, p_.ep_link, par.ep, sizes.combine_bytes), Phase::Forward, layer, i,
-                                {expert[step.index]});
+                                p_.comm(OpClass::A2A, p_.ep_link, par.ep, sizes.combine_bytes), Phase::Forward, layer,
+                                i, {expert[step.index]});
           break;
         }
       }
@@ -324,18 +325,18 @@ class IterationBuilder {
       switch (step.type) {
         case Step::Combine: {
           const auto sizes = p_.moe_sizes(m);
-          combine_grad[step.index] =
-              fb_.collective(fmt::format("bwd L{} combine m{}", layer, step.index), OpClass::A2A, fb_.comm(), par.ep,
-                             p_.comm(OpClass::A2A, p_.ep_link, par.ep, sizes.combine_bytes), Phase::Backward, layer, i,
-                             {entry});
+          combine_grad[step.index] = fb_.collective(
+              fmt::format("bwd L{} combine m{}", layer, step.index), OpClass::A2A, fb_.comm(), par.ep,
+              p_.comm(OpClass::A2A, p_.ep_link, par.ep, sizes.combine_bytes), Phase::Backward, layer, i, {entry});
           break;
         }
         case Step::Expert: {
           const auto sizes = p_.moe_sizes(m);
           TaskId input = combine_grad[step.index];
           if (par.etp > 1)
-            input = fb_.collective(fmt::format("bwd L{} etp-ag m{}", layer, step.index), OpClass::AllGather, fb_.intra(),
-                                   par.etp, p_.comm(OpClass::AllGather, p_.etp_link, par.etp, sizes.etp_reducescatter_bytes),
+            input = fb_.collective(fmt::format("bwd L{} etp-ag m{}", layer, step.index), OpClass::AllGather,
+                                   fb_.intra(), par.etp,
+                                   p_.comm(OpClass::AllGather, p_.etp_link, par.etp, sizes.etp_reducescatter_bytes),
                                    Phase::Backward, layer, i, {input});
           TaskId e = fb_.compute(fmt::format("bwd L{} experts m{}", layer, step.index), OpClass::Gemm,
                                  p_.expert_ms(sizes.expert_backward_flops), Phase::Backward, layer, i, {input});
@@ -387,11 +388,11 @@ class IterationBuilder {
       TaskId out = fb_.compute(fmt::format("{} L{} ffn", dir, layer), OpClass::Gemm, p_.dense_ffn_ms(L, backward), ph,
                                layer, 0, deps);
       if (par.tp > 1)
-        out = fb_.collective(fmt::format("{} L{} ffn-{}", dir, layer, par.sequence_parallel ? "rs" : "ar"),
-                             par.sequence_parallel ? OpClass::ReduceScatter : OpClass::AllReduce, fb_.intra(), par.tp,
-                             p_.comm(par.sequence_parallel ? OpClass::ReduceScatter : OpClass::AllReduce, p_.tp_link,
-                                     par.tp, bytes),
-                             ph, layer, 0, {out});
+        out = fb_.collective(
+            fmt::format("{} L{} ffn-{}", dir, layer, par.sequence_parallel ? "rs" : "ar"),
+            par.sequence_parallel ? OpClass::ReduceScatter : OpClass::AllReduce, fb_.intra(), par.tp,
+            p_.comm(par.sequence_parallel ? OpClass::ReduceScatter : OpClass::AllReduce, p_.tp_link, par.tp, bytes), ph,
+            layer, 0, {out});
       return out;
     };
     if (!backward) return ffn(attention_slice(layer, 0, L, L, after(entry), std::nullopt, false));
@@ -407,9 +408,9 @@ class IterationBuilder {
     for (std::int32_t layer = static_cast<std::int32_t>(m.num_layers) - 1; layer >= 0; --layer) {
       const bool moe = m.moe_layer[static_cast<std::size_t>(layer)];
       double dense_bytes = as_double(model::attention_params_per_layer(m)) / as_double(par.tp);
-      dense_bytes += moe ? as_double(m.d_model * m.moe.num_experts)
-                         : as_double(model::ffn_params(m.d_model, m.ffn_hidden, m.ffn_type, m.linear_bias)) /
-                               as_double(par.tp);
+      dense_bytes +=
+          moe ? as_double(m.d_model * m.moe.num_experts)
+              : as_double(model::ffn_params(m.d_model, m.ffn_hidden, m.ffn_type, m.linear_bias)) / as_double(par.tp);
       dense_bytes *= as_double(m.dtype_bytes);
       std::vector<TaskId> deps{previous ? *previous : end_of_backward};
       if (par.dp > 1)
@@ -417,10 +418,10 @@ class IterationBuilder {
                                   p_.comm(OpClass::AllReduce, p_.dp_link, par.dp, dense_bytes), Phase::Backward, layer,
                                   -1, deps);
       if (moe && par.edp > 1)
-        previous = fb_.collective(fmt::format("grad-ar L{} experts", layer), OpClass::AllReduce, fb_.comm(), par.edp,
-                                  p_.comm(OpClass::AllReduce, p_.edp_link, par.edp,
-                                          cost::expert_gradient_bytes_per_block(m, par)),
-                                  Phase::Backward, layer, -1, {previous ? *previous : end_of_backward});
+        previous = fb_.collective(
+            fmt::format("grad-ar L{} experts", layer), OpClass::AllReduce, fb_.comm(), par.edp,
+            p_.comm(OpClass::AllReduce, p_.edp_link, par.edp, cost::expert_gradient_bytes_per_block(m, par)),
+            Phase::Backward, layer, -1, {previous ? *previous : end_of_backward});
     }
   }
 
@@ -448,8 +449,9 @@ BuiltSchedule build_foldmoe(const model::ScenarioSpec& s, const cost::CostModel&
   // Each MoE micro-batch needs at least one token on each rank.
   const std::int64_t max_degree = s.workload.seq_len / (s.parallel.sequence_parallel ? s.parallel.tp : 1);
   if (kind != Kind::None && (knobs.degree < 1 || knobs.degree > max_degree))
-    throw Error(ErrorKind::Input, fmt::format("degree {} is outside 1..{} (tokens per rank of one sequence)",
-                                              knobs.degree, max_degree), "schedule.degree");
+    throw Error(ErrorKind::Input,
+                fmt::format("degree {} is outside 1..{} (tokens per rank of one sequence)", knobs.degree, max_degree),
+                "schedule.degree");
   const Pricing pricing(s, costs);
   return IterationBuilder(s, pricing, kind, knobs.degree).build(knobs.schedule);
 }

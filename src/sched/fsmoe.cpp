@@ -26,8 +26,11 @@ Kind kind_of(const std::string& name) {
   if (name == "pipemoe-lina") return Kind::Lina;
   if (name == "fsmoe-no-iio") return Kind::FsMoeNoIio;
   if (name == "fsmoe") return Kind::FsMoe;
-  throw Error(ErrorKind::Input, fmt::format("schedule '{}' is not an FSMoE schedule (none, tutel, tutel-improved, "
-                                            "pipemoe-lina, fsmoe-no-iio, fsmoe)", name), "schedule.name");
+  throw Error(ErrorKind::Input,
+              fmt::format("schedule '{}' is not an FSMoE schedule (none, tutel, tutel-improved, "
+                          "pipemoe-lina, fsmoe-no-iio, fsmoe)",
+                          name),
+              "schedule.name");
 }
 
 double as_double(std::int64_t v) { return static_cast<double>(v); }
@@ -73,9 +76,8 @@ class Builder {
         for (std::int32_t layer = 0; layer < layers; ++layer) last = forward_layer(layer, last, r_f);
         for (std::int32_t layer = layers - 1; layer >= 0; --layer) {
           const std::size_t i = static_cast<std::size_t>(layer);
-          const std::int64_t r = kind_ != Kind::None && i < k_.degree_backward_per_layer.size()
-                                     ? k_.degree_backward_per_layer[i]
-                                     : r_b;
+          const std::int64_t r =
+              kind_ != Kind::None && i < k_.degree_backward_per_layer.size() ? k_.degree_backward_per_layer[i] : r_b;
           last = backward_layer(layer, *last, r, last_batch);
         }
       }
@@ -88,20 +90,7 @@ class Builder {
  private:
   TaskId add(const std::string& name, dag::TaskKind kind, OpClass op, double ms, dag::ResourceId on, std::int64_t group,
              Phase ph, std::int32_t layer, std::int32_t index, std::vector<TaskId> after, std::int32_t priority = 0) {
-    dag::TaskSpec spec;
-    spec.name = name;
-    spec.kind = kind;
-    spec.op = op;
-    spec.duration_ms = ms;
-    spec.resources = {on};
-    spec.group_size = static_cast<std::int32_t>(group);
-    spec.phase = ph;
-    spec.layer = layer;
-    spec.micro_batch = index;
-    spec.priority = priority;
-    const TaskId id = b_.add_task(spec);
-    for (TaskId d : after) b_.add_dependency(d, id);
-    return id;
+    return emit_task(b_, {name, ph, layer, index, priority, group}, kind, op, ms, {on}, after);
   }
   double comm_ms(OpClass op, LinkClass link, std::int64_t group, double bytes) const {
     return costs_.communication(op, link, group, bytes).value;
@@ -156,8 +145,8 @@ class Builder {
     const double a2a = comm_ms(OpClass::A2A, ep_link_, p.ep, a2a_bytes);
     const double ag = comm_ms(OpClass::AllGather, etp_link_, p.etp, esp_bytes);
     const double rs = comm_ms(OpClass::ReduceScatter, etp_link_, p.etp, esp_bytes);
-    const double exp = cost::expert_ffn_time(costs_, expert_flops,
-                                             s_.model.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3).value;
+    const double exp =
+        cost::expert_ffn_time(costs_, expert_flops, s_.model.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3).value;
     std::vector<TaskId> first, gathered(static_cast<std::size_t>(r)), experts(static_cast<std::size_t>(r)),
         scattered(static_cast<std::size_t>(r));
     if (entry) first.push_back(*entry);
@@ -259,7 +248,8 @@ class Builder {
         break;
       case Kind::Lina: {
         // 30 MB chunks into the priority pool, below every AlltoAll.
-        const std::int64_t chunks = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(own / kLinaChunkBytes)));
+        const std::int64_t chunks =
+            std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(own / kLinaChunkBytes)));
         for (std::int64_t c = 0; c < chunks; ++c)
           gradient(layer, std::min(kLinaChunkBytes, own - as_double(c) * kLinaChunkBytes), "chunk", {dense_done},
                    static_cast<std::int32_t>(c));
@@ -269,7 +259,9 @@ class Builder {
       case Kind::FsMoeNoIio:
         pending_gradients_ += own - during_moe - during_dense;  // what the partition left for the end
         break;
-      default: pending_gradients_ += own; break;
+      default:
+        pending_gradients_ += own;
+        break;
     }
     return dense_done;
   }
@@ -293,7 +285,8 @@ class Builder {
 }  // namespace
 
 const std::vector<std::string>& fsmoe_schedules() {
-  static const std::vector<std::string> names{"none", "tutel", "tutel-improved", "pipemoe-lina", "fsmoe-no-iio", "fsmoe"};
+  static const std::vector<std::string> names{"none",         "tutel",        "tutel-improved",
+                                              "pipemoe-lina", "fsmoe-no-iio", "fsmoe"};
   return names;
 }
 

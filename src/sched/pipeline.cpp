@@ -27,9 +27,7 @@ std::vector<PipelineStep> pipeline_order(std::int64_t p, std::int64_t v, std::in
   // backward chunks go in reverse.
   const std::int64_t total = m * v;
   const std::int64_t warmup = std::min((p - stage - 1) * 2 + (v - 1) * p, total);
-  auto forward_step = [&](std::int64_t k) {
-    return PipelineStep{true, (k / p) % v, (k / (p * v)) * p + k % p};
-  };
+  auto forward_step = [&](std::int64_t k) { return PipelineStep{true, (k / p) % v, (k / (p * v)) * p + k % p}; };
   auto backward_step = [&](std::int64_t k) {
     return PipelineStep{false, v - 1 - (k / p) % v, (k / (p * v)) * p + k % p};
   };
@@ -86,7 +84,8 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
       const bool last = step.forward ? vstage == p * v - 1 : vstage == 0;
       if (!last && p > 1) {
         dag::TaskSpec msg;
-        const std::string msg_name = fmt::format("{} send c{} mb{}", step.forward ? "act" : "grad", step.chunk, step.micro_batch);
+        const std::string msg_name =
+            fmt::format("{} send c{} mb{}", step.forward ? "act" : "grad", step.chunk, step.micro_batch);
         msg.name = msg_name;
         msg.kind = dag::TaskKind::Communication;
         msg.op = model::OpClass::P2P;

@@ -4,6 +4,25 @@
 
 namespace moeplan::sched {
 
+dag::TaskId emit_task(dag::TaskGraphBuilder& builder, const TaskLabels& labels, dag::TaskKind kind, model::OpClass op,
+                      double duration_ms, std::vector<dag::ResourceId> resources,
+                      const std::vector<dag::TaskId>& after) {
+  dag::TaskSpec spec;
+  spec.name = labels.name;
+  spec.kind = kind;
+  spec.op = op;
+  spec.duration_ms = duration_ms;
+  spec.resources = std::move(resources);
+  spec.group_size = static_cast<std::int32_t>(labels.group);
+  spec.phase = labels.phase;
+  spec.layer = labels.layer;
+  spec.micro_batch = labels.index;
+  spec.priority = labels.priority;
+  const dag::TaskId id = builder.add_task(spec);
+  for (dag::TaskId d : after) builder.add_dependency(d, id);
+  return id;
+}
+
 model::LinkClass group_link(std::int64_t size, std::int64_t stride, std::int64_t gpus_per_node) {
   std::vector<std::int64_t> ranks;
   for (std::int64_t i = 0; i < size; ++i) ranks.push_back(i * stride);

@@ -23,7 +23,7 @@ std::vector<std::int64_t> time_uniform_slicing(const model::ModelSpec& m, std::i
   const std::int64_t first = (L + d - 1) / d;  // ceil(L / d): the quick start
   std::vector<std::int64_t> slices{first};
   std::int64_t start = first;
-  for (std::int64_t j = 2; j < d; ++j) {  // slices 2 .. d-1; slice d takes the rest
+  for (std::int64_t j = 2; j < d; ++j) {      // slices 2 .. d-1; slice d takes the rest
     const std::int64_t latest = L - (d - j);  // leave a token for each later slice
     std::int64_t earliest = std::max(start + 1, j * first);
     if (earliest > latest) earliest = std::max(start + 1, (j * L + d - 1) / d);

@@ -16,8 +16,10 @@ double merge(std::vector<Interval>& intervals) {
   std::vector<Interval> merged;
   for (const Interval& i : intervals) {
     if (i.second <= i.first) continue;
-    if (!merged.empty() && i.first <= merged.back().second) merged.back().second = std::max(merged.back().second, i.second);
-    else merged.push_back(i);
+    if (!merged.empty() && i.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, i.second);
+    else
+      merged.push_back(i);
   }
   intervals.swap(merged);
   double total = 0;
@@ -33,8 +35,10 @@ double overlap(const std::vector<Interval>& a, const std::vector<Interval>& b) {
     const double lo = std::max(a[i].first, b[j].first);
     const double hi = std::min(a[i].second, b[j].second);
     if (hi > lo) total += hi - lo;
-    if (a[i].second < b[j].second) ++i;
-    else ++j;
+    if (a[i].second < b[j].second)
+      ++i;
+    else
+      ++j;
   }
   return total;
 }
@@ -130,9 +134,12 @@ double critical_path_ms(const dag::TaskGraph& g, const Timeline& tl, const std::
 
 const char* to_string(StartCause cause) {
   switch (cause) {
-    case StartCause::Dependency: return "dependency";
-    case StartCause::Resource: return "resource";
-    default: return "origin";
+    case StartCause::Dependency:
+      return "dependency";
+    case StartCause::Resource:
+      return "resource";
+    default:
+      return "origin";
   }
 }
 

@@ -143,8 +143,9 @@ class Run {
 
   std::size_t state_bytes() const {
     std::size_t bytes = (timeline_.start_ms.capacity() + timeline_.end_ms.capacity()) * sizeof(double) +
-                        (remaining_.capacity() + committed_.capacity() + queue_offsets_.capacity() +
-                         queue_.capacity() + head_.capacity()) * sizeof(std::uint32_t) +
+                        (remaining_.capacity() + committed_.capacity() + queue_offsets_.capacity() + queue_.capacity() +
+                         head_.capacity()) *
+                            sizeof(std::uint32_t) +
                         (busy_.capacity() + dirty_.capacity()) / 8 + dirty_list_.capacity() * sizeof(ResourceId) +
                         pools_.capacity() * sizeof(pools_[0]) + peak_events_ * sizeof(Event);
     return bytes;
@@ -153,9 +154,10 @@ class Run {
   [[noreturn]] void report_deadlock() const {
     for (TaskId t = 0; t < g_.size(); ++t)
       if (remaining_[t] == 0 && committed_[t] > 0 && committed_[t] < g_.resources(t).size())
-        throw_runtime_error(fmt::format("deadlock: collective '{}' holds {} of its {} resources and waits for the "
-                                        "rest, which wait for other tasks (issue orders differ between members?)",
-                                        g_.name(t), committed_[t], g_.resources(t).size()));
+        throw_runtime_error(
+            fmt::format("deadlock: collective '{}' holds {} of its {} resources and waits for the "
+                        "rest, which wait for other tasks (issue orders differ between members?)",
+                        g_.name(t), committed_[t], g_.resources(t).size()));
     for (TaskId t = 0; t < g_.size(); ++t)
       if (remaining_[t] == 0 && committed_[t] == 0)
         throw_runtime_error(fmt::format("deadlock: task '{}' is ready but never picked", g_.name(t)));

@@ -32,7 +32,8 @@ std::vector<Logical> draw(const RandomDagOptions& o) {
     for (std::int32_t d = 0; d < deps && i > 0; ++d) {
       const std::size_t reach = std::min<std::size_t>(i, static_cast<std::size_t>(o.window));
       const std::size_t j = i - 1 - static_cast<std::size_t>(unit(rng) * static_cast<double>(reach));
-      if (std::find(l.dependencies.begin(), l.dependencies.end(), j) == l.dependencies.end()) l.dependencies.push_back(j);
+      if (std::find(l.dependencies.begin(), l.dependencies.end(), j) == l.dependencies.end())
+        l.dependencies.push_back(j);
     }
   }
   return tasks;
@@ -52,12 +53,13 @@ dag::TaskGraph random_dag(const RandomDagOptions& o) {
   MOEPLAN_CHECK(o.ranks >= 1, "random_dag needs at least one rank");
   const std::vector<Logical> tasks = draw(o);
   dag::TaskGraphBuilder b;
-  b.reserve(tasks.size() * static_cast<std::size_t>(o.ranks), tasks.size() * static_cast<std::size_t>(o.max_dependencies) *
-                                                                   static_cast<std::size_t>(o.ranks));
+  b.reserve(tasks.size() * static_cast<std::size_t>(o.ranks),
+            tasks.size() * static_cast<std::size_t>(o.max_dependencies) * static_cast<std::size_t>(o.ranks));
   std::vector<dag::ResourceId> compute, comm;
   for (std::int32_t r = 0; r < o.ranks; ++r) {
     compute.push_back(b.add_resource({"compute", r, dag::DispatchPolicy::InOrder}));
-    comm.push_back(b.add_resource({"comm", r, o.priority_comm ? dag::DispatchPolicy::Priority : dag::DispatchPolicy::InOrder}));
+    comm.push_back(
+        b.add_resource({"comm", r, o.priority_comm ? dag::DispatchPolicy::Priority : dag::DispatchPolicy::InOrder}));
   }
   std::vector<dag::TaskId> first_id(tasks.size());  // rank 0's instance (or the collective)
   std::string name;
@@ -92,7 +94,8 @@ dag::TaskGraph random_dag(const RandomDagOptions& o) {
     };
     for (std::size_t j : l.dependencies) {
       if (l.collective) {
-        if (tasks[j].collective) b.add_dependency(first_id[j], first_id[i]);
+        if (tasks[j].collective)
+          b.add_dependency(first_id[j], first_id[i]);
         else
           for (std::int32_t r = 0; r < o.ranks; ++r) b.add_dependency(instance(j, r), first_id[i]);
       } else {
@@ -119,32 +122,74 @@ dag::TaskGraph pipeline_dag(const PipelineDagOptions& o) {
       auto& prev = previous[static_cast<std::size_t>(mb)];
       std::vector<dag::TaskId> a(static_cast<std::size_t>(o.ranks));
       for (std::int32_t r = 0; r < o.ranks; ++r) {
-        dag::TaskSpec s{"A", dag::TaskKind::Compute, model::OpClass::Gemm, 0, o.compute_ms,
-                        {compute[static_cast<std::size_t>(r)]}, 1, dag::Phase::Forward, layer, mb, 0, {}};
+        dag::TaskSpec s{"A",
+                        dag::TaskKind::Compute,
+                        model::OpClass::Gemm,
+                        0,
+                        o.compute_ms,
+                        {compute[static_cast<std::size_t>(r)]},
+                        1,
+                        dag::Phase::Forward,
+                        layer,
+                        mb,
+                        0,
+                        {}};
         a[static_cast<std::size_t>(r)] = b.add_task(s);
         if (!prev.empty()) b.add_dependency(prev[static_cast<std::size_t>(r)], a[static_cast<std::size_t>(r)]);
       }
       std::vector<dag::TaskId> x(static_cast<std::size_t>(groups));
       for (std::int32_t g = 0; g < groups; ++g) {
-        dag::TaskSpec s{"X", dag::TaskKind::Communication, model::OpClass::A2A, 0, o.collective_ms,
-                        {}, o.group_size, dag::Phase::Forward, layer, mb, 0, {}};
-        for (std::int32_t r = g * o.group_size; r < (g + 1) * o.group_size; ++r) s.resources.push_back(comm[static_cast<std::size_t>(r)]);
+        dag::TaskSpec s{"X",
+                        dag::TaskKind::Communication,
+                        model::OpClass::A2A,
+                        0,
+                        o.collective_ms,
+                        {},
+                        o.group_size,
+                        dag::Phase::Forward,
+                        layer,
+                        mb,
+                        0,
+                        {}};
+        for (std::int32_t r = g * o.group_size; r < (g + 1) * o.group_size; ++r)
+          s.resources.push_back(comm[static_cast<std::size_t>(r)]);
         x[static_cast<std::size_t>(g)] = b.add_task(s);
         for (std::int32_t r = g * o.group_size; r < (g + 1) * o.group_size; ++r)
           b.add_dependency(a[static_cast<std::size_t>(r)], x[static_cast<std::size_t>(g)]);
       }
       std::vector<dag::TaskId> bb(static_cast<std::size_t>(o.ranks));
       for (std::int32_t r = 0; r < o.ranks; ++r) {
-        dag::TaskSpec s{"B", dag::TaskKind::Compute, model::OpClass::Gemm, 0, o.compute_ms,
-                        {compute[static_cast<std::size_t>(r)]}, 1, dag::Phase::Forward, layer, mb, 0, {}};
+        dag::TaskSpec s{"B",
+                        dag::TaskKind::Compute,
+                        model::OpClass::Gemm,
+                        0,
+                        o.compute_ms,
+                        {compute[static_cast<std::size_t>(r)]},
+                        1,
+                        dag::Phase::Forward,
+                        layer,
+                        mb,
+                        0,
+                        {}};
         bb[static_cast<std::size_t>(r)] = b.add_task(s);
         b.add_dependency(x[static_cast<std::size_t>(r / o.group_size)], bb[static_cast<std::size_t>(r)]);
       }
       prev.assign(static_cast<std::size_t>(o.ranks), 0);
       for (std::int32_t g = 0; g < groups; ++g) {
-        dag::TaskSpec s{"Y", dag::TaskKind::Communication, model::OpClass::A2A, 0, o.collective_ms,
-                        {}, o.group_size, dag::Phase::Forward, layer, mb, 0, {}};
-        for (std::int32_t r = g * o.group_size; r < (g + 1) * o.group_size; ++r) s.resources.push_back(comm[static_cast<std::size_t>(r)]);
+        dag::TaskSpec s{"Y",
+                        dag::TaskKind::Communication,
+                        model::OpClass::A2A,
+                        0,
+                        o.collective_ms,
+                        {},
+                        o.group_size,
+                        dag::Phase::Forward,
+                        layer,
+                        mb,
+                        0,
+                        {}};
+        for (std::int32_t r = g * o.group_size; r < (g + 1) * o.group_size; ++r)
+          s.resources.push_back(comm[static_cast<std::size_t>(r)]);
         const dag::TaskId y = b.add_task(s);
         for (std::int32_t r = g * o.group_size; r < (g + 1) * o.group_size; ++r) {
           b.add_dependency(bb[static_cast<std::size_t>(r)], y);

@@ -53,7 +53,7 @@ namespace detail {
 }  // namespace moeplan
 
 /// Internal invariant: a failure is a bug in moeplan, reported as a runtime error.
-#define MOEPLAN_CHECK(condition, message)                                            \
-  do {                                                                              \
+#define MOEPLAN_CHECK(condition, message)                                                         \
+  do {                                                                                            \
     if (!(condition)) ::moeplan::detail::check_failed(#condition, __FILE__, __LINE__, (message)); \
   } while (false)

@@ -15,11 +15,14 @@ namespace moeplan::cost {
 inline double bus_factor(model::OpClass op, std::int64_t group) {
   const double p = static_cast<double>(group);
   switch (op) {
-    case model::OpClass::AllReduce: return 2.0 * (p - 1.0) / p;
+    case model::OpClass::AllReduce:
+      return 2.0 * (p - 1.0) / p;
     case model::OpClass::AllGather:
     case model::OpClass::ReduceScatter:
-    case model::OpClass::A2A: return (p - 1.0) / p;
-    default: return 1.0;
+    case model::OpClass::A2A:
+      return (p - 1.0) / p;
+    default:
+      return 1.0;
   }
 }
 

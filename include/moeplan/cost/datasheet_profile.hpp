@@ -14,12 +14,12 @@ enum class ComputeDtype { Half, Fp32 };
 /// @brief The assumptions a datasheet profile is built on (docs/cost-model.md gives the sources).
 struct DatasheetAssumptions {
   ComputeDtype dtype = ComputeDtype::Half;
-  double gemm_efficiency = 0.6;        ///< share of dense peak reached by cuBLAS training GEMMs
-  double attention_efficiency = 0.4;   ///< share of dense peak reached by fused attention kernels
-  double link_efficiency = 0.8;        ///< NCCL bus bandwidth / line rate
-  double compute_alpha_ms = 0.01;      ///< kernel launch and tail, ~10 us
-  double intra_alpha_ms = 0.015;       ///< NCCL small-message latency inside a node
-  double inter_alpha_ms = 0.03;        ///< NCCL small-message latency across nodes
+  double gemm_efficiency = 0.6;       ///< share of dense peak reached by cuBLAS training GEMMs
+  double attention_efficiency = 0.4;  ///< share of dense peak reached by fused attention kernels
+  double link_efficiency = 0.8;       ///< NCCL bus bandwidth / line rate
+  double compute_alpha_ms = 0.01;     ///< kernel launch and tail, ~10 us
+  double intra_alpha_ms = 0.015;      ///< NCCL small-message latency inside a node
+  double inter_alpha_ms = 0.03;       ///< NCCL small-message latency across nodes
 };
 
 /// Lines for gemm and attention (LOCAL), every collective on INTRA at group

@@ -32,12 +32,12 @@ struct MoeLayerSizes {
 
 /// @brief Work of one attention layer for one micro-batch on one rank.
 struct AttentionLayerSizes {
-  double tokens_per_rank = 0;           ///< tokens this rank holds outside attention (after SP/CP split)
-  double forward_flops = 0;             ///< causal attention of the micro-batch / (tp * cp)
-  double backward_flops = 0;            ///< 2x forward
-  double tp_allgather_bytes = 0;        ///< with sequence parallelism: AG before attention (output size)
-  double tp_reducescatter_bytes = 0;    ///< with sequence parallelism: RS after attention (input size)
-  double tp_allreduce_bytes = 0;        ///< without sequence parallelism: AR after attention
+  double tokens_per_rank = 0;         ///< tokens this rank holds outside attention (after SP/CP split)
+  double forward_flops = 0;           ///< causal attention of the micro-batch / (tp * cp)
+  double backward_flops = 0;          ///< 2x forward
+  double tp_allgather_bytes = 0;      ///< with sequence parallelism: AG before attention (output size)
+  double tp_reducescatter_bytes = 0;  ///< with sequence parallelism: RS after attention (input size)
+  double tp_allreduce_bytes = 0;      ///< without sequence parallelism: AR after attention
 };
 
 /// Tokens one rank feeds into a layer per micro-batch: micro_batch x seq / cp,

@@ -44,8 +44,8 @@ struct TaskSpec {
   std::string_view name;
   TaskKind kind = TaskKind::Compute;
   model::OpClass op = model::OpClass::Gemm;
-  double size = 0;         ///< FLOPs or bytes, as priced by the cost model
-  double duration_ms = 0;  ///< from the cost model
+  double size = 0;                    ///< FLOPs or bytes, as priced by the cost model
+  double duration_ms = 0;             ///< from the cost model
   std::vector<ResourceId> resources;  ///< one for a local task; every member's for a collective
   std::int32_t group_size = 1;        ///< ranks in the collective (may exceed resources in symmetric mode)
   Phase phase = Phase::None;

@@ -46,7 +46,9 @@ class Json {
   bool is_object() const { return std::holds_alternative<Object>(value_); }
   bool is_array() const { return std::holds_alternative<Array>(value_); }
   bool is_string() const { return std::holds_alternative<std::string>(value_); }
-  bool is_number() const { return std::holds_alternative<double>(value_) || std::holds_alternative<std::int64_t>(value_); }
+  bool is_number() const {
+    return std::holds_alternative<double>(value_) || std::holds_alternative<std::int64_t>(value_);
+  }
   bool is_bool() const { return std::holds_alternative<bool>(value_); }
   /// Member of an object, or nullptr.
   const Json* find(const std::string& key) const;

@@ -51,7 +51,7 @@ struct LoadedSweep {
   std::string name;
   std::vector<std::string> schedules;  ///< empty = all that apply
   std::vector<SweepPoint> points;
-  std::vector<std::string> columns;    ///< axis names, in order, for the CSV header
+  std::vector<std::string> columns;  ///< axis names, in order, for the CSV header
 };
 
 /// Reads a sweep and expands its grid (the cartesian product of the axes that

@@ -9,9 +9,9 @@ namespace moeplan::model {
 
 /// @brief Parameter counts of one model.
 struct ParamCounts {
-  std::int64_t total = 0;           ///< every parameter, all experts
-  std::int64_t active_per_token = 0;///< parameters one token touches (top-k + shared experts)
-  std::int64_t embedding = 0;       ///< token (+ position) embeddings and untied LM head
+  std::int64_t total = 0;             ///< every parameter, all experts
+  std::int64_t active_per_token = 0;  ///< parameters one token touches (top-k + shared experts)
+  std::int64_t embedding = 0;         ///< token (+ position) embeddings and untied LM head
 };
 
 std::int64_t attention_params_per_layer(const ModelSpec& model);

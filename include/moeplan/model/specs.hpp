@@ -101,9 +101,7 @@ struct WorkloadSpec {
   std::int64_t seq_len = 0;            ///< tokens per sequence
 
   /// Micro-batches each DP rank runs per iteration.
-  std::int64_t micro_batches_per_rank(std::int64_t dp) const {
-    return global_batch_size / (micro_batch_size * dp);
-  }
+  std::int64_t micro_batches_per_rank(std::int64_t dp) const { return global_batch_size / (micro_batch_size * dp); }
 };
 
 enum class OpClass { Gemm, Attention, A2A, AllGather, ReduceScatter, AllReduce, P2P };

@@ -15,15 +15,15 @@ struct Evaluation {
   std::string schedule;
   std::int64_t degree = 1;
   double iteration_ms = 0;
-  double forward_ms = 0;        ///< end of the last forward task
-  double backward_ms = 0;       ///< iteration end minus forward end
-  double compute_ms = 0;        ///< compute busy time of the critical rank
-  double comm_ms = 0;           ///< communication busy time of the critical rank
+  double forward_ms = 0;   ///< end of the last forward task
+  double backward_ms = 0;  ///< iteration end minus forward end
+  double compute_ms = 0;   ///< compute busy time of the critical rank
+  double comm_ms = 0;      ///< communication busy time of the critical rank
   double exposed_comm_ms = 0;
   double bubble_ms = 0;
   std::int64_t tasks = 0;
-  double a2a_total_ms = 0;          ///< all AlltoAll time of the critical rank
-  double a2a_critical_ms = 0;       ///< AlltoAll time on the critical path (FoldMoE Fig. 11)
+  double a2a_total_ms = 0;     ///< all AlltoAll time of the critical rank
+  double a2a_critical_ms = 0;  ///< AlltoAll time on the critical path (FoldMoE Fig. 11)
 };
 
 Evaluation evaluate(const sched::BuiltSchedule& built, const sim::Timeline& timeline);

@@ -24,12 +24,12 @@ struct FoldingConfig {
 
 /// @brief Where one iteration's time goes, per GPU of the slowest stage (ms).
 struct FoldingBreakdown {
-  double attention_ms = 0;   ///< attention compute (incl. projections), all micro-batches
-  double moe_compute_ms = 0; ///< router, experts, shared experts
-  double a2a_ms = 0;         ///< EP AlltoAll dispatch and combine
-  double agrs_ms = 0;        ///< TP/SP and ETP AllGather / ReduceScatter, CP exchange not hidden
-  double dp_ms = 0;          ///< distributed optimizer: gradient ReduceScatter + parameter AllGather
-  double pp_bubble_ms = 0;   ///< pipeline idle time of the stage
+  double attention_ms = 0;    ///< attention compute (incl. projections), all micro-batches
+  double moe_compute_ms = 0;  ///< router, experts, shared experts
+  double a2a_ms = 0;          ///< EP AlltoAll dispatch and combine
+  double agrs_ms = 0;         ///< TP/SP and ETP AllGather / ReduceScatter, CP exchange not hidden
+  double dp_ms = 0;           ///< distributed optimizer: gradient ReduceScatter + parameter AllGather
+  double pp_bubble_ms = 0;    ///< pipeline idle time of the stage
 };
 
 /// @brief A priced mapping.

@@ -25,13 +25,13 @@ std::int64_t expert_capacity_tokens(const model::ScenarioSpec& scenario);
 
 /// @brief Section 5's gradient partition, per generalized layer in model order.
 struct GradientPartition {
-  std::vector<double> during_moe_bytes;    ///< Step 1 (MoE overlappable part) + Step 2
-  std::vector<double> during_dense_bytes;  ///< Step 1 (dense overlappable part)
-  std::vector<double> step1_bytes;         ///< n_first (Eq. 3)
-  std::vector<double> step2_bytes;         ///< x_g (Eq. 5)
-  double tail_bytes = 0;                   ///< all-reduced after the backward pass
+  std::vector<double> during_moe_bytes;       ///< Step 1 (MoE overlappable part) + Step 2
+  std::vector<double> during_dense_bytes;     ///< Step 1 (dense overlappable part)
+  std::vector<double> step1_bytes;            ///< n_first (Eq. 3)
+  std::vector<double> step2_bytes;            ///< x_g (Eq. 5)
+  double tail_bytes = 0;                      ///< all-reduced after the backward pass
   std::vector<std::int64_t> degree_backward;  ///< Algorithm 1 with each layer's t_gar
-  double objective_ms = 0;                 ///< Eq. 5 objective plus the tail all-reduce
+  double objective_ms = 0;                    ///< Eq. 5 objective plus the tail all-reduce
 };
 
 /// @brief Differential-evolution settings (rand/1/bin).
@@ -49,11 +49,11 @@ GradientPartition partition_gradients(const model::ScenarioSpec& scenario, const
 
 /// @brief The planner's answer for an FSMoE scenario.
 struct FsMoePlan {
-  PhaseDegrees degrees;                ///< FSMoE's forward / backward choice (t_gar = 0)
-  double overlap_gap_ms = 0;           ///< t_olp,moe at the backward degree (section 5.2)
+  PhaseDegrees degrees;       ///< FSMoE's forward / backward choice (t_gar = 0)
+  double overlap_gap_ms = 0;  ///< t_olp,moe at the backward degree (section 5.2)
   GradientPartition partition;
-  std::int64_t tutel_degree = 1;       ///< PipeMoE's adaptive r: the best simulated single degree
-  std::vector<Evaluation> schedules;   ///< in the order asked
+  std::int64_t tutel_degree = 1;      ///< PipeMoE's adaptive r: the best simulated single degree
+  std::vector<Evaluation> schedules;  ///< in the order asked
   std::vector<sched::FsMoeKnobs> knobs;
 };
 

@@ -31,8 +31,8 @@ struct TunerResult {
 /// @brief Bayesian-optimisation settings (Appendix D).
 struct BayesSettings {
   std::uint64_t seed = 7;
-  std::int32_t samples = 8;  ///< objective evaluations, the random initial one included
-  double xi = 0.1;           ///< EI exploration, in units of the standardised objective
+  std::int32_t samples = 8;       ///< objective evaluations, the random initial one included
+  double xi = 0.1;                ///< EI exploration, in units of the standardised objective
   std::int32_t candidates = 512;  ///< EI is maximised over this many points of the (log) space
 };
 

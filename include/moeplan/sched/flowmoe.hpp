@@ -24,9 +24,9 @@ const std::vector<std::string>& flowmoe_schedules();
 /// @brief Knobs of a FlowMoE-family schedule.
 struct FlowMoeKnobs {
   std::string schedule = "flowmoe";
-  std::int64_t degree = 2;                   ///< R (FlowMoE's default 2)
-  std::int64_t ar_chunk_bytes = 4 << 20;     ///< Sp, for flowmoe-ar and flowmoe
-  bool multi_rank = false;                   ///< every rank, collectives over groups
+  std::int64_t degree = 2;                ///< R (FlowMoE's default 2)
+  std::int64_t ar_chunk_bytes = 4 << 20;  ///< Sp, for flowmoe-ar and flowmoe
+  bool multi_rank = false;                ///< every rank, collectives over groups
 };
 
 /// AlltoAll tasks outrank all-reduce chunks in the pool.

@@ -20,9 +20,9 @@ struct PipelineChunkCost {
 
 /// @brief A pipeline to simulate.
 struct PipelineSpec {
-  std::int64_t stages = 1;         ///< pp
-  std::int64_t virtual_stages = 1; ///< vpp (chunks per stage); > 1: interleaved 1F1B
-  std::int64_t micro_batches = 1;  ///< per iteration per DP rank
+  std::int64_t stages = 1;          ///< pp
+  std::int64_t virtual_stages = 1;  ///< vpp (chunks per stage); > 1: interleaved 1F1B
+  std::int64_t micro_batches = 1;   ///< per iteration per DP rank
   PipelineChunkCost chunk;
 };
 

@@ -19,8 +19,8 @@ struct BuiltSchedule {
   dag::TaskGraph graph;
   std::string schedule;
   std::int64_t degree = 1;
-  std::vector<std::int64_t> slicing_tokens;  ///< attention slices of one sequence, where sliced
-  std::vector<double> rank_compute_slowdown; ///< per-rank compute factors for the engine (stragglers)
+  std::vector<std::int64_t> slicing_tokens;   ///< attention slices of one sequence, where sliced
+  std::vector<double> rank_compute_slowdown;  ///< per-rank compute factors for the engine (stragglers)
 };
 
 /// @brief The knobs a builder takes.
@@ -28,6 +28,21 @@ struct ScheduleKnobs {
   std::string schedule = "none";
   std::int64_t degree = 1;
 };
+
+/// @brief The labels of one task, for builders that emit many alike.
+struct TaskLabels {
+  std::string_view name;
+  dag::Phase phase = dag::Phase::None;
+  std::int32_t layer = -1;
+  std::int32_t index = -1;  ///< micro-batch, chunk or slice
+  std::int32_t priority = 0;
+  std::int64_t group = 1;  ///< ranks in a collective
+};
+
+/// Adds a task after its dependencies: the one way the builders emit tasks.
+dag::TaskId emit_task(dag::TaskGraphBuilder& builder, const TaskLabels& labels, dag::TaskKind kind, model::OpClass op,
+                      double duration_ms, std::vector<dag::ResourceId> resources,
+                      const std::vector<dag::TaskId>& after);
 
 /// Link class of a parallel group of `size` ranks spaced `stride` apart, with
 /// consecutive ranks filling nodes of gpus_per_node (Megatron's rank order).

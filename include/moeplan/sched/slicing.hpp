@@ -33,7 +33,7 @@ std::vector<std::size_t> buffer_ready_after(const std::vector<std::int64_t>& att
 
 /// For each attention slice, the MoE micro-batches holding any of its tokens
 /// (first and last index), for the backward pass.
-std::vector<std::pair<std::size_t, std::size_t>> moe_batches_of_slices(const std::vector<std::int64_t>& attention_slices,
-                                                                       const std::vector<std::int64_t>& moe_slices);
+std::vector<std::pair<std::size_t, std::size_t>> moe_batches_of_slices(
+    const std::vector<std::int64_t>& attention_slices, const std::vector<std::int64_t>& moe_slices);
 
 }  // namespace moeplan::sched

@@ -14,11 +14,11 @@ namespace moeplan::sim {
 /// @brief Where one rank's time went, in ms.
 struct RankSummary {
   std::int32_t rank = 0;
-  double end_ms = 0;            ///< when the rank's last task ended
-  double compute_busy_ms = 0;   ///< time some compute task ran (union of intervals)
-  double comm_busy_ms = 0;      ///< time some communication task ran (union)
-  double exposed_comm_ms = 0;   ///< communication not hidden under compute
-  double bubble_ms = 0;         ///< makespan minus compute busy: compute idle
+  double end_ms = 0;           ///< when the rank's last task ended
+  double compute_busy_ms = 0;  ///< time some compute task ran (union of intervals)
+  double comm_busy_ms = 0;     ///< time some communication task ran (union)
+  double exposed_comm_ms = 0;  ///< communication not hidden under compute
+  double bubble_ms = 0;        ///< makespan minus compute busy: compute idle
 };
 
 /// @brief Busy time of one resource.
@@ -32,8 +32,8 @@ struct ResourceSummary {
 /// @brief The whole run.
 struct Summary {
   double makespan_ms = 0;
-  RankSummary critical_rank;          ///< the rank that ends last (lowest rank on ties)
-  std::vector<RankSummary> ranks;     ///< every rank that has tasks, ascending
+  RankSummary critical_rank;       ///< the rank that ends last (lowest rank on ties)
+  std::vector<RankSummary> ranks;  ///< every rank that has tasks, ascending
   std::vector<ResourceSummary> resources;
 };
 

@@ -15,10 +15,10 @@ struct RandomDagOptions {
   std::uint32_t seed = 1;
   std::size_t logical_tasks = 100;
   std::int32_t ranks = 1;
-  double comm_fraction = 0.4;      ///< share of logical tasks that are collectives
+  double comm_fraction = 0.4;  ///< share of logical tasks that are collectives
   std::int32_t max_dependencies = 3;
-  std::int32_t window = 16;        ///< dependencies reach at most this many logical tasks back
-  bool priority_comm = false;      ///< the comm stream is a Priority pool instead of InOrder
+  std::int32_t window = 16;    ///< dependencies reach at most this many logical tasks back
+  bool priority_comm = false;  ///< the comm stream is a Priority pool instead of InOrder
   double min_duration_ms = 0.1;
   double max_duration_ms = 2.0;
 };

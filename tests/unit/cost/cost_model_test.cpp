@@ -5,21 +5,13 @@
 #include <moeplan/cost/cost_model.hpp>
 #include <moeplan/io/loader.hpp>
 
+#include "../test_support.hpp"
+
 using namespace moeplan;
 using model::LinkClass;
 using model::OpClass;
 
-namespace {
-model::LinearCostSpec line(OpClass op, LinkClass link, std::int64_t group, double alpha, double beta) {
-  model::LinearCostSpec c;
-  c.op = op;
-  c.link = link;
-  c.group = group;
-  c.alpha_ms = alpha;
-  c.beta_ms_per_unit = beta;
-  return c;
-}
-}  // namespace
+using moeplan::testing::cost_line;
 
 TEST_CASE("cost::CostModel prices the FSMoE Testbed-A lines exactly", "[cost]") {
   const cost::CostModel costs(io::load_profile("fsmoe-testbed-a"));
@@ -32,9 +24,11 @@ TEST_CASE("cost::CostModel prices the FSMoE Testbed-A lines exactly", "[cost]") 
 }
 
 TEST_CASE("cost::CostModel moves a line to another group with bus-bandwidth factors", "[cost]") {
-  model::CostProfileSpec p{"p", "c", {line(OpClass::AllReduce, LinkClass::Inter, 8, 0.5, 1e-6),
-                                      line(OpClass::A2A, LinkClass::Intra, 8, 0.1, 2e-7),
-                                      line(OpClass::A2A, LinkClass::Intra, 2, 0.05, 1e-7)},
+  model::CostProfileSpec p{"p",
+                           "c",
+                           {cost_line(OpClass::AllReduce, LinkClass::Inter, 8, 0.5, 1e-6),
+                            cost_line(OpClass::A2A, LinkClass::Intra, 8, 0.1, 2e-7),
+                            cost_line(OpClass::A2A, LinkClass::Intra, 2, 0.05, 1e-7)},
                            1.0};
   const cost::CostModel costs(p);
   SECTION("allreduce 2(p-1)/p: from 8 (1.75) to 16 (1.875)") {

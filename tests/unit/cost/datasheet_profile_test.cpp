@@ -31,7 +31,7 @@ TEST_CASE("bundled datasheet profiles are what the generator makes today", "[cos
   // calibration/profiles/<cluster>-datasheet.textproto were written by
   // `moeplan datasheet-profile`; a change of formula must regenerate them.
   const std::pair<const char*, cost::ComputeDtype> bundled[] = {
-      {"foldmoe-g5", cost::ComputeDtype::Half},     {"dgx-h100", cost::ComputeDtype::Half},
+      {"foldmoe-g5", cost::ComputeDtype::Half},       {"dgx-h100", cost::ComputeDtype::Half},
       {"flowmoe-cluster1", cost::ComputeDtype::Fp32}, {"flowmoe-cluster2", cost::ComputeDtype::Fp32},
       {"fsmoe-testbed-a", cost::ComputeDtype::Fp32},  {"fsmoe-testbed-b", cost::ComputeDtype::Fp32}};
   for (const auto& [cluster, dtype] : bundled) {

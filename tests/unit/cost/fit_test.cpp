@@ -127,7 +127,8 @@ TEST_CASE("io::read_nccl_tests parses nccl-tests tables and they fit", "[cost][i
     CHECK(fit.r2 > 0.999);
   }
   // The out-of-place time is used unless told: first all_reduce row prints 64.4 us out-of-place.
-  const auto in_place = io::read_calibration_file(dir + "all_reduce_perf.log", {std::nullopt, std::nullopt, std::nullopt, true});
+  const auto in_place =
+      io::read_calibration_file(dir + "all_reduce_perf.log", {std::nullopt, std::nullopt, std::nullopt, true});
   const auto out_of_place = io::read_calibration_file(dir + "all_reduce_perf.log", {});
   CHECK(in_place[0].time_ms != out_of_place[0].time_ms);
 }

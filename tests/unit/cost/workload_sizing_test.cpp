@@ -11,7 +11,7 @@ TEST_CASE("cost::workload sizing of GPT-MoE-M on FoldMoE's testbed", "[cost]") {
   const model::ScenarioSpec s = io::load_scenario("foldmoe-gpt-moe-m-16k");
   const cost::MoeLayerSizes moe = cost::moe_layer_sizes(s.model, s.parallel, s.workload);
   SECTION("tokens and A2A bytes") {
-    CHECK(moe.tokens_per_rank == 2048.0);                    // 16384 / tp 8 (sequence parallel)
+    CHECK(moe.tokens_per_rank == 2048.0);                     // 16384 / tp 8 (sequence parallel)
     CHECK(moe.dispatch_bytes == 2048.0 * 1 * 1.0 * 768 * 2);  // tokens x top-k x cf x d_model x dtype = 3145728
     CHECK(moe.combine_bytes == moe.dispatch_bytes);
     CHECK(moe.etp_allgather_bytes == 0.0);  // etp = 1
@@ -45,7 +45,7 @@ TEST_CASE("cost::workload sizing of Mixtral-8x7B under EP8", "[cost]") {
   w.micro_batch_size = 1;
   const cost::MoeLayerSizes moe = cost::moe_layer_sizes(m, p, w);
   CHECK(moe.tokens_per_rank == 4096.0);
-  CHECK(moe.dispatch_bytes == 4096.0 * 2 * 4096 * 2);                  // 67108864: top-2, d 4096, bf16
+  CHECK(moe.dispatch_bytes == 4096.0 * 2 * 4096 * 2);                    // 67108864: top-2, d 4096, bf16
   CHECK(moe.expert_forward_flops == 4096.0 * 2 * 3 * 2 * 4096 * 14336);  // SwiGLU: three GEMMs
   CHECK(moe.expert_forward_flops == 2886218022912.0);
   // (4 x 4096 + 3 x 32) x 4096 x 16384 + 8 x 4096^2 x 4096

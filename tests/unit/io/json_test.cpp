@@ -16,8 +16,7 @@ TEST_CASE("io::Json writes deterministic, valid JSON", "[io]") {
   doc.set("list", Json(Json::Array{Json(1), Json(true), Json(nullptr)}));
   doc.set("count", std::int64_t{4});  // replaces, keeps position
   // Shortest round-trip doubles; NaN has no JSON form and becomes null.
-  CHECK(doc.dump(0) ==
-        R"({"name":"a \"quoted\"\nline","ms":0.1,"count":4,"nan":null,"list":[1,true,null]})");
+  CHECK(doc.dump(0) == R"({"name":"a \"quoted\"\nline","ms":0.1,"count":4,"nan":null,"list":[1,true,null]})");
 }
 
 TEST_CASE("io::Json parses what it writes", "[io]") {

@@ -67,9 +67,8 @@ TEST_CASE("io::load_scenario resolves references and applies overrides", "[io]")
   CHECK(s.parallel.edp == 1);  // derived: 16 / (etp 1 * ep 16 * pp 1)
   CHECK(s.model.moe_layer == std::vector<bool>{false, true, false, true, false, true});
 
-  const auto t = moeplan::io::load_scenario("foldmoe-gpt-moe-m-16k", {{"workload.seq_len", "32768"},
-                                                                        {"model.moe.top_k", "2"},
-                                                                        {"model_ref", "gpt-moe-l"}});
+  const auto t = moeplan::io::load_scenario(
+      "foldmoe-gpt-moe-m-16k", {{"workload.seq_len", "32768"}, {"model.moe.top_k", "2"}, {"model_ref", "gpt-moe-l"}});
   CHECK(t.workload.seq_len == 32768);
   CHECK(t.model.name == "gpt-moe-l");
   CHECK(t.model.moe.top_k == 2);
@@ -77,12 +76,10 @@ TEST_CASE("io::load_scenario resolves references and applies overrides", "[io]")
 
 TEST_CASE("io::load_scenario names a bad override", "[io]") {
   const std::string scenario = "foldmoe-gpt-moe-m-16k";
-  CHECK(error_of(scenario, {{"parallelism.tpx", "3"}}) ==
-        "--set: parallelism.tpx: unknown field 'tpx' in Parallelism");
+  CHECK(error_of(scenario, {{"parallelism.tpx", "3"}}) == "--set: parallelism.tpx: unknown field 'tpx' in Parallelism");
   CHECK(error_of(scenario, {{"workload.seq_len", "many"}}) ==
         "--set: workload.seq_len: expected an integer, got 'many'");
-  CHECK(error_of(scenario, {{"model.moe.top_k", "17"}}) ==
-        "--set: model.moe.top_k: top_k 17 exceeds num_experts 16");
+  CHECK(error_of(scenario, {{"model.moe.top_k", "17"}}) == "--set: model.moe.top_k: top_k 17 exceeds num_experts 16");
   CHECK(error_of(scenario, {{"parallelism", "3"}}).find("is a message") != std::string::npos);
   CHECK_THROWS_AS(moeplan::io::parse_override("no-equals-sign"), Error);
 }

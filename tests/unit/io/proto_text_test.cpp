@@ -6,12 +6,12 @@ using moeplan::io::enclosing_field_path;
 
 TEST_CASE("io::enclosing_field_path follows braces to the field being written", "[io]") {
   const std::string text =
-      "name: \"x\"\n"        // line 0
-      "moe {\n"              // line 1
-      "  top_k 2\n"          // line 2: missing colon, error at column 8
-      "  expert_type: BAD\n" // line 3
-      "}\n"                  // line 4
-      "d_model: 5\n";        // line 5
+      "name: \"x\"\n"         // line 0
+      "moe {\n"               // line 1
+      "  top_k 2\n"           // line 2: missing colon, error at column 8
+      "  expert_type: BAD\n"  // line 3
+      "}\n"                   // line 4
+      "d_model: 5\n";         // line 5
   // At "2" on line 2 the parser is inside moe, writing top_k.
   CHECK(enclosing_field_path(text, 2, 8) == "moe.top_k");
   // After an enum value on line 3, still in moe.expert_type.

@@ -82,14 +82,14 @@ TEST_CASE("model::count_params reproduces FlowMoE Table 2 expert parameters", "[
     const char* name;
     double experts_params;
   };
-  const Row rows[] = {{"gpt2-tiny-moe", 50.4e6}, {"bert-large-moe", 806.5e6}, {"llama2-moe", 4297.6e6},
+  const Row rows[] = {{"gpt2-tiny-moe", 50.4e6},  {"bert-large-moe", 806.5e6}, {"llama2-moe", 4297.6e6},
                       {"llama2-moe-l", 8595.2e6}, {"deepseek-v2-s", 2014.1e6}, {"deepseek-v2-m", 3524.7e6}};
   for (const Row& row : rows) {
     INFO(row.name);
     const ModelSpec m = moeplan::io::load_model(row.name);
-    const double experts = static_cast<double>(m.num_layers * m.moe.num_experts *
-                                               moeplan::model::ffn_params(m.d_model, m.moe.expert_ffn_hidden,
-                                                                          m.moe.expert_type, m.linear_bias));
+    const double experts = static_cast<double>(
+        m.num_layers * m.moe.num_experts *
+        moeplan::model::ffn_params(m.d_model, m.moe.expert_ffn_hidden, m.moe.expert_type, m.linear_bias));
     CHECK(experts == Approx(row.experts_params).epsilon(0.005));
   }
 }

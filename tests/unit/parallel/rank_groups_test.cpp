@@ -38,7 +38,7 @@ TEST_CASE("parallel::make_mapping follows Megatron's default order tp-cp-ep-dp-p
   CHECK(m.expert.at("ep") == strided(16, 4, 1));     // [0,1,2,3],[4,5,6,7],..
   CHECK(m.expert.at("edp") == strided(16, 2, 4));    // [0,4],[1,5],..
   CHECK(m.expert.at("pp") == strided(16, 2, 8));
-  CHECK(m.expert.at("etp").size() == 16);            // singletons
+  CHECK(m.expert.at("etp").size() == 16);  // singletons
 }
 
 TEST_CASE("parallel::make_mapping with order tp-cp-ep-pp-dp equals the paper's Listing 1", "[parallel]") {
@@ -56,13 +56,16 @@ TEST_CASE("parallel::make_mapping with order tp-cp-ep-pp-dp equals the paper's L
   RankGroups tp_groups, cp_groups, pp_groups, dp_groups, etp_groups, ep_groups, mpp_groups, edp_groups;
   for (std::int64_t d = 0; d < dp; ++d)
     for (std::int64_t p = 0; p < pp; ++p)
-      for (std::int64_t c = 0; c < cp; ++c) tp_groups.push_back({attention_rank(d, p, c, 0), attention_rank(d, p, c, 1)});
+      for (std::int64_t c = 0; c < cp; ++c)
+        tp_groups.push_back({attention_rank(d, p, c, 0), attention_rank(d, p, c, 1)});
   for (std::int64_t d = 0; d < dp; ++d)
     for (std::int64_t p = 0; p < pp; ++p)
-      for (std::int64_t t = 0; t < tp; ++t) cp_groups.push_back({attention_rank(d, p, 0, t), attention_rank(d, p, 1, t)});
+      for (std::int64_t t = 0; t < tp; ++t)
+        cp_groups.push_back({attention_rank(d, p, 0, t), attention_rank(d, p, 1, t)});
   for (std::int64_t d = 0; d < dp; ++d)
     for (std::int64_t c = 0; c < cp; ++c)
-      for (std::int64_t t = 0; t < tp; ++t) pp_groups.push_back({attention_rank(d, 0, c, t), attention_rank(d, 1, c, t)});
+      for (std::int64_t t = 0; t < tp; ++t)
+        pp_groups.push_back({attention_rank(d, 0, c, t), attention_rank(d, 1, c, t)});
   for (std::int64_t p = 0; p < pp; ++p)
     for (std::int64_t c = 0; c < cp; ++c)
       for (std::int64_t t = 0; t < tp; ++t) {

@@ -8,6 +8,8 @@
 #include <moeplan/sched/flowmoe.hpp>
 #include <moeplan/sim/engine.hpp>
 
+#include "../test_support.hpp"
+
 using namespace moeplan;
 using model::LinkClass;
 using model::OpClass;
@@ -41,25 +43,19 @@ Instance random_instance(std::uint64_t seed) {
   s.workload.seq_len = pick({128, 256, 512});
   const double flop_ms = log_uniform(1e-11, 1e-9);
   const double a2a_ms = log_uniform(1e-8, 1e-6);
-  auto line = [](OpClass op, LinkClass link, std::int64_t group, double alpha, double beta) {
-    model::LinearCostSpec c;
-    c.op = op;
-    c.link = link;
-    c.group = group;
-    c.alpha_ms = alpha;
-    c.beta_ms_per_unit = beta;
-    return c;
-  };
-  s.profile = model::CostProfileSpec{"random", s.cluster.name,
-                                     {line(OpClass::Gemm, LinkClass::Local, 1, 0.01, flop_ms),
-                                      line(OpClass::Attention, LinkClass::Local, 1, 0.01, flop_ms),
-                                      line(OpClass::A2A, LinkClass::Inter, 16, 0.03, a2a_ms),
-                                      line(OpClass::AllReduce, LinkClass::Inter, 16, 0.0, in.ar_beta_ms_per_byte)},
+  using moeplan::testing::cost_line;
+  s.profile = model::CostProfileSpec{"random",
+                                     s.cluster.name,
+                                     {cost_line(OpClass::Gemm, LinkClass::Local, 1, 0.01, flop_ms),
+                                      cost_line(OpClass::Attention, LinkClass::Local, 1, 0.01, flop_ms),
+                                      cost_line(OpClass::A2A, LinkClass::Inter, 16, 0.03, a2a_ms),
+                                      cost_line(OpClass::AllReduce, LinkClass::Inter, 16, 0.0, in.ar_beta_ms_per_byte)},
                                      1.0};
   return in;
 }
 
-double iteration_ms(const model::ScenarioSpec& s, const std::string& schedule, std::int64_t degree, std::int64_t chunk) {
+double iteration_ms(const model::ScenarioSpec& s, const std::string& schedule, std::int64_t degree,
+                    std::int64_t chunk) {
   const cost::CostModel costs(*s.profile);
   return plan::evaluate(sched::build_flowmoe(s, costs, plan::flowmoe_knobs(s, schedule, degree, chunk))).iteration_ms;
 }
@@ -117,7 +113,8 @@ TEST_CASE("FlowMoE's pool never lets an all-reduce chunk start ahead of a ready 
       int violations = 0;
       for (dag::TaskId a : a2a) {
         double ready = 0;
-        for (auto e : boost::make_iterator_range(out_edges(a, pred))) ready = std::max(ready, tl.end_ms[target(e, pred)]);
+        for (auto e : boost::make_iterator_range(out_edges(a, pred)))
+          ready = std::max(ready, tl.end_ms[target(e, pred)]);
         for (dag::TaskId c : ar)
           if (g.kind(c) == dag::TaskKind::Communication && tl.start_ms[c] > ready && tl.start_ms[c] < tl.start_ms[a])
             ++violations;
@@ -155,7 +152,8 @@ TEST_CASE("FlowMoE's Sp trade-off: tiny chunks pay startups, one whole-tensor ch
                            "flowmoe-deepseek-v2-s-c2", "flowmoe-ablation-c1"}) {
     const model::ScenarioSpec s = io::load_scenario(name);
     const auto [lo, hi] = plan::chunk_search_space(s);
-    const plan::TunerResult bo = plan::tune_bayesian([&](std::int64_t b) { return iteration_ms(s, "flowmoe", 2, b); }, lo, hi);
+    const plan::TunerResult bo =
+        plan::tune_bayesian([&](std::int64_t b) { return iteration_ms(s, "flowmoe", 2, b); }, lo, hi);
     INFO(name);
     CHECK(iteration_ms(s, "flowmoe", 2, 16 * 1024) > bo.best_ms);
   }
@@ -165,7 +163,8 @@ TEST_CASE("FlowMoE's Sp trade-off: tiny chunks pay startups, one whole-tensor ch
   // chunks tie with BO's pick (docs/validation.md).
   const model::ScenarioSpec s = io::load_scenario("flowmoe-ablation-c1");
   const auto [lo, hi] = plan::chunk_search_space(s);
-  const plan::TunerResult bo = plan::tune_bayesian([&](std::int64_t b) { return iteration_ms(s, "flowmoe", 2, b); }, lo, hi);
+  const plan::TunerResult bo =
+      plan::tune_bayesian([&](std::int64_t b) { return iteration_ms(s, "flowmoe", 2, b); }, lo, hi);
   CHECK(iteration_ms(s, "flowmoe", 2, 2 * hi) > bo.best_ms);
 }
 

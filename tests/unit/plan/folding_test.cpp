@@ -46,8 +46,7 @@ TEST_CASE("plan::price_mapping reports MFU and memory consistently", "[plan][fol
   // Parameters held: 14 layers x (attention / tp + router + 1 expert / etp) + embedding / tp.
   const double expert = 3.0 * 6144 * 16384;
   const double attention = (2.0 * 6144 * 6144 + 2.0 * 6144 * 1024 + 2 * 6144) / 4;
-  CHECK(plan::params_per_gpu(s.model, r.config) ==
-        Approx(14 * (attention + 6144.0 * 8 + expert) + 32000.0 * 6144 / 4));
+  CHECK(plan::params_per_gpu(s.model, r.config) == Approx(14 * (attention + 6144.0 * 8 + expert) + 32000.0 * 6144 / 4));
   // A GPU too small for anything: nothing fits, and the planner says so.
   model::ScenarioSpec tiny = s;
   tiny.cluster.gpu.memory_bytes = 1e9;

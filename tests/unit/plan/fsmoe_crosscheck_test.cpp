@@ -5,6 +5,8 @@
 #include <moeplan/plan/fsmoe_planner.hpp>
 #include <moeplan/sched/fsmoe.hpp>
 
+#include "../test_support.hpp"
+
 using namespace moeplan;
 using model::LinkClass;
 using model::OpClass;
@@ -19,21 +21,15 @@ struct Regime {
 };
 
 model::CostProfileSpec profile(const Regime& g) {
-  auto line = [](OpClass op, LinkClass link, std::int64_t group, double alpha, double beta) {
-    model::LinearCostSpec c;
-    c.op = op;
-    c.link = link;
-    c.group = group;
-    c.alpha_ms = alpha;
-    c.beta_ms_per_unit = beta;
-    return c;
-  };
-  return {"regime", "fsmoe-testbed-a",
-          {line(OpClass::Gemm, LinkClass::Local, 1, 0.02, g.gemm_beta), line(OpClass::Attention, LinkClass::Local, 1, 0.02, g.gemm_beta),
-           line(OpClass::A2A, LinkClass::Inter, 6, 0.1, g.a2a_beta),
-           line(OpClass::AllGather, LinkClass::Intra, 8, 0.05, g.esp_beta),
-           line(OpClass::ReduceScatter, LinkClass::Intra, 8, 0.05, g.esp_beta),
-           line(OpClass::AllReduce, LinkClass::Inter, 6, 0.2, 1e-6)},
+  using moeplan::testing::cost_line;
+  return {"regime",
+          "fsmoe-testbed-a",
+          {cost_line(OpClass::Gemm, LinkClass::Local, 1, 0.02, g.gemm_beta),
+           cost_line(OpClass::Attention, LinkClass::Local, 1, 0.02, g.gemm_beta),
+           cost_line(OpClass::A2A, LinkClass::Inter, 6, 0.1, g.a2a_beta),
+           cost_line(OpClass::AllGather, LinkClass::Intra, 8, 0.05, g.esp_beta),
+           cost_line(OpClass::ReduceScatter, LinkClass::Intra, 8, 0.05, g.esp_beta),
+           cost_line(OpClass::AllReduce, LinkClass::Inter, 6, 0.2, 1e-6)},
           1.0};
 }
 

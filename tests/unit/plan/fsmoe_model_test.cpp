@@ -11,8 +11,11 @@ namespace {
 MoeLayerModel layer(double a2a_ms, double ag_ms, double rs_ms, double exp_ms, double t_gar_ms) {
   // Whole-operation times with a small startup each: n = 1, beta = time - alpha.
   const double alpha = 0.05;
-  return MoeLayerModel{{alpha, a2a_ms - alpha, 1}, {alpha, ag_ms - alpha, 1}, {alpha, rs_ms - alpha, 1},
-                       {alpha, exp_ms - alpha, 1}, t_gar_ms};
+  return MoeLayerModel{{alpha, a2a_ms - alpha, 1},
+                       {alpha, ag_ms - alpha, 1},
+                       {alpha, rs_ms - alpha, 1},
+                       {alpha, exp_ms - alpha, 1},
+                       t_gar_ms};
 }
 
 }  // namespace
