@@ -28,9 +28,6 @@ void add_sweep_command(CLI::App& app, CliContext& context);
 void add_mappings_command(CLI::App& app, CliContext& context);
 /// fit, and datasheet-profile.
 void add_fit_command(CLI::App& app, CliContext& context);
-/// Commands of CLI.md that later issues implement: they answer exit 2.
-void add_unavailable_command(CLI::App& app, CliContext& context, const std::string& name,
-                             const std::string& description);
 
 /// Parses repeated --set values.
 std::vector<io::Override> parse_overrides(const std::vector<std::string>& values);
