@@ -189,17 +189,7 @@ void run_flowmoe_plan(const PlanOptions& o, const RunnableScenario& run, const s
 
 io::Json folding_json(const plan::FoldingResult& r) {
   io::Json j = io::Json::object();
-  model::ParallelSpec p;
-  p.tp = r.config.tp;
-  p.cp = r.config.cp;
-  p.pp = r.config.pp;
-  p.vpp = r.config.vpp;
-  p.ep = r.config.ep;
-  p.etp = r.config.etp;
-  p.dp = r.config.dp;
-  p.edp = r.config.edp;
-  p.sequence_parallel = true;
-  io::Json par = io::parallelism_to_json(p);
+  io::Json par = io::parallelism_to_json(r.config.parallel_spec());
   par.set("micro_batch_size", r.config.micro_batch);
   j.set("parallelism", par);
   j.set("iteration_ms", r.iteration_ms);
@@ -231,17 +221,7 @@ void run_folding_plan(const PlanOptions& o, const RunnableScenario& run, CliCont
   const bool coupled_fits = !coupled.empty() && coupled.front().fits;
   spec.baseline_ms = coupled_fits ? coupled.front().iteration_ms : 0.0;
   spec.speedup = coupled_fits ? coupled.front().iteration_ms / best.iteration_ms : 0.0;
-  model::ParallelSpec p;
-  p.tp = best.config.tp;
-  p.cp = best.config.cp;
-  p.pp = best.config.pp;
-  p.vpp = best.config.vpp;
-  p.ep = best.config.ep;
-  p.etp = best.config.etp;
-  p.dp = best.config.dp;
-  p.edp = best.config.edp;
-  p.sequence_parallel = true;
-  spec.knobs.parallelism = p;
+  spec.knobs.parallelism = best.config.parallel_spec();
   write_plan_file(o.output, spec);
   if (o.json) {
     io::Json doc = io::plan_to_json(spec);

@@ -38,9 +38,8 @@ std::string output_name(const std::string& path, const std::string& schedule, bo
 
 // A folding scenario: its own mapping, priced as the planner prices every mapping.
 void run_folding_simulate(const SimulateOptions& o, const RunnableScenario& run, CliContext& context) {
-  const model::ParallelSpec& p = run.spec.parallel;
-  plan::FoldingConfig c{p.tp, p.cp, p.pp, p.vpp, p.ep, p.etp, run.spec.workload.micro_batch_size, 0, 0};
-  const plan::FoldingResult r = plan::price_mapping(run.spec, *run.costs, c);
+  const plan::FoldingResult r = plan::price_mapping(
+      run.spec, *run.costs, plan::FoldingConfig::from(run.spec.parallel, run.spec.workload.micro_batch_size));
   io::Json j = io::Json::object();
   j.set("scenario", run.spec.name);
   j.set("schedule", "1f1b");

@@ -37,6 +37,24 @@ double comm(const cost::CostModel& costs, OpClass op, const Group& g, double byt
 
 }  // namespace
 
+model::ParallelSpec FoldingConfig::parallel_spec() const {
+  model::ParallelSpec p;
+  p.tp = tp;
+  p.cp = cp;
+  p.pp = pp;
+  p.vpp = vpp;
+  p.ep = ep;
+  p.etp = etp;
+  p.dp = dp;
+  p.edp = edp;
+  p.sequence_parallel = true;
+  return p;
+}
+
+FoldingConfig FoldingConfig::from(const model::ParallelSpec& p, std::int64_t micro_batch) {
+  return FoldingConfig{p.tp, p.cp, p.pp, p.vpp, p.ep, p.etp, micro_batch, p.dp, p.edp};
+}
+
 double params_per_gpu(const model::ModelSpec& m, const FoldingConfig& c) {
   const double layers_per_stage = as_double(m.num_layers) / as_double(c.pp);
   const double attention =

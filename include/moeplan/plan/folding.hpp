@@ -20,6 +20,11 @@ namespace moeplan::plan {
 struct FoldingConfig {
   std::int64_t tp = 1, cp = 1, pp = 1, vpp = 1, ep = 1, etp = 1, micro_batch = 1;
   std::int64_t dp = 1, edp = 1;  ///< derived
+
+  /// As a scenario's parallelism (sequence parallel, as Megatron requires with MoE and TP).
+  model::ParallelSpec parallel_spec() const;
+  /// From a scenario's parallelism and micro-batch size.
+  static FoldingConfig from(const model::ParallelSpec& parallel, std::int64_t micro_batch);
 };
 
 /// @brief Where one iteration's time goes, per GPU of the slowest stage (ms).
