@@ -108,8 +108,8 @@ std::vector<model::TimingSample> read_timing_csv(const std::string& file, const 
       s.link = *link;
     }
     const double group = number(cells[2], file, number_of_line, 1, "group");
-    if (group < 1 || group != std::floor(group))
-      fail(file, number_of_line, 1, "group", fmt::format("expected a whole number >= 1, got '{}'", cells[2]));
+    if (group < 1 || group > 1048576 || group != std::floor(group))
+      fail(file, number_of_line, 1, "group", fmt::format("expected a whole number in 1..1048576, got '{}'", cells[2]));
     s.group = static_cast<std::int64_t>(group);
     s.size = number(cells[3], file, number_of_line, 1, "size");
     s.time_ms = number(cells[4], file, number_of_line, 1, "time_ms");

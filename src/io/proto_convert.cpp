@@ -15,6 +15,26 @@ T required(bool has, T value, const char* field) {
   return value;
 }
 
+// Upper bounds on sizes, far above any real model or cluster, so that every
+// count and product later stays inside 64-bit integers and every graph stays
+// buildable: layers x experts x 3 x d_model x hidden < 2^63.
+constexpr std::int64_t kMaxLayers = 1024;
+constexpr std::int64_t kMaxWidth = 65536;           // d_model, heads, head_dim
+constexpr std::int64_t kMaxHidden = 1 << 20;        // FFN and expert hidden sizes
+constexpr std::int64_t kMaxVocab = 1 << 24;
+constexpr std::int64_t kMaxExperts = 4096;
+constexpr std::int64_t kMaxNodes = 1 << 17;
+constexpr std::int64_t kMaxGpusPerNode = 1024;
+constexpr std::int64_t kMaxParallel = 1 << 20;      // any one parallel size
+constexpr std::int64_t kMaxSeq = 1 << 27;           // 134M tokens
+constexpr std::int64_t kMaxBatch = 1 << 24;
+constexpr std::int64_t kMaxDegree = 4096;
+
+std::int64_t at_most(std::int64_t value, std::int64_t max, const char* field) {
+  if (value > max) throw_input_error(field, fmt::format("{} is too large: at most {}", value, max));
+  return value;
+}
+
 model::FfnType ffn_type(pb::ExpertType type, const char* field) {
   switch (type) {
     case pb::GELU_FFN:
@@ -150,21 +170,21 @@ model::LinearCostSpec to_spec(const pb::LinearCost& c) {
 model::ModelSpec to_spec(const pb::Model& m) {
   model::ModelSpec s;
   s.name = required(m.has_name(), m.name(), "name");
-  s.num_layers = required(m.has_num_layers(), m.num_layers(), "num_layers");
-  s.d_model = required(m.has_d_model(), m.d_model(), "d_model");
-  s.num_heads = required(m.has_num_heads(), m.num_heads(), "num_heads");
-  s.num_kv_heads = m.has_num_kv_heads() ? m.num_kv_heads() : s.num_heads;
+  s.num_layers = at_most(required(m.has_num_layers(), m.num_layers(), "num_layers"), kMaxLayers, "num_layers");
+  s.d_model = at_most(required(m.has_d_model(), m.d_model(), "d_model"), kMaxWidth, "d_model");
+  s.num_heads = at_most(required(m.has_num_heads(), m.num_heads(), "num_heads"), kMaxWidth, "num_heads");
+  s.num_kv_heads = at_most(m.has_num_kv_heads() ? m.num_kv_heads() : s.num_heads, kMaxWidth, "num_kv_heads");
   if (m.has_head_dim()) {
-    s.head_dim = m.head_dim();
+    s.head_dim = at_most(m.head_dim(), kMaxWidth, "head_dim");
   } else {
     if (s.num_heads > 0 && s.d_model % s.num_heads != 0)
       throw_input_error(
           "head_dim", fmt::format("not given and d_model {} is not divisible by num_heads {}", s.d_model, s.num_heads));
     s.head_dim = s.num_heads > 0 ? s.d_model / s.num_heads : 0;
   }
-  s.vocab_size = required(m.has_vocab_size(), m.vocab_size(), "vocab_size");
+  s.vocab_size = at_most(required(m.has_vocab_size(), m.vocab_size(), "vocab_size"), kMaxVocab, "vocab_size");
   s.tie_embeddings = m.tie_embeddings();
-  s.max_position_embeddings = m.max_position_embeddings();
+  s.max_position_embeddings = at_most(m.max_position_embeddings(), kMaxSeq, "max_position_embeddings");
   s.norm_type = m.norm_type() == pb::RMSNORM ? model::NormType::RmsNorm : model::NormType::LayerNorm;
   s.linear_bias = m.linear_bias();
   s.qkv_bias = m.qkv_bias();
@@ -173,8 +193,8 @@ model::ModelSpec to_spec(const pb::Model& m) {
   const pb::MoeConfig& moe = m.moe();
   s.moe = nested("moe", [&] {
     model::MoeSpec e;
-    e.num_experts = required(moe.has_num_experts(), moe.num_experts(), "num_experts");
-    e.top_k = required(moe.has_top_k(), moe.top_k(), "top_k");
+    e.num_experts = at_most(required(moe.has_num_experts(), moe.num_experts(), "num_experts"), kMaxExperts, "num_experts");
+    e.top_k = at_most(required(moe.has_top_k(), moe.top_k(), "top_k"), kMaxExperts, "top_k");
     if (moe.has_capacity_factor() && moe.dropless())
       throw_input_error("dropless", "give capacity_factor or dropless, not both");
     if (!moe.has_capacity_factor() && !moe.dropless())
@@ -185,19 +205,21 @@ model::ModelSpec to_spec(const pb::Model& m) {
       throw_input_error("expert_ffn_hidden_scale", "give expert_ffn_hidden or expert_ffn_hidden_scale, not both");
     if (moe.has_expert_ffn_hidden_scale()) {
       const double hidden = moe.expert_ffn_hidden_scale() * static_cast<double>(m.d_model());
-      if (!(hidden >= 1) || hidden != std::floor(hidden))
+      if (!(hidden >= 1) || hidden > static_cast<double>(kMaxHidden) || hidden != std::floor(hidden))
         throw_input_error("expert_ffn_hidden_scale",
                           fmt::format("scale x d_model = {} is not a whole number >= 1", hidden));
       e.expert_ffn_hidden = static_cast<std::int64_t>(hidden);
     } else {
-      e.expert_ffn_hidden = required(moe.has_expert_ffn_hidden(), moe.expert_ffn_hidden(), "expert_ffn_hidden");
+      e.expert_ffn_hidden = at_most(required(moe.has_expert_ffn_hidden(), moe.expert_ffn_hidden(), "expert_ffn_hidden"),
+                                    kMaxHidden, "expert_ffn_hidden");
     }
-    e.num_shared_experts = moe.num_shared_experts();
-    e.shared_expert_ffn_hidden =
-        moe.has_shared_expert_ffn_hidden() ? moe.shared_expert_ffn_hidden() : e.expert_ffn_hidden;
+    e.num_shared_experts = at_most(moe.num_shared_experts(), kMaxExperts, "num_shared_experts");
+    e.shared_expert_ffn_hidden = at_most(
+        moe.has_shared_expert_ffn_hidden() ? moe.shared_expert_ffn_hidden() : e.expert_ffn_hidden, kMaxHidden,
+        "shared_expert_ffn_hidden");
     return e;
   });
-  s.ffn_hidden = m.ffn_hidden();
+  s.ffn_hidden = at_most(m.ffn_hidden(), kMaxHidden, "ffn_hidden");
   s.ffn_type = m.has_ffn_type() ? ffn_type(m.ffn_type(), "ffn_type") : s.moe.expert_type;
   s.moe_layer = moe_layer_flags(m, s.num_layers);
   return s;
@@ -206,8 +228,9 @@ model::ModelSpec to_spec(const pb::Model& m) {
 model::ClusterSpec to_spec(const pb::Cluster& c) {
   model::ClusterSpec s;
   s.name = required(c.has_name(), c.name(), "name");
-  s.num_nodes = required(c.has_num_nodes(), c.num_nodes(), "num_nodes");
-  s.gpus_per_node = required(c.has_gpus_per_node(), c.gpus_per_node(), "gpus_per_node");
+  s.num_nodes = at_most(required(c.has_num_nodes(), c.num_nodes(), "num_nodes"), kMaxNodes, "num_nodes");
+  s.gpus_per_node =
+      at_most(required(c.has_gpus_per_node(), c.gpus_per_node(), "gpus_per_node"), kMaxGpusPerNode, "gpus_per_node");
   if (!c.has_gpu()) throw_input_error("gpu", "required field is missing");
   s.gpu = nested("gpu", [&] { return to_spec(c.gpu()); });
   if (!c.has_intra_link()) throw_input_error("intra_link", "required field is missing");
@@ -239,6 +262,13 @@ model::ParallelSpec to_spec(const pb::Parallelism& p, std::int64_t world_size) {
   s.vpp = p.has_vpp() ? p.vpp() : 1;
   s.sequence_parallel = p.sequence_parallel();
   if (p.has_order()) s.order = p.order();
+  for (auto [value, field] : {std::pair{s.tp, "tp"}, {s.cp, "cp"}, {s.pp, "pp"}, {s.ep, "ep"}, {s.etp, "etp"},
+                              {s.vpp, "vpp"}}) {
+    at_most(value, kMaxParallel, field);
+    if (value < 1) throw_input_error(field, fmt::format("must be positive, got {}", value));
+  }
+  if (p.has_dp()) at_most(p.dp(), kMaxParallel, "dp");
+  if (p.has_edp()) at_most(p.edp(), kMaxParallel, "edp");
   // dp and edp default to whatever the world size leaves over (Megatron derives them).
   const std::int64_t attention_cells = s.tp * s.cp * s.pp;
   const std::int64_t expert_cells = s.etp * s.ep * s.pp;
@@ -273,18 +303,20 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
   s.workload = nested("workload", [&] {
     const pb::Workload& w = sc.workload();
     model::WorkloadSpec out;
-    out.seq_len = required(w.has_seq_len(), w.seq_len(), "seq_len");
-    out.micro_batch_size = w.has_micro_batch_size() ? w.micro_batch_size() : 1;
+    out.seq_len = at_most(required(w.has_seq_len(), w.seq_len(), "seq_len"), kMaxSeq, "seq_len");
+    out.micro_batch_size = at_most(w.has_micro_batch_size() ? w.micro_batch_size() : 1, kMaxBatch, "micro_batch_size");
     // Default: one micro-batch per DP rank.
-    out.global_batch_size = w.has_global_batch_size() ? w.global_batch_size() : out.micro_batch_size * s.parallel.dp;
+    out.global_batch_size = at_most(w.has_global_batch_size() ? w.global_batch_size() : out.micro_batch_size * s.parallel.dp,
+                                    kMaxBatch, "global_batch_size");
     return out;
   });
   const pb::ScheduleOptions& o = sc.schedule();
   if (o.has_name()) s.schedule.name = o.name();
   if (o.has_family()) s.schedule.family = o.family();
-  if (o.has_degree()) s.schedule.degree = o.degree();
-  if (o.has_degree_forward()) s.schedule.degree_forward = o.degree_forward();
-  if (o.has_degree_backward()) s.schedule.degree_backward = o.degree_backward();
+  if (o.has_degree()) s.schedule.degree = at_most(o.degree(), kMaxDegree, "schedule.degree");
+  if (o.has_degree_forward()) s.schedule.degree_forward = at_most(o.degree_forward(), kMaxDegree, "schedule.degree_forward");
+  if (o.has_degree_backward())
+    s.schedule.degree_backward = at_most(o.degree_backward(), kMaxDegree, "schedule.degree_backward");
   s.schedule.slicing_tokens.assign(o.slicing().begin(), o.slicing().end());
   if (o.has_ar_chunk_bytes()) s.schedule.ar_chunk_bytes = o.ar_chunk_bytes();
   s.schedule.fsmoe_released_solver_rules = o.fsmoe_released_solver_rules();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <initializer_list>
+#include <limits>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -25,6 +27,17 @@ void require_positive(std::int64_t value, const std::string& field) {
 void require_positive(double value, const std::string& field) {
   require(std::isfinite(value) && value > 0, field, fmt::format("must be positive, got {}", value));
 }
+
+// Product of sizes, saturating at the largest int64 instead of overflowing.
+std::int64_t product(std::initializer_list<std::int64_t> factors) {
+  std::int64_t out = 1;
+  for (std::int64_t f : factors)
+    if (__builtin_mul_overflow(out, f, &out)) return std::numeric_limits<std::int64_t>::max();
+  return out;
+}
+
+// A graph with more micro-batches per rank than this is not worth building.
+constexpr std::int64_t kMaxMicroBatchesPerRank = 65536;
 
 // Schedule names of CLI.md; the schedule builders own their meaning.
 constexpr std::array<std::string_view, 12> kScheduleNames{
@@ -114,12 +127,12 @@ void validate(const ScenarioSpec& s) {
                               {p.edp, "edp"},
                               {p.vpp, "vpp"}})
     require_positive(value, std::string("parallelism.") + field);
-  require(p.tp * p.cp * p.dp * p.pp == world, "parallelism",
+  require(product({p.tp, p.cp, p.dp, p.pp}) == world, "parallelism",
           fmt::format("tp*cp*dp*pp = {}*{}*{}*{} = {} but the cluster has {} GPUs", p.tp, p.cp, p.dp, p.pp,
-                      p.tp * p.cp * p.dp * p.pp, world));
-  require(p.etp * p.ep * p.edp * p.pp == world, "parallelism",
+                      product({p.tp, p.cp, p.dp, p.pp}), world));
+  require(product({p.etp, p.ep, p.edp, p.pp}) == world, "parallelism",
           fmt::format("etp*ep*edp*pp = {}*{}*{}*{} = {} but the cluster has {} GPUs", p.etp, p.ep, p.edp, p.pp,
-                      p.etp * p.ep * p.edp * p.pp, world));
+                      product({p.etp, p.ep, p.edp, p.pp}), world));
   require(m.num_heads % p.tp == 0, "parallelism.tp",
           fmt::format("num_heads {} is not divisible by tp {}", m.num_heads, p.tp));
   require(m.num_kv_heads % p.tp == 0 || p.tp % m.num_kv_heads == 0, "parallelism.tp",
@@ -143,6 +156,9 @@ void validate(const ScenarioSpec& s) {
   require(s.schedule.family == "foldmoe" || s.schedule.family == "fsmoe" || s.schedule.family == "flowmoe" ||
               s.schedule.family == "folding",
           "schedule.family", fmt::format("unknown family '{}' (foldmoe, fsmoe, flowmoe, folding)", s.schedule.family));
+  require(w.micro_batches_per_rank(p.dp) <= kMaxMicroBatchesPerRank, "workload.global_batch_size",
+          fmt::format("{} micro-batches per DP rank; at most {}", w.micro_batches_per_rank(p.dp),
+                      kMaxMicroBatchesPerRank));
   require(is_known_schedule(s.schedule.name), "schedule.name", fmt::format("unknown schedule '{}'", s.schedule.name));
   for (auto [value, field] : {std::pair{s.schedule.degree, "degree"},
                               {s.schedule.degree_forward, "degree_forward"},

@@ -53,6 +53,11 @@ check "bad json" 2 "$bin" validate "$src/tests/data/bad/models/negative_size.tex
 grep -q '"ok": false' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL bad json body"; }
 check "missing file" 2 "$bin" validate /nonexistent/file.textproto
 expect_err "missing file" "no such file"
+# Sizes that would overflow 64-bit products or exhaust memory are refused up front.
+for set in parallelism.tp=4611686018427387904 model.num_layers=100000000 cluster.num_nodes=4611686018427387904 workload.global_batch_size=16000000; do
+  check "huge --set $set" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --set "$set"
+  expect_err "huge --set $set" "--set: "
+done
 check "bad --set" 2 "$bin" validate foldmoe-gpt-moe-m-16k --set parallelism.nope=1
 expect_err "bad --set" "--set: parallelism.nope: unknown field"
 
