@@ -65,7 +65,13 @@ void validate(const ModelSpec& m) {
   require_positive(m.moe.expert_ffn_hidden, "moe.expert_ffn_hidden");
   require(m.moe.num_shared_experts >= 0, "moe.num_shared_experts", "must not be negative");
   if (m.moe.num_shared_experts > 0) require_positive(m.moe.shared_expert_ffn_hidden, "moe.shared_expert_ffn_hidden");
-  if (m.moe.capacity_factor) require_positive(*m.moe.capacity_factor, "moe.capacity_factor");
+  if (m.moe.capacity_factor) {
+    require_positive(*m.moe.capacity_factor, "moe.capacity_factor");
+    // Beyond num_experts / top_k every expert could take every token: more is meaningless.
+    const double most = static_cast<double>(m.moe.num_experts) / static_cast<double>(m.moe.top_k);
+    require(*m.moe.capacity_factor <= most, "moe.capacity_factor",
+            fmt::format("{} exceeds num_experts / top_k = {}", *m.moe.capacity_factor, most));
+  }
   require(static_cast<std::int64_t>(m.moe_layer.size()) == m.num_layers, "moe.moe_layers",
           "one flag per block expected");
   require(m.num_moe_layers() > 0, "moe.moe_layers", "no block is an MoE layer");
