@@ -28,6 +28,18 @@ struct PlanOptions {
   bool json = false;
 };
 
+// The plan header every family shares: the chosen schedule against a baseline.
+model::PlanSpec plan_header(const std::string& scenario, const std::string& schedule, double iteration_ms,
+                            double baseline_ms) {
+  model::PlanSpec spec;
+  spec.scenario = scenario;
+  spec.schedule = schedule;
+  spec.iteration_ms = iteration_ms;
+  spec.baseline_ms = baseline_ms;
+  spec.speedup = baseline_ms > 0 ? baseline_ms / iteration_ms : 0.0;
+  return spec;
+}
+
 void write_plan_file(const std::string& output, const model::PlanSpec& spec) {
   if (output.empty()) return;
   const bool as_json = output.size() >= 5 && output.compare(output.size() - 5, 5, ".json") == 0;
@@ -53,12 +65,7 @@ void run_fsmoe_plan(const PlanOptions& o, const RunnableScenario& run, const std
       best = &e;
   const double none_ms = find("none").iteration_ms;
   const double tutel_ms = find("tutel").iteration_ms;
-  model::PlanSpec spec;
-  spec.scenario = run.spec.name;
-  spec.schedule = best->schedule;
-  spec.iteration_ms = best->iteration_ms;
-  spec.baseline_ms = none_ms;
-  spec.speedup = none_ms / best->iteration_ms;
+  model::PlanSpec spec = plan_header(run.spec.name, best->schedule, best->iteration_ms, none_ms);
   // FSMoE's own knobs (the degrees and partition its closed forms choose).
   spec.knobs.degree_forward = p.degrees.forward.r;
   spec.knobs.degree_backward = p.degrees.backward.r;
@@ -131,12 +138,7 @@ void run_flowmoe_plan(const PlanOptions& o, const RunnableScenario& run, const s
   const plan::FlowMoeChoice& chosen = p.schedules[best];
   const double none_ms = p.schedules[index_of("none")].best.iteration_ms;
   const double tutel_ms = p.schedules[index_of("tutel")].best.iteration_ms;
-  model::PlanSpec spec;
-  spec.scenario = run.spec.name;
-  spec.schedule = chosen.best.schedule;
-  spec.iteration_ms = chosen.best.iteration_ms;
-  spec.baseline_ms = none_ms;
-  spec.speedup = none_ms / chosen.best.iteration_ms;
+  model::PlanSpec spec = plan_header(run.spec.name, chosen.best.schedule, chosen.best.iteration_ms, none_ms);
   spec.knobs.degree = chosen.best.degree;
   if (chosen.ar_chunk_bytes > 0) spec.knobs.ar_chunk_bytes = chosen.ar_chunk_bytes;
   write_plan_file(o.output, spec);
@@ -214,13 +216,9 @@ void run_folding_plan(const PlanOptions& o, const RunnableScenario& run, CliCont
   if (folded.empty() || !folded.front().fits)
     throw Error(ErrorKind::Runtime, fmt::format("no mapping of {} fits in GPU memory", run.spec.name));
   const plan::FoldingResult& best = folded.front();
-  model::PlanSpec spec;
-  spec.scenario = run.spec.name;
-  spec.schedule = "folded";
-  spec.iteration_ms = best.iteration_ms;
   const bool coupled_fits = !coupled.empty() && coupled.front().fits;
-  spec.baseline_ms = coupled_fits ? coupled.front().iteration_ms : 0.0;
-  spec.speedup = coupled_fits ? coupled.front().iteration_ms / best.iteration_ms : 0.0;
+  model::PlanSpec spec =
+      plan_header(run.spec.name, "folded", best.iteration_ms, coupled_fits ? coupled.front().iteration_ms : 0.0);
   spec.knobs.parallelism = best.config.parallel_spec();
   write_plan_file(o.output, spec);
   if (o.json) {
@@ -297,12 +295,7 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   const plan::ScheduleChoice& chosen = result.schedules[best];
   const double none_ms = result.schedules[0].best.iteration_ms;
   const double tutel_ms = result.schedules[1].best.iteration_ms;
-  model::PlanSpec spec;
-  spec.scenario = run.spec.name;
-  spec.schedule = chosen.best.schedule;
-  spec.iteration_ms = chosen.best.iteration_ms;
-  spec.baseline_ms = none_ms;
-  spec.speedup = none_ms / chosen.best.iteration_ms;
+  model::PlanSpec spec = plan_header(run.spec.name, chosen.best.schedule, chosen.best.iteration_ms, none_ms);
   spec.knobs.degree = chosen.best.degree;
   spec.knobs.slicing_tokens = chosen.slicing_tokens;
   write_plan_file(o.output, spec);

@@ -249,6 +249,28 @@ class IterationBuilder {
     return att;
   }
 
+  // The experts of MoE micro-batch j: [ETP AllGather] experts [ETP ReduceScatter];
+  // backward gathers and scatters the gradients of the same tensors.
+  TaskId expert_stage(std::int32_t layer, std::size_t j, const cost::MoeLayerSizes& sizes, TaskId input,
+                      bool backward) {
+    const model::ParallelSpec& par = s_.parallel;
+    const Phase ph = backward ? Phase::Backward : Phase::Forward;
+    const char* dir = backward ? "bwd" : "fwd";
+    const std::int32_t i = static_cast<std::int32_t>(j);
+    if (par.etp > 1)
+      input = fb_.collective(fmt::format("{} L{} etp-ag m{}", dir, layer, j), OpClass::AllGather, fb_.intra(), par.etp,
+                             p_.comm(OpClass::AllGather, p_.etp_link, par.etp, sizes.etp_allgather_bytes), ph, layer, i,
+                             {input});
+    TaskId e = fb_.compute(fmt::format("{} L{} experts m{}", dir, layer, j), OpClass::Gemm,
+                           p_.expert_ms(backward ? sizes.expert_backward_flops : sizes.expert_forward_flops), ph, layer,
+                           i, {input});
+    if (par.etp > 1)
+      e = fb_.collective(fmt::format("{} L{} etp-rs m{}", dir, layer, j), OpClass::ReduceScatter, fb_.intra(), par.etp,
+                         p_.comm(OpClass::ReduceScatter, p_.etp_link, par.etp, sizes.etp_reducescatter_bytes), ph,
+                         layer, i, {e});
+    return e;
+  }
+
   TaskId moe_forward(std::int32_t layer, std::optional<TaskId> entry) {
     const model::ParallelSpec& par = s_.parallel;
     std::vector<TaskId> gate(attention_.size()), expert(moe_.size()), dispatch(moe_.size());
@@ -279,24 +301,9 @@ class IterationBuilder {
               p_.comm(OpClass::A2A, p_.ep_link, par.ep, sizes.dispatch_bytes), Phase::Forward, layer, i, deps);
           break;
         }
-        case Step::Expert: {
-          const auto sizes = p_.moe_sizes(m);
-          TaskId input = dispatch[step.index];
-          if (par.etp > 1)
-            input =
-                fb_.collective(fmt::format("fwd L{} etp-ag m{}", layer, step.index), OpClass::AllGather, fb_.intra(),
-                               par.etp, p_.comm(OpClass::AllGather, p_.etp_link, par.etp, sizes.etp_allgather_bytes),
-                               Phase::Forward, layer, i, {input});
-          TaskId e = fb_.compute(fmt::format("fwd L{} experts m{}", layer, step.index), OpClass::Gemm,
-                                 p_.expert_ms(sizes.expert_forward_flops), Phase::Forward, layer, i, {input});
-          if (par.etp > 1)
-            e = fb_.collective(fmt::format("fwd L{} etp-rs m{}", layer, step.index), OpClass::ReduceScatter,
-                               fb_.intra(), par.etp,
-                               p_.comm(OpClass::ReduceScatter, p_.etp_link, par.etp, sizes.etp_reducescatter_bytes),
-                               Phase::Forward, layer, i, {e});
-          expert[step.index] = e;
+        case Step::Expert:
+          expert[step.index] = expert_stage(layer, step.index, p_.moe_sizes(m), dispatch[step.index], false);
           break;
-        }
         case Step::Combine: {
           const auto sizes = p_.moe_sizes(m);
           last = fb_.collective(fmt::format("fwd L{} combine m{}", layer, step.index), OpClass::A2A, fb_.comm(), par.ep,
@@ -330,24 +337,9 @@ class IterationBuilder {
               p_.comm(OpClass::A2A, p_.ep_link, par.ep, sizes.combine_bytes), Phase::Backward, layer, i, {entry});
           break;
         }
-        case Step::Expert: {
-          const auto sizes = p_.moe_sizes(m);
-          TaskId input = combine_grad[step.index];
-          if (par.etp > 1)
-            input = fb_.collective(fmt::format("bwd L{} etp-ag m{}", layer, step.index), OpClass::AllGather,
-                                   fb_.intra(), par.etp,
-                                   p_.comm(OpClass::AllGather, p_.etp_link, par.etp, sizes.etp_reducescatter_bytes),
-                                   Phase::Backward, layer, i, {input});
-          TaskId e = fb_.compute(fmt::format("bwd L{} experts m{}", layer, step.index), OpClass::Gemm,
-                                 p_.expert_ms(sizes.expert_backward_flops), Phase::Backward, layer, i, {input});
-          if (par.etp > 1)
-            e = fb_.collective(fmt::format("bwd L{} etp-rs m{}", layer, step.index), OpClass::ReduceScatter,
-                               fb_.intra(), par.etp,
-                               p_.comm(OpClass::ReduceScatter, p_.etp_link, par.etp, sizes.etp_allgather_bytes),
-                               Phase::Backward, layer, i, {e});
-          expert[step.index] = e;
+        case Step::Expert:
+          expert[step.index] = expert_stage(layer, step.index, p_.moe_sizes(m), combine_grad[step.index], true);
           break;
-        }
         case Step::Dispatch: {
           const auto sizes = p_.moe_sizes(m);
           dispatch_grad[step.index] =

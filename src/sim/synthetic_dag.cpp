@@ -115,87 +115,51 @@ dag::TaskGraph pipeline_dag(const PipelineDagOptions& o) {
     comm.push_back(b.add_resource({"comm", r, dag::DispatchPolicy::InOrder}));
   }
   const std::int32_t groups = o.ranks / o.group_size;
-  // previous[r] = rank r's last task of the layer before (the next layer's input).
+  // One pipeline task: compute on one rank, or a collective over ranks [first, first + count).
+  auto add = [&](const char* name, bool collective, std::int32_t first, std::int32_t count, std::int32_t layer,
+                 std::int32_t mb) {
+    dag::TaskSpec s;
+    s.name = name;
+    s.kind = collective ? dag::TaskKind::Communication : dag::TaskKind::Compute;
+    s.op = collective ? model::OpClass::A2A : model::OpClass::Gemm;
+    s.duration_ms = collective ? o.collective_ms : o.compute_ms;
+    for (std::int32_t r = first; r < first + count; ++r)
+      s.resources.push_back((collective ? comm : compute)[static_cast<std::size_t>(r)]);
+    s.group_size = count;
+    s.phase = dag::Phase::Forward;
+    s.layer = layer;
+    s.micro_batch = mb;
+    return b.add_task(s);
+  };
+  // Collectives over each group of ranks after `inputs[rank]`; returns each rank's collective.
+  auto exchange = [&](const char* name, const std::vector<dag::TaskId>& inputs, std::int32_t layer, std::int32_t mb) {
+    std::vector<dag::TaskId> out(static_cast<std::size_t>(o.ranks));
+    for (std::int32_t g = 0; g < groups; ++g) {
+      const dag::TaskId x = add(name, true, g * o.group_size, o.group_size, layer, mb);
+      for (std::int32_t r = g * o.group_size; r < (g + 1) * o.group_size; ++r) {
+        b.add_dependency(inputs[static_cast<std::size_t>(r)], x);
+        out[static_cast<std::size_t>(r)] = x;
+      }
+    }
+    return out;
+  };
+  // previous[mb][r] = rank r's last task of the layer before (the next layer's input).
   std::vector<std::vector<dag::TaskId>> previous(static_cast<std::size_t>(o.micro_batches));
   for (std::int32_t layer = 0; layer < o.layers; ++layer) {
     for (std::int32_t mb = 0; mb < o.micro_batches; ++mb) {
       auto& prev = previous[static_cast<std::size_t>(mb)];
       std::vector<dag::TaskId> a(static_cast<std::size_t>(o.ranks));
       for (std::int32_t r = 0; r < o.ranks; ++r) {
-        dag::TaskSpec s{"A",
-                        dag::TaskKind::Compute,
-                        model::OpClass::Gemm,
-                        0,
-                        o.compute_ms,
-                        {compute[static_cast<std::size_t>(r)]},
-                        1,
-                        dag::Phase::Forward,
-                        layer,
-                        mb,
-                        0,
-                        {}};
-        a[static_cast<std::size_t>(r)] = b.add_task(s);
+        a[static_cast<std::size_t>(r)] = add("A", false, r, 1, layer, mb);
         if (!prev.empty()) b.add_dependency(prev[static_cast<std::size_t>(r)], a[static_cast<std::size_t>(r)]);
       }
-      std::vector<dag::TaskId> x(static_cast<std::size_t>(groups));
-      for (std::int32_t g = 0; g < groups; ++g) {
-        dag::TaskSpec s{"X",
-                        dag::TaskKind::Communication,
-                        model::OpClass::A2A,
-                        0,
-                        o.collective_ms,
-                        {},
-                        o.group_size,
-                        dag::Phase::Forward,
-                        layer,
-                        mb,
-                        0,
-                        {}};
-        for (std::int32_t r = g * o.group_size; r < (g + 1) * o.group_size; ++r)
-          s.resources.push_back(comm[static_cast<std::size_t>(r)]);
-        x[static_cast<std::size_t>(g)] = b.add_task(s);
-        for (std::int32_t r = g * o.group_size; r < (g + 1) * o.group_size; ++r)
-          b.add_dependency(a[static_cast<std::size_t>(r)], x[static_cast<std::size_t>(g)]);
-      }
+      const std::vector<dag::TaskId> x = exchange("X", a, layer, mb);
       std::vector<dag::TaskId> bb(static_cast<std::size_t>(o.ranks));
       for (std::int32_t r = 0; r < o.ranks; ++r) {
-        dag::TaskSpec s{"B",
-                        dag::TaskKind::Compute,
-                        model::OpClass::Gemm,
-                        0,
-                        o.compute_ms,
-                        {compute[static_cast<std::size_t>(r)]},
-                        1,
-                        dag::Phase::Forward,
-                        layer,
-                        mb,
-                        0,
-                        {}};
-        bb[static_cast<std::size_t>(r)] = b.add_task(s);
-        b.add_dependency(x[static_cast<std::size_t>(r / o.group_size)], bb[static_cast<std::size_t>(r)]);
+        bb[static_cast<std::size_t>(r)] = add("B", false, r, 1, layer, mb);
+        b.add_dependency(x[static_cast<std::size_t>(r)], bb[static_cast<std::size_t>(r)]);
       }
-      prev.assign(static_cast<std::size_t>(o.ranks), 0);
-      for (std::int32_t g = 0; g < groups; ++g) {
-        dag::TaskSpec s{"Y",
-                        dag::TaskKind::Communication,
-                        model::OpClass::A2A,
-                        0,
-                        o.collective_ms,
-                        {},
-                        o.group_size,
-                        dag::Phase::Forward,
-                        layer,
-                        mb,
-                        0,
-                        {}};
-        for (std::int32_t r = g * o.group_size; r < (g + 1) * o.group_size; ++r)
-          s.resources.push_back(comm[static_cast<std::size_t>(r)]);
-        const dag::TaskId y = b.add_task(s);
-        for (std::int32_t r = g * o.group_size; r < (g + 1) * o.group_size; ++r) {
-          b.add_dependency(bb[static_cast<std::size_t>(r)], y);
-          prev[static_cast<std::size_t>(r)] = y;
-        }
-      }
+      prev = exchange("Y", bb, layer, mb);
     }
   }
   return std::move(b).build();
