@@ -69,14 +69,18 @@ void run_fit(const FitOptions& o, CliContext& context) {
                                                                   inputs)));
   if (o.json) {
     io::Json lines = io::Json::array();
-    for (const model::LinearCostSpec& c : fit.profile.costs) {
+    for (std::size_t i = 0; i < fit.profile.costs.size(); ++i) {
+      const model::LinearCostSpec& c = fit.profile.costs[i];
       io::Json line = io::Json::object();
       line.set("op", model::to_string(c.op));
       line.set("link", model::to_string(c.link));
       line.set("group", c.group);
+      if (c.ranks_per_node) line.set("ranks_per_node", *c.ranks_per_node);
       line.set("alpha_ms", c.alpha_ms);
       line.set("beta_ms", c.beta_ms_per_unit);
       line.set("r2", c.r2);
+      line.set("r2_with_intercept", fit.reports[i].r2_with_intercept);
+      line.set("through_origin", fit.reports[i].through_origin);
       line.set("points", c.points);
       lines.push(std::move(line));
     }

@@ -78,6 +78,23 @@ io::Json evaluation_to_json(const std::string& scenario, const plan::Evaluation&
   j.set("tasks", e.tasks);
   j.set("a2a_total_ms", e.a2a_total_ms);
   j.set("a2a_critical_ms", e.a2a_critical_ms);
+  io::Json flops = io::Json::object();
+  flops.set("forward", e.attention_flops_forward);
+  flops.set("backward", e.attention_flops_backward);
+  j.set("attention_flops", flops);
+  io::Json per_layer = io::Json::array();
+  const std::size_t layers =
+      std::max(e.attention_flops_forward_per_layer.size(), e.attention_flops_backward_per_layer.size());
+  for (std::size_t layer = 0; layer < layers; ++layer) {
+    io::Json entry = io::Json::object();
+    entry.set("layer", static_cast<std::int64_t>(layer));
+    entry.set("forward",
+              layer < e.attention_flops_forward_per_layer.size() ? e.attention_flops_forward_per_layer[layer] : 0.0);
+    entry.set("backward",
+              layer < e.attention_flops_backward_per_layer.size() ? e.attention_flops_backward_per_layer[layer] : 0.0);
+    per_layer.push(std::move(entry));
+  }
+  j.set("attention_flops_per_layer", per_layer);
   return j;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -61,26 +62,121 @@ LinearModel CostModel::line_for(model::OpClass op, model::LinkClass link, std::i
   return line;
 }
 
+double nic_share(std::int64_t ranks_per_node, std::int64_t nics_per_node, std::int64_t concurrent_groups) {
+  MOEPLAN_CHECK(ranks_per_node >= 1 && nics_per_node >= 1 && concurrent_groups >= 1, "NIC share of an empty group");
+  const double driven =
+      static_cast<double>(std::min(ranks_per_node, nics_per_node)) / static_cast<double>(nics_per_node);
+  return std::min(driven, 1.0 / static_cast<double>(concurrent_groups));
+}
+
+namespace {
+// Bytes of an AlltoAll buffer that one member sends across nodes per byte of
+// buffer, times the members sharing the node's bandwidth: (p - m) / p x m.
+// A member sends 1/p of its buffer to each peer, p - m of which are on other nodes.
+double a2a_network_load(std::int64_t p, std::int64_t m) {
+  return static_cast<double>(p - m) / static_cast<double>(p) * static_cast<double>(m);
+}
+}  // namespace
+
+LinearModel CostModel::network_line(model::OpClass op, const GroupShape& g) const {
+  if (g.link() == model::LinkClass::Intra) return line_for(op, model::LinkClass::Intra, g.size);
+  const model::LinearCostSpec& measured = nearest(op, model::LinkClass::Inter, g.size);
+  const std::int64_t p0 = measured.group;
+  // Unstated placement: a pair sits on two nodes; a larger group fills nodes in rank order.
+  const std::int64_t m0 =
+      measured.ranks_per_node.value_or(op == model::OpClass::P2P ? 1 : std::min(p0, g.gpus_per_node));
+  if (m0 >= p0)
+    throw Error(ErrorKind::Input,
+                fmt::format("profile '{}': the inter-node {} line of group {} would have all its ranks on one "
+                            "{}-GPU node; set its ranks_per_node",
+                            profile_name_, model::to_string(op), p0, g.gpus_per_node),
+                "costs");
+  // The node's bandwidth the line saw, over the share this group gets (both
+  // relative to the node's NICs, docs/cost-model.md "Shared NICs").
+  const double share_ratio = nic_share(m0, g.nics_per_node, measured.concurrent_groups) /
+                             nic_share(g.ranks_per_node, g.nics_per_node, g.concurrent_groups);
+  LinearModel line{measured.alpha_ms, measured.beta_ms_per_unit * share_ratio};
+  if (op == model::OpClass::A2A) {
+    line.beta_ms_per_unit *= a2a_network_load(g.size, g.ranks_per_node) / a2a_network_load(p0, m0);
+  } else if (op != model::OpClass::P2P && p0 > 1) {
+    line.beta_ms_per_unit *= bus_factor(op, g.size) / bus_factor(op, p0);
+  }
+  return line;
+}
+
+LinearModel CostModel::node_part_line(const GroupShape& g) const {
+  // (m - 1) / p of the buffer goes to the m - 1 peers on this node, over the
+  // intra link; the intra AlltoAll line moves (p1 - 1) / p1 of its buffer.
+  const model::LinearCostSpec& measured = nearest(model::OpClass::A2A, model::LinkClass::Intra, g.ranks_per_node);
+  if (measured.group < 2)
+    throw Error(ErrorKind::Input,
+                fmt::format("profile '{}': the intra a2a line needs a group of at least 2", profile_name_), "costs");
+  const double p1 = static_cast<double>(measured.group);
+  const double per_byte_on_link = measured.beta_ms_per_unit * p1 / (p1 - 1.0);
+  return {measured.alpha_ms,
+          static_cast<double>(g.ranks_per_node - 1) / static_cast<double>(g.size) * per_byte_on_link};
+}
+
+CommLines CostModel::lines_for(model::OpClass op, const GroupShape& g) const {
+  MOEPLAN_CHECK(is_communication(op), "lines_for() called with a compute op");
+  MOEPLAN_CHECK(g.size >= 1 && g.ranks_per_node >= 1 && g.ranks_per_node <= g.size, "malformed group shape");
+  CommLines out;
+  if (g.size <= 1 && op != model::OpClass::P2P) return out;  // no kernel is launched
+  out.main = network_line(op, g);
+  if (op == model::OpClass::A2A && g.link() == model::LinkClass::Inter && g.ranks_per_node > 1)
+    out.node_part = node_part_line(g);
+  return out;
+}
+
+double CommLines::predict_ms(double bytes) const {
+  const double network = main.predict_ms(bytes);
+  return node_part ? std::max(network, node_part->predict_ms(bytes)) : network;
+}
+
+LinearModel CommLines::dominant(double bytes) const {
+  return node_part && node_part->predict_ms(bytes) > main.predict_ms(bytes) ? *node_part : main;
+}
+
 Milliseconds CostModel::compute(model::OpClass op, double flops) const {
   MOEPLAN_CHECK(!is_communication(op), "compute() called with a communication op");
   return Milliseconds{line_for(op, model::LinkClass::Local, 1).predict_ms(flops)};
 }
 
-Milliseconds CostModel::communication(model::OpClass op, model::LinkClass link, std::int64_t group,
-                                      double size_bytes) const {
-  MOEPLAN_CHECK(is_communication(op), "communication() called with a compute op");
-  if (group <= 1 && op != model::OpClass::P2P) return Milliseconds{0.0};
-  return Milliseconds{line_for(op, link, group).predict_ms(size_bytes)};
+Milliseconds CostModel::communication(model::OpClass op, const GroupShape& group, double size_bytes) const {
+  return Milliseconds{lines_for(op, group).predict_ms(size_bytes)};
 }
 
 Milliseconds CostModel::predict(model::OpClass op, model::LinkClass link, std::int64_t group, double size) const {
-  return is_communication(op) ? communication(op, link, group, size) : compute(op, size);
+  if (!is_communication(op)) return compute(op, size);
+  if (group <= 1 && op != model::OpClass::P2P) return Milliseconds{0.0};
+  return Milliseconds{line_for(op, link, group).predict_ms(size)};
 }
 
 Milliseconds expert_ffn_time(const CostModel& costs, double flops, int gemms) {
   MOEPLAN_CHECK(gemms > 0, "an expert has at least one GEMM");
   return Milliseconds{static_cast<double>(gemms) *
                       costs.compute(model::OpClass::Gemm, flops / static_cast<double>(gemms)).value};
+}
+
+GroupShape group_shape(const std::vector<std::int64_t>& ranks, const model::ClusterSpec& cluster) {
+  MOEPLAN_CHECK(cluster.gpus_per_node > 0 && !ranks.empty(), "a group needs ranks and nodes");
+  std::map<std::int64_t, std::int64_t> per_node;
+  for (std::int64_t r : ranks) ++per_node[r / cluster.gpus_per_node];
+  GroupShape g;
+  g.size = static_cast<std::int64_t>(ranks.size());
+  for (const auto& [node, members] : per_node) g.ranks_per_node = std::max(g.ranks_per_node, members);
+  g.gpus_per_node = cluster.gpus_per_node;
+  g.nics_per_node = cluster.inter_link.ports_per_node;
+  g.concurrent_groups = std::max<std::int64_t>(1, cluster.gpus_per_node / g.ranks_per_node);
+  return g;
+}
+
+GroupShape strided_group_shape(std::int64_t size, std::int64_t stride, const model::ClusterSpec& cluster) {
+  MOEPLAN_CHECK(size >= 1 && stride >= 1, "a strided group needs a positive size and stride");
+  std::vector<std::int64_t> ranks;
+  ranks.reserve(static_cast<std::size_t>(size));
+  for (std::int64_t i = 0; i < size; ++i) ranks.push_back(i * stride);
+  return group_shape(ranks, cluster);
 }
 
 model::LinkClass link_class_of(const std::vector<std::int64_t>& ranks, std::int64_t gpus_per_node) {

@@ -1,6 +1,7 @@
 #include <moeplan/cost/fit.hpp>
 
 #include <cmath>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -73,13 +74,28 @@ LineFit fit_line(const std::vector<model::TimingSample>& samples) {
   return fit;
 }
 
+LineFit fit_line_through_origin(const std::vector<model::TimingSample>& samples) {
+  LineFit fit = fit_line(samples);  // the same input checks
+  double nt = 0, nn = 0;
+  for (const auto& s : samples) {
+    nt += s.size * s.time_ms;
+    nn += s.size * s.size;
+  }
+  fit.alpha_ms = 0;
+  fit.beta_ms_per_unit = nn > 0 ? nt / nn : 0.0;
+  fit.r2 = r_squared(samples, 0.0, fit.beta_ms_per_unit);
+  fit.residuals_ms.clear();
+  for (const auto& s : samples) fit.residuals_ms.push_back(s.time_ms - fit.beta_ms_per_unit * s.size);
+  return fit;
+}
+
 ProfileFit fit_profile(const std::vector<model::TimingSample>& samples, const std::string& name,
                        const std::string& cluster) {
-  using Key = std::tuple<model::OpClass, model::LinkClass, std::int64_t>;
+  using Key = std::tuple<model::OpClass, model::LinkClass, std::int64_t, std::optional<std::int64_t>>;
   std::vector<Key> order;
   std::vector<std::vector<model::TimingSample>> groups;
   for (const auto& s : samples) {
-    const Key key{s.op, s.link, s.group};
+    const Key key{s.op, s.link, s.group, s.ranks_per_node};
     std::size_t i = 0;
     while (i < order.size() && order[i] != key) ++i;
     if (i == order.size()) {
@@ -92,19 +108,27 @@ ProfileFit fit_profile(const std::vector<model::TimingSample>& samples, const st
   result.profile.name = name;
   result.profile.cluster = cluster;
   for (std::size_t i = 0; i < order.size(); ++i) {
-    const auto& [op, link, group] = order[i];
+    const auto& [op, link, group, ranks_per_node] = order[i];
     LineFit fit = fit_line(groups[i]);
+    LineReport report{fit.r2, false};
     const std::string what = fmt::format("{} {} group {}", model::to_string(op), model::to_string(link), group);
     if (fit.alpha_ms < 0) {
-      result.warnings.push_back(
-          fmt::format("{}: fitted startup {:.4g} ms is negative; stored as 0", what, fit.alpha_ms));
-      fit.alpha_ms = 0;
+      // A negative startup has no physical meaning; clamping it alone would
+      // leave a slope fitted for the wrong intercept, so refit with alpha = 0.
+      const LineFit origin = fit_line_through_origin(groups[i]);
+      result.warnings.push_back(fmt::format(
+          "{}: fitted startup {:.4g} ms is negative; refitted through the origin: beta {:.4g} (was {:.4g}), "
+          "r^2 {:.6f} (with intercept {:.6f})",
+          what, fit.alpha_ms, origin.beta_ms_per_unit, fit.beta_ms_per_unit, origin.r2, fit.r2));
+      fit = origin;
+      report.through_origin = true;
     }
     if (fit.r2 < kWarnR2) result.warnings.push_back(fmt::format("{}: r^2 = {:.4f} is below {}", what, fit.r2, kWarnR2));
     model::LinearCostSpec line;
     line.op = op;
     line.link = link;
     line.group = group;
+    line.ranks_per_node = ranks_per_node;
     line.alpha_ms = fit.alpha_ms;
     line.beta_ms_per_unit = fit.beta_ms_per_unit;
     line.r2 = fit.r2;
@@ -112,6 +136,7 @@ ProfileFit fit_profile(const std::vector<model::TimingSample>& samples, const st
     line.provenance = model::Provenance::Measured;
     line.source = fmt::format("least-squares fit of {} points (moeplan fit)", fit.points);
     result.profile.costs.push_back(line);
+    result.reports.push_back(report);
   }
   return result;
 }

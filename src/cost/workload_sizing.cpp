@@ -15,17 +15,26 @@ double gemms_per_expert(const model::ModelSpec& m) {
 }
 }  // namespace
 
-double attention_flops(const model::ModelSpec& m, double l, double c) {
-  const double H = as_double(m.d_model);
+double causal_pairs(double l, double c) { return l * (c - l) + l * (l + 1.0) / 2.0; }
+
+double attention_core_flops(const model::ModelSpec& m, double l, double c) {
   const double h = as_double(m.num_heads);
-  return (4.0 * H + 3.0 * h) * l * c + 8.0 * H * H * l;
+  const double k = as_double(m.head_dim);
+  return (4.0 * h * k + 3.0 * h) * causal_pairs(l, c);
 }
 
-double causal_attention_flops(const model::ModelSpec& m, double L) {
-  const double H = as_double(m.d_model);
-  const double h = as_double(m.num_heads);
-  return (4.0 * H + 3.0 * h) * L * (L + 1.0) / 2.0 + 8.0 * H * H * L;
+double attention_projection_flops(const model::ModelSpec& m, double tokens) {
+  const double d = as_double(m.d_model);
+  const double qo = 2.0 * d * as_double(m.num_heads) * as_double(m.head_dim);
+  const double kv = 2.0 * d * as_double(m.num_kv_heads) * as_double(m.head_dim);
+  return 2.0 * (qo + kv) * tokens;
 }
+
+double attention_flops(const model::ModelSpec& m, double l, double c) {
+  return attention_core_flops(m, l, c) + attention_projection_flops(m, l);
+}
+
+double causal_attention_flops(const model::ModelSpec& m, double L) { return attention_flops(m, L, L); }
 
 double tokens_per_rank(const model::ModelSpec&, const model::ParallelSpec& p, const model::WorkloadSpec& w) {
   const double split = as_double(p.cp) * (p.sequence_parallel ? as_double(p.tp) : 1.0);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -126,7 +127,7 @@ std::vector<model::TimingSample> read_nccl_tests(const std::string& file, const 
                                                  const NcclTestsOptions& options) {
   std::optional<model::OpClass> op = options.op;
   if (!op) op = op_from_name(std::filesystem::path(file).filename().string());
-  std::set<std::string> hosts;
+  std::map<std::string, std::int64_t> hosts;  // ranks per host name
   std::int64_t ranks = 0;
   struct Row {
     double size_bytes;
@@ -149,7 +150,7 @@ std::vector<model::TimingSample> read_nccl_tests(const std::string& file, const 
       // "#  Rank  0 Group  0 Pid  1234 on host device  0 [0x18] NVIDIA ..."
       if (w.size() >= 9 && w[1] == "Rank" && w[7] == "on") {
         ++ranks;
-        hosts.insert(w[8]);
+        ++hosts[w[8]];
       }
       if (line.find("out-of-place") != std::string::npos) table_seen = true;
       continue;
@@ -175,12 +176,19 @@ std::vector<model::TimingSample> read_nccl_tests(const std::string& file, const 
   if (group < 1) fail(file, 1, 1, "group", "no '#  Rank' lines to count the ranks; pass --group");
   const model::LinkClass link =
       options.link.value_or(hosts.size() > 1 ? model::LinkClass::Inter : model::LinkClass::Intra);
+  // The most ranks any host ran tells how the group sat on nodes.
+  std::optional<std::int64_t> ranks_per_node;
+  if (!options.group && !hosts.empty()) {
+    ranks_per_node = 0;
+    for (const auto& [host, count] : hosts) ranks_per_node = std::max(*ranks_per_node, count);
+  }
   std::vector<model::TimingSample> samples;
   for (const Row& r : rows) {
     model::TimingSample s;
     s.op = *op;
     s.link = link;
     s.group = group;
+    s.ranks_per_node = ranks_per_node;
     s.size = r.size_bytes;
     s.time_ms = r.time_us / 1000.0;  // nccl-tests prints microseconds
     s.where = SourceLocation{file, r.line, 1};

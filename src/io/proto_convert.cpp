@@ -148,6 +148,8 @@ model::LinearCostSpec to_spec(const pb::LinearCost& c) {
   s.beta_ms_per_unit = required(c.has_beta_ms(), c.beta_ms(), "beta_ms");
   s.r2 = c.has_r2() ? c.r2() : 1.0;
   s.points = c.points();
+  if (c.has_ranks_per_node()) s.ranks_per_node = c.ranks_per_node();
+  s.concurrent_groups = c.has_concurrent_groups() ? c.concurrent_groups() : 1;
   switch (c.provenance()) {
     case pb::PAPER:
       s.provenance = model::Provenance::Paper;
@@ -361,6 +363,8 @@ pb::CostProfile to_proto(const model::CostProfileSpec& s) {
                         : c.provenance == model::Provenance::Paper  ? pb::PAPER
                                                                     : pb::DATASHEET);
     if (!c.source.empty()) out->set_source(c.source);
+    if (c.ranks_per_node) out->set_ranks_per_node(*c.ranks_per_node);
+    if (c.concurrent_groups != 1) out->set_concurrent_groups(c.concurrent_groups);
   }
   return p;
 }

@@ -108,6 +108,16 @@ void validate(const CostProfileSpec& p) {
     require(std::isfinite(c.beta_ms_per_unit) && c.beta_ms_per_unit >= 0, at + ".beta_ms",
             "must be a finite, non-negative slope");
     require_positive(c.group, at + ".group");
+    require_positive(c.concurrent_groups, at + ".concurrent_groups");
+    if (c.ranks_per_node) {
+      require(*c.ranks_per_node >= 1 && *c.ranks_per_node <= c.group, at + ".ranks_per_node",
+              fmt::format("must be in 1..group ({}), got {}", c.group, *c.ranks_per_node));
+      // An inter-node line was measured across nodes: some members sit elsewhere.
+      require(c.link != LinkClass::Inter || *c.ranks_per_node < c.group, at + ".ranks_per_node",
+              "an INTER line needs members on more than one node (ranks_per_node < group)");
+      require(c.link != LinkClass::Intra || *c.ranks_per_node == c.group, at + ".ranks_per_node",
+              "an INTRA line has every member on one node (ranks_per_node = group)");
+    }
     const bool compute = c.op == OpClass::Gemm || c.op == OpClass::Attention;
     require(compute == (c.link == LinkClass::Local), at + ".link",
             compute ? "compute operations use link LOCAL" : "communication needs link INTRA or INTER");

@@ -21,18 +21,21 @@ namespace {
 double as_double(std::int64_t v) { return static_cast<double>(v); }
 using model::OpClass;
 
-// Link class and group size of a group of the mapping (the first group stands for all).
-struct Group {
-  std::int64_t size;
-  model::LinkClass link;
-};
-
-Group group_of(const parallel::RankGroups& groups, std::int64_t gpus_per_node) {
-  return {static_cast<std::int64_t>(groups.front().size()), cost::link_class_of(groups.front(), gpus_per_node)};
+// The shape of a kind of group of the mapping (the first group stands for all;
+// all groups of the kind run at once).
+cost::GroupShape group_of(const parallel::RankGroups& groups, const model::ClusterSpec& cluster) {
+  return cost::group_shape(groups.front(), cluster);
 }
 
-double comm(const cost::CostModel& costs, OpClass op, const Group& g, double bytes) {
-  return g.size > 1 ? costs.communication(op, g.link, g.size, bytes).value : 0.0;
+double comm(const cost::CostModel& costs, OpClass op, const cost::GroupShape& g, double bytes) {
+  return costs.communication(op, g, bytes).value;
+}
+
+// A point-to-point transfer between two members of a group (pipeline
+// neighbours, context-parallel ring steps): every such pair of the node at once.
+cost::GroupShape pair_of(const parallel::RankGroups& groups, const model::ClusterSpec& cluster) {
+  const std::vector<std::int64_t>& g = groups.front();
+  return cost::group_shape(g.size() > 1 ? std::vector<std::int64_t>{g[0], g[1]} : g, cluster);
 }
 
 }  // namespace
@@ -83,7 +86,6 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
       parallel::make_mapping({world, c.tp, c.cp, c.pp, c.ep, c.etp, c.vpp, s.parallel.order, m.moe.num_experts});
   c.dp = map.dp;
   c.edp = map.edp;
-  const std::int64_t gpn = s.cluster.gpus_per_node;
   if (m.num_layers % (c.pp * c.vpp) != 0) throw_input_error("parallelism.pp", "layers do not split over pp x vpp");
   if (m.num_heads % c.tp != 0 || m.num_kv_heads % c.tp != 0)
     throw_input_error("parallelism.tp", "heads do not split over tp");
@@ -94,10 +96,11 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   if (c.vpp > 1 && micro_batches % c.pp != 0)
     throw_input_error("parallelism.vpp", "micro-batches not a multiple of pp");
 
-  const Group tp_g = group_of(map.attention.at("tp"), gpn), cp_g = group_of(map.attention.at("cp"), gpn),
-              dp_g = group_of(map.attention.at("dp"), gpn), ep_g = group_of(map.expert.at("ep"), gpn),
-              etp_g = group_of(map.expert.at("etp"), gpn), edp_g = group_of(map.expert.at("edp"), gpn),
-              pp_g = group_of(map.attention.at("pp"), gpn);
+  const model::ClusterSpec& cl = s.cluster;
+  const cost::GroupShape tp_g = group_of(map.attention.at("tp"), cl), dp_g = group_of(map.attention.at("dp"), cl),
+                         ep_g = group_of(map.expert.at("ep"), cl), etp_g = group_of(map.expert.at("etp"), cl),
+                         edp_g = group_of(map.expert.at("edp"), cl), cp_pair = pair_of(map.attention.at("cp"), cl),
+                         pp_pair = pair_of(map.attention.at("pp"), cl);
   const double b = as_double(s.model.dtype_bytes);
   const double d = as_double(m.d_model);
   const double seq = as_double(s.workload.seq_len);
@@ -125,7 +128,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   // CP: cp - 1 ring steps of this rank's K and V block, overlapped with attention compute.
   const double kv_bytes = 2.0 * tokens_local * as_double(m.num_kv_heads * m.head_dim) / as_double(c.tp) * b;
   const double cp_fwd =
-      c.cp > 1 ? as_double(c.cp - 1) * costs.communication(OpClass::P2P, cp_g.link, 2, kv_bytes).value : 0.0;
+      c.cp > 1 ? as_double(c.cp - 1) * costs.communication(OpClass::P2P, cp_pair, kv_bytes).value : 0.0;
   const double cp_exposed = std::max(0.0, cp_fwd - costs.compute(OpClass::Attention, core_flops).value);
   const double gemms = m.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3;
   const double router = costs.compute(OpClass::Gemm, moe.gating_forward_flops).value;
@@ -138,7 +141,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   const double layer_bwd = 2 * att_fwd + tp_fwd + cp_exposed + 2 * router + experts_bwd + a2a + etp_agrs;
   const double layers_per_chunk = as_double(m.num_layers) / as_double(c.pp * c.vpp);
   // LM head (first/last stage) is left to the chunk costs of every stage alike.
-  const double p2p = comm(costs, OpClass::P2P, {2, pp_g.link}, act_bytes / as_double(c.tp));
+  const double p2p = c.pp > 1 ? comm(costs, OpClass::P2P, pp_pair, act_bytes / as_double(c.tp)) : 0.0;
   sched::PipelineSpec pipe;
   pipe.stages = c.pp;
   pipe.virtual_stages = c.vpp;

@@ -12,11 +12,12 @@ namespace {
 
 double as_double(std::int64_t v) { return static_cast<double>(v); }
 
-AlphaBeta line(const cost::CostModel& costs, model::OpClass op, model::LinkClass link, std::int64_t group, double n) {
-  if (n <= 0) return {0, 0, 0};
-  if (cost::is_communication(op) && group <= 1) return {0, 0, 0};
-  const cost::LinearModel l =
-      cost::is_communication(op) ? costs.line_for(op, link, group) : costs.line_for(op, model::LinkClass::Local, 1);
+// Eq. 1's line of a collective of n bytes on a group: an AlltoAll across nodes
+// has two parts that run at once, and the closed forms take the one that is
+// longer for the whole (unchunked) tensor.
+AlphaBeta line(const cost::CostModel& costs, model::OpClass op, const cost::GroupShape& group, double n) {
+  if (n <= 0 || group.size <= 1) return {0, 0, 0};
+  const cost::LinearModel l = costs.lines_for(op, group).dominant(n);
   return {l.alpha_ms, l.beta_ms_per_unit, n};
 }
 
@@ -31,7 +32,7 @@ AllReduceLine allreduce_line(const model::ScenarioSpec& s, const cost::CostModel
   const model::ParallelSpec& p = s.parallel;
   if (p.dp <= 1) return {};
   const cost::LinearModel l =
-      costs.line_for(model::OpClass::AllReduce, sched::group_link(p.dp, p.tp * p.cp, s.cluster.gpus_per_node), p.dp);
+      costs.lines_for(model::OpClass::AllReduce, cost::strided_group_shape(p.dp, p.tp * p.cp, s.cluster)).main;
   return {l.alpha_ms, l.beta_ms_per_unit};
 }
 
@@ -41,14 +42,14 @@ double dense_overlap_ms(const model::ScenarioSpec& s, const cost::CostModel& cos
   const auto att = cost::attention_layer_sizes(s.model, s.parallel, s.workload);
   const auto moe = cost::moe_layer_sizes(s.model, s.parallel, s.workload);
   const model::ParallelSpec& p = s.parallel;
-  const model::LinkClass tp_link = sched::group_link(p.tp, 1, s.cluster.gpus_per_node);
+  const cost::GroupShape tp_group = cost::strided_group_shape(p.tp, 1, s.cluster);
   double ms = costs.compute(model::OpClass::Attention, att.backward_flops).value +
               costs.compute(model::OpClass::Gemm, 2 * moe.gating_forward_flops).value;
   if (p.tp > 1) {
-    ms += costs.communication(model::OpClass::AllGather, tp_link, p.tp, att.tp_allgather_bytes).value;
+    ms += costs.communication(model::OpClass::AllGather, tp_group, att.tp_allgather_bytes).value;
     ms += p.sequence_parallel
-              ? costs.communication(model::OpClass::ReduceScatter, tp_link, p.tp, att.tp_reducescatter_bytes).value
-              : costs.communication(model::OpClass::AllReduce, tp_link, p.tp, att.tp_allreduce_bytes).value;
+              ? costs.communication(model::OpClass::ReduceScatter, tp_group, att.tp_reducescatter_bytes).value
+              : costs.communication(model::OpClass::AllReduce, tp_group, att.tp_allreduce_bytes).value;
   }
   return ms;
 }
@@ -67,13 +68,13 @@ double best_moe_ms(const MoeLayerModel& base, double t_gar_ms, const std::vector
 MoeLayerModel fsmoe_layer_model(const model::ScenarioSpec& s, const cost::CostModel& costs, bool backward,
                                 double t_gar_ms) {
   const model::ParallelSpec& p = s.parallel;
-  const std::int64_t gpn = s.cluster.gpus_per_node;
   const auto sizes = cost::moe_layer_sizes(s.model, p, s.workload);
+  const cost::GroupShape ep_group = cost::strided_group_shape(p.ep, p.etp, s.cluster);
+  const cost::GroupShape etp_group = cost::strided_group_shape(p.etp, 1, s.cluster);
   MoeLayerModel m;
-  m.a2a = line(costs, model::OpClass::A2A, sched::group_link(p.ep, p.etp, gpn), p.ep, sizes.dispatch_bytes);
-  m.ag = line(costs, model::OpClass::AllGather, sched::group_link(p.etp, 1, gpn), p.etp, sizes.etp_allgather_bytes);
-  m.rs = line(costs, model::OpClass::ReduceScatter, sched::group_link(p.etp, 1, gpn), p.etp,
-              sizes.etp_reducescatter_bytes);
+  m.a2a = line(costs, model::OpClass::A2A, ep_group, sizes.dispatch_bytes);
+  m.ag = line(costs, model::OpClass::AllGather, etp_group, sizes.etp_allgather_bytes);
+  m.rs = line(costs, model::OpClass::ReduceScatter, etp_group, sizes.etp_reducescatter_bytes);
   // alpha_exp, beta_exp: the GEMM line times the expert's GEMMs (section 4.1); n = FLOPs of one GEMM.
   const double gemms = s.model.moe.expert_type == model::FfnType::GeluFfn ? 2.0 : 3.0;
   const cost::LinearModel gemm = costs.line_for(model::OpClass::Gemm, model::LinkClass::Local, 1);

@@ -12,7 +12,6 @@ namespace {
 
 using dag::Phase;
 using dag::TaskId;
-using model::LinkClass;
 using model::OpClass;
 
 enum class Kind { None, Tutel, FlowAt, FlowAr, Flow };
@@ -48,20 +47,21 @@ class Builder {
       compute_.push_back(b_.add_resource({"compute", r, dag::DispatchPolicy::InOrder}));
       comm_.push_back(b_.add_resource({"comm", r, dag::DispatchPolicy::Priority}));
     }
-    const std::int64_t gpn = s.cluster.gpus_per_node;
-    ep_link_ = group_link(p.ep, p.etp, gpn);
-    dp_link_ = group_link(p.dp, p.tp * p.cp, gpn);
+    ep_group_ = cost::strided_group_shape(p.ep, p.etp, s.cluster);
+    dp_group_ = cost::strided_group_shape(p.dp, p.tp * p.cp, s.cluster);
     const auto moe = cost::moe_layer_sizes(s.model, p, s.workload);
     const double rr = as_double(R_);
     const double gemms = s.model.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3;
-    a2a_ms_ = costs.communication(OpClass::A2A, ep_link_, p.ep, moe.dispatch_bytes / rr).value;
+    a2a_bytes_ = moe.dispatch_bytes / rr;
+    a2a_ms_ = costs.communication(OpClass::A2A, ep_group_, a2a_bytes_).value;
     for (int phase = 0; phase < 2; ++phase) {
-      const double flops = (phase == 0 ? moe.expert_forward_flops : moe.expert_backward_flops) / rr;
-      expert_ms_[phase] = cost::expert_ffn_time(costs, flops, static_cast<int>(gemms)).value;
+      expert_flops_[phase] = (phase == 0 ? moe.expert_forward_flops : moe.expert_backward_flops) / rr;
+      expert_ms_[phase] = cost::expert_ffn_time(costs, expert_flops_[phase], static_cast<int>(gemms)).value;
       // AT = MHA + gating (section 3.2), for 1/R of the batch, or all of it when not split.
       const double parts = split_attention_ ? rr : 1.0;
       const auto att = cost::attention_layer_sizes(s.model, p, s.workload);
       const double factor = phase == 0 ? 1.0 : 2.0;
+      at_flops_[phase] = factor * (att.forward_flops + moe.gating_forward_flops) / parts;
       at_ms_[phase] = costs.compute(OpClass::Attention, factor * att.forward_flops / parts).value +
                       costs.compute(OpClass::Gemm, factor * moe.gating_forward_flops / parts).value;
     }
@@ -95,21 +95,25 @@ class Builder {
   }
 
  private:
-  TaskId compute(const std::string& name, double ms, std::int32_t rank, Phase ph, std::int32_t layer, std::int32_t mb,
-                 const std::vector<TaskId>& after) {
-    const OpClass op = name.find("expert") != std::string::npos ? OpClass::Gemm : OpClass::Attention;
-    return emit_task(b_, {name, ph, layer, mb, 0, 1}, dag::TaskKind::Compute, op, ms,
+  // An AT task (MHA + gating, phase 0 forward / 1 backward) or an experts task.
+  TaskId compute(const std::string& name, bool experts, int phase, std::int32_t rank, Phase ph, std::int32_t layer,
+                 std::int32_t mb, const std::vector<TaskId>& after) {
+    const std::size_t i = static_cast<std::size_t>(phase);
+    const OpClass op = experts ? OpClass::Gemm : OpClass::Attention;
+    const double flops = experts ? expert_flops_[i] : at_flops_[i];
+    const double ms = experts ? expert_ms_[i] : at_ms_[i];
+    return emit_task(b_, {name, ph, layer, mb, 0, 1, flops}, dag::TaskKind::Compute, op, ms,
                      {compute_[static_cast<std::size_t>(rank)]}, after);
   }
   // A collective over the given ranks' pool (all ranks in symmetric mode: rank 0 stands for the group).
-  TaskId collective(const std::string& name, OpClass op, double ms, std::int64_t group, std::int32_t first_rank,
-                    std::int32_t members, std::int32_t priority, Phase ph, std::int32_t layer, std::int32_t mb,
-                    const std::vector<TaskId>& after) {
+  TaskId collective(const std::string& name, OpClass op, double ms, double bytes, std::int64_t group,
+                    std::int32_t first_rank, std::int32_t members, std::int32_t priority, Phase ph, std::int32_t layer,
+                    std::int32_t mb, const std::vector<TaskId>& after) {
     std::vector<dag::ResourceId> pools;
     for (std::int32_t r = first_rank; r < first_rank + members; ++r)
       pools.push_back(comm_[static_cast<std::size_t>(r)]);
-    return emit_task(b_, {name, ph, layer, mb, priority, group}, dag::TaskKind::Communication, op, ms, std::move(pools),
-                     after);
+    return emit_task(b_, {name, ph, layer, mb, priority, group, bytes}, dag::TaskKind::Communication, op, ms,
+                     std::move(pools), after);
   }
 
   std::int32_t ep_groups() const { return ranks_ == 1 ? 1 : ranks_ / static_cast<std::int32_t>(s_.parallel.ep); }
@@ -123,9 +127,9 @@ class Builder {
       std::vector<TaskId> deps;
       for (std::int32_t r = g * ep_members(); r < (g + 1) * ep_members(); ++r)
         for (TaskId t : inputs[static_cast<std::size_t>(r)]) deps.push_back(t);
-      const TaskId id =
-          collective(fmt::format("{} L{} {} m{}", ph == Phase::Forward ? "fwd" : "bwd", layer, what, mb), OpClass::A2A,
-                     a2a_ms_, s_.parallel.ep, g * ep_members(), ep_members(), kA2APriority, ph, layer, mb, deps);
+      const TaskId id = collective(fmt::format("{} L{} {} m{}", ph == Phase::Forward ? "fwd" : "bwd", layer, what, mb),
+                                   OpClass::A2A, a2a_ms_, a2a_bytes_, s_.parallel.ep, g * ep_members(), ep_members(),
+                                   kA2APriority, ph, layer, mb, deps);
       for (std::int32_t r = g * ep_members(); r < (g + 1) * ep_members(); ++r)
         per_rank[static_cast<std::size_t>(r)] = id;
     }
@@ -134,9 +138,9 @@ class Builder {
 
   void allreduce(const std::string& name, double bytes, std::int32_t layer, std::int32_t index,
                  const std::vector<TaskId>& after) {
-    const double ms = costs_.communication(OpClass::AllReduce, dp_link_, s_.parallel.dp, bytes).value;
-    collective(name, OpClass::AllReduce, ms, s_.parallel.dp, 0, ranks_, kAllReducePriority, Phase::Backward, layer,
-               index, after);
+    const double ms = costs_.communication(OpClass::AllReduce, dp_group_, bytes).value;
+    collective(name, OpClass::AllReduce, ms, bytes, s_.parallel.dp, 0, ranks_, kAllReducePriority, Phase::Backward,
+               layer, index, after);
   }
 
   // Forward of block l (Eqs. 2 and 3). frontier[mb][rank]: what micro-batch mb waits for.
@@ -148,14 +152,14 @@ class Builder {
         for (std::size_t m = 0; m < R; ++m) {
           std::vector<TaskId> deps;
           if (!frontier[m].empty()) deps.push_back(frontier[m][static_cast<std::size_t>(rank)]);
-          at[m][static_cast<std::size_t>(rank)] = compute(fmt::format("fwd L{} AT m{}", l, m), at_ms_[0], rank,
+          at[m][static_cast<std::size_t>(rank)] = compute(fmt::format("fwd L{} AT m{}", l, m), false, 0, rank,
                                                           Phase::Forward, l, static_cast<std::int32_t>(m), deps);
         }
       } else {
         std::vector<TaskId> deps;
         for (std::size_t m = 0; m < R; ++m)
           if (!frontier[m].empty()) deps.push_back(frontier[m][static_cast<std::size_t>(rank)]);
-        const TaskId whole = compute(fmt::format("fwd L{} AT", l), at_ms_[0], rank, Phase::Forward, l, -1, deps);
+        const TaskId whole = compute(fmt::format("fwd L{} AT", l), false, 0, rank, Phase::Forward, l, -1, deps);
         for (std::size_t m = 0; m < R; ++m) at[m][static_cast<std::size_t>(rank)] = whole;
       }
     }
@@ -170,7 +174,7 @@ class Builder {
     for (std::int32_t rank = 0; rank < ranks_; ++rank)
       for (std::size_t m = 0; m < R; ++m)
         experts[m][static_cast<std::size_t>(rank)] =
-            compute(fmt::format("fwd L{} experts m{}", l, m), expert_ms_[0], rank, Phase::Forward, l,
+            compute(fmt::format("fwd L{} experts m{}", l, m), true, 0, rank, Phase::Forward, l,
                     static_cast<std::int32_t>(m), {dispatched[m][static_cast<std::size_t>(rank)]});
     for (std::size_t m = 0; m < R; ++m) {
       std::vector<std::vector<TaskId>> inputs(static_cast<std::size_t>(ranks_));
@@ -197,7 +201,7 @@ class Builder {
       for (std::size_t i = 0; i < R; ++i) {
         const std::size_t m = R - 1 - i;
         experts[m][static_cast<std::size_t>(rank)] =
-            compute(fmt::format("bwd L{} experts m{}", l, m), expert_ms_[1], rank, Phase::Backward, l,
+            compute(fmt::format("bwd L{} experts m{}", l, m), true, 1, rank, Phase::Backward, l,
                     static_cast<std::int32_t>(m), {combined[m][static_cast<std::size_t>(rank)]});
       }
     std::vector<std::vector<TaskId>> dispatched(R);
@@ -213,7 +217,7 @@ class Builder {
       if (split_attention_) {
         for (std::size_t i = 0; i < R; ++i) {
           const std::size_t m = R - 1 - i;
-          const TaskId at = compute(fmt::format("bwd L{} AT m{}", l, m), at_ms_[1], rank, Phase::Backward, l,
+          const TaskId at = compute(fmt::format("bwd L{} AT m{}", l, m), false, 1, rank, Phase::Backward, l,
                                     static_cast<std::int32_t>(m), {dispatched[m][static_cast<std::size_t>(rank)]});
           frontier[m][static_cast<std::size_t>(rank)] = at;
           last[static_cast<std::size_t>(rank)] = at;
@@ -221,7 +225,7 @@ class Builder {
       } else {
         std::vector<TaskId> deps;
         for (std::size_t m = 0; m < R; ++m) deps.push_back(dispatched[m][static_cast<std::size_t>(rank)]);
-        const TaskId at = compute(fmt::format("bwd L{} AT", l), at_ms_[1], rank, Phase::Backward, l, -1, deps);
+        const TaskId at = compute(fmt::format("bwd L{} AT", l), false, 1, rank, Phase::Backward, l, -1, deps);
         for (std::size_t m = 0; m < R; ++m) frontier[m][static_cast<std::size_t>(rank)] = at;
         last[static_cast<std::size_t>(rank)] = at;
       }
@@ -238,8 +242,9 @@ class Builder {
   std::int32_t ranks_ = 1;
   dag::TaskGraphBuilder b_;
   std::vector<dag::ResourceId> compute_, comm_;
-  LinkClass ep_link_, dp_link_;
-  double a2a_ms_ = 0, expert_ms_[2] = {0, 0}, at_ms_[2] = {0, 0}, ar_bytes_ = 0;
+  cost::GroupShape ep_group_, dp_group_;
+  double a2a_ms_ = 0, a2a_bytes_ = 0, ar_bytes_ = 0;
+  double expert_ms_[2] = {0, 0}, at_ms_[2] = {0, 0}, expert_flops_[2] = {0, 0}, at_flops_[2] = {0, 0};
 };
 
 }  // namespace

@@ -15,7 +15,6 @@ namespace {
 
 using dag::Phase;
 using dag::TaskId;
-using model::LinkClass;
 using model::OpClass;
 
 enum class Kind { None, Tutel, Aaam, OneAOneM, OneAOneMUniform };
@@ -35,23 +34,22 @@ Kind kind_of(const std::string& name) {
 
 double as_double(std::int64_t v) { return static_cast<double>(v); }
 
-// Sizes and link classes of one scenario, priced through the cost model.
+// Sizes and group shapes of one scenario, priced through the cost model.
 struct Pricing {
   const model::ScenarioSpec& s;
   const cost::CostModel& costs;
-  LinkClass tp_link, ep_link, etp_link, dp_link, edp_link;
+  cost::GroupShape tp_group, ep_group, etp_group, dp_group, edp_group;
   double mbs;       // sequences per micro-batch
   double sp_split;  // tp with sequence parallelism, else 1
 
   Pricing(const model::ScenarioSpec& scenario, const cost::CostModel& c) : s(scenario), costs(c) {
     const model::ParallelSpec& p = s.parallel;
-    const std::int64_t gpn = s.cluster.gpus_per_node;
     // Megatron order tp-cp-ep-dp-pp: tp innermost; experts etp then ep.
-    tp_link = group_link(p.tp, 1, gpn);
-    etp_link = group_link(p.etp, 1, gpn);
-    ep_link = group_link(p.ep, p.etp, gpn);
-    dp_link = group_link(p.dp, p.tp * p.cp, gpn);
-    edp_link = group_link(p.edp, p.etp * p.ep, gpn);
+    tp_group = cost::strided_group_shape(p.tp, 1, s.cluster);
+    etp_group = cost::strided_group_shape(p.etp, 1, s.cluster);
+    ep_group = cost::strided_group_shape(p.ep, p.etp, s.cluster);
+    dp_group = cost::strided_group_shape(p.dp, p.tp * p.cp, s.cluster);
+    edp_group = cost::strided_group_shape(p.edp, p.etp * p.ep, s.cluster);
     mbs = as_double(s.workload.micro_batch_size);
     sp_split = p.sequence_parallel ? as_double(p.tp) : 1.0;
   }
@@ -60,29 +58,26 @@ struct Pricing {
   double expert_ms(double flops) const {
     return cost::expert_ffn_time(costs, flops, s.model.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3).value;
   }
-  double comm(OpClass op, LinkClass link, std::int64_t group, double bytes) const {
-    return costs.communication(op, link, group, bytes).value;
+  double comm(OpClass op, const cost::GroupShape& group, double bytes) const {
+    return costs.communication(op, group, bytes).value;
   }
   double activation_bytes(double tokens) const {
     return mbs * tokens / as_double(s.parallel.cp) * as_double(s.model.d_model) * as_double(s.model.dtype_bytes);
   }
-  // Attention of a slice of l tokens on a c-token context (FoldMoE Eq. 5), heads split over tp.
-  double attention_ms(double l, double c, bool backward) const {
-    const double flops =
-        mbs * cost::attention_flops(s.model, l, c) / (as_double(s.parallel.tp) * as_double(s.parallel.cp));
-    return compute(OpClass::Attention, (backward ? 2.0 : 1.0) * flops);
+  // FLOPs of a slice of l queries at the end of a c-token context (the causal
+  // rule of cost::attention_flops), heads split over tp; backward is 2x.
+  double attention_flops(double l, double c, bool backward) const {
+    return (backward ? 2.0 : 1.0) * mbs * cost::attention_flops(s.model, l, c) /
+           (as_double(s.parallel.tp) * as_double(s.parallel.cp));
   }
-  // Router GEMM over the slice's tokens this rank holds.
-  double gate_ms(double l, bool backward) const {
+  double gate_flops(double l, bool backward) const {
     const double tokens = mbs * l / sp_split / as_double(s.parallel.cp);
-    return compute(OpClass::Gemm, (backward ? 2.0 : 1.0) * 2.0 * tokens * as_double(s.model.d_model) *
-                                      as_double(s.model.moe.num_experts));
+    return (backward ? 2.0 : 1.0) * 2.0 * tokens * as_double(s.model.d_model) * as_double(s.model.moe.num_experts);
   }
-  double dense_ffn_ms(double l, bool backward) const {
+  double dense_ffn_flops(double l, bool backward) const {
     const double gemms = s.model.ffn_type == model::FfnType::GeluFfn ? 2.0 : 3.0;
-    const double flops = mbs * l / as_double(s.parallel.cp) * gemms * 2.0 * as_double(s.model.d_model) *
-                         as_double(s.model.ffn_hidden) / as_double(s.parallel.tp);
-    return compute(OpClass::Gemm, (backward ? 2.0 : 1.0) * flops);
+    return (backward ? 2.0 : 1.0) * mbs * l / as_double(s.parallel.cp) * gemms * 2.0 * as_double(s.model.d_model) *
+           as_double(s.model.ffn_hidden) / as_double(s.parallel.tp);
   }
   // An MoE micro-batch of m tokens of each sequence.
   cost::MoeLayerSizes moe_sizes(double m) const {
@@ -103,24 +98,29 @@ struct Pricing {
 // backward pass can replay it reversed in time.
 class FoldBuilder {
  public:
-  FoldBuilder() {
+  explicit FoldBuilder(const Pricing& pricing) : p_(pricing) {
     compute_ = b_.add_resource({"compute", 0, dag::DispatchPolicy::InOrder});
     comm_ = b_.add_resource({"comm", 0, dag::DispatchPolicy::InOrder});
     intra_ = b_.add_resource({"intra", 0, dag::DispatchPolicy::InOrder});
   }
 
-  TaskId task(const std::string& name, dag::TaskKind kind, OpClass op, double ms, dag::ResourceId on,
-              std::int32_t group, Phase phase, std::int32_t layer, std::int32_t index, std::vector<TaskId> after) {
-    return emit_task(b_, {name, phase, layer, index, 0, group}, kind, op, ms, {on}, after);
-  }
-  TaskId compute(const std::string& name, OpClass op, double ms, Phase ph, std::int32_t layer, std::int32_t i,
+  // A compute task of `flops` on this rank, priced on the op's line.
+  TaskId compute(const std::string& name, OpClass op, double flops, Phase ph, std::int32_t layer, std::int32_t i,
                  std::vector<TaskId> after) {
-    return task(name, dag::TaskKind::Compute, op, ms, compute_, 1, ph, layer, i, std::move(after));
+    return emit_task(b_, {name, ph, layer, i, 0, 1, flops}, dag::TaskKind::Compute, op, p_.compute(op, flops),
+                     {compute_}, after);
   }
-  TaskId collective(const std::string& name, OpClass op, dag::ResourceId on, std::int64_t group, double ms, Phase ph,
-                    std::int32_t layer, std::int32_t i, std::vector<TaskId> after) {
-    return task(name, dag::TaskKind::Communication, op, ms, on, static_cast<std::int32_t>(group), ph, layer, i,
-                std::move(after));
+  // The experts of a micro-batch: `flops` over the expert's GEMMs, each paying its startup.
+  TaskId experts(const std::string& name, double flops, Phase ph, std::int32_t layer, std::int32_t i,
+                 std::vector<TaskId> after) {
+    return emit_task(b_, {name, ph, layer, i, 0, 1, flops}, dag::TaskKind::Compute, OpClass::Gemm, p_.expert_ms(flops),
+                     {compute_}, after);
+  }
+  // A collective of `bytes` over a group, on one of this rank's streams.
+  TaskId collective(const std::string& name, OpClass op, dag::ResourceId on, const cost::GroupShape& group,
+                    double bytes, Phase ph, std::int32_t layer, std::int32_t i, std::vector<TaskId> after) {
+    return emit_task(b_, {name, ph, layer, i, 0, group.size, bytes}, dag::TaskKind::Communication, op,
+                     p_.comm(op, group, bytes), {on}, after);
   }
 
   dag::TaskGraphBuilder& graph() { return b_; }
@@ -128,6 +128,7 @@ class FoldBuilder {
   dag::ResourceId intra() const { return intra_; }
 
  private:
+  const Pricing& p_;
   dag::TaskGraphBuilder b_;
   dag::ResourceId compute_, comm_, intra_;
 };
@@ -228,24 +229,23 @@ class IterationBuilder {
     const double bytes = p_.activation_bytes(l);
     if (par.tp > 1 && par.sequence_parallel) {
       // Forward AllGather -> attention -> ReduceScatter; backward: the adjoints, AllGather first again.
-      const TaskId ag =
-          fb_.collective(fmt::format("{} L{} attn-ag s{}", dir, layer, k), OpClass::AllGather, fb_.intra(), par.tp,
-                         p_.comm(OpClass::AllGather, p_.tp_link, par.tp, bytes), ph, layer, i, deps);
+      const TaskId ag = fb_.collective(fmt::format("{} L{} attn-ag s{}", dir, layer, k), OpClass::AllGather,
+                                       fb_.intra(), p_.tp_group, bytes, ph, layer, i, deps);
       std::vector<TaskId> att_deps{ag};
       if (previous_attention) att_deps.push_back(*previous_attention);
       const TaskId att = fb_.compute(fmt::format("{} L{} attention s{}", dir, layer, k), OpClass::Attention,
-                                     p_.attention_ms(l, c, backward), ph, layer, i, att_deps);
+                                     p_.attention_flops(l, c, backward), ph, layer, i, att_deps);
       last_attention_ = att;
       return fb_.collective(fmt::format("{} L{} attn-rs s{}", dir, layer, k), OpClass::ReduceScatter, fb_.intra(),
-                            par.tp, p_.comm(OpClass::ReduceScatter, p_.tp_link, par.tp, bytes), ph, layer, i, {att});
+                            p_.tp_group, bytes, ph, layer, i, {att});
     }
     if (previous_attention) deps.push_back(*previous_attention);
     const TaskId att = fb_.compute(fmt::format("{} L{} attention s{}", dir, layer, k), OpClass::Attention,
-                                   p_.attention_ms(l, c, backward), ph, layer, i, deps);
+                                   p_.attention_flops(l, c, backward), ph, layer, i, deps);
     last_attention_ = att;
     if (par.tp > 1)
-      return fb_.collective(fmt::format("{} L{} attn-ar s{}", dir, layer, k), OpClass::AllReduce, fb_.intra(), par.tp,
-                            p_.comm(OpClass::AllReduce, p_.tp_link, par.tp, bytes), ph, layer, i, {att});
+      return fb_.collective(fmt::format("{} L{} attn-ar s{}", dir, layer, k), OpClass::AllReduce, fb_.intra(),
+                            p_.tp_group, bytes, ph, layer, i, {att});
     return att;
   }
 
@@ -258,16 +258,13 @@ class IterationBuilder {
     const char* dir = backward ? "bwd" : "fwd";
     const std::int32_t i = static_cast<std::int32_t>(j);
     if (par.etp > 1)
-      input = fb_.collective(fmt::format("{} L{} etp-ag m{}", dir, layer, j), OpClass::AllGather, fb_.intra(), par.etp,
-                             p_.comm(OpClass::AllGather, p_.etp_link, par.etp, sizes.etp_allgather_bytes), ph, layer, i,
-                             {input});
-    TaskId e = fb_.compute(fmt::format("{} L{} experts m{}", dir, layer, j), OpClass::Gemm,
-                           p_.expert_ms(backward ? sizes.expert_backward_flops : sizes.expert_forward_flops), ph, layer,
-                           i, {input});
+      input = fb_.collective(fmt::format("{} L{} etp-ag m{}", dir, layer, j), OpClass::AllGather, fb_.intra(),
+                             p_.etp_group, sizes.etp_allgather_bytes, ph, layer, i, {input});
+    TaskId e = fb_.experts(fmt::format("{} L{} experts m{}", dir, layer, j),
+                           backward ? sizes.expert_backward_flops : sizes.expert_forward_flops, ph, layer, i, {input});
     if (par.etp > 1)
-      e = fb_.collective(fmt::format("{} L{} etp-rs m{}", dir, layer, j), OpClass::ReduceScatter, fb_.intra(), par.etp,
-                         p_.comm(OpClass::ReduceScatter, p_.etp_link, par.etp, sizes.etp_reducescatter_bytes), ph,
-                         layer, i, {e});
+      e = fb_.collective(fmt::format("{} L{} etp-rs m{}", dir, layer, j), OpClass::ReduceScatter, fb_.intra(),
+                         p_.etp_group, sizes.etp_reducescatter_bytes, ph, layer, i, {e});
     return e;
   }
 
@@ -288,7 +285,7 @@ class IterationBuilder {
                                              previous_attention, false);
           previous_attention = last_attention_;
           gate[k] = fb_.compute(fmt::format("fwd L{} gate s{}", layer, k), OpClass::Gemm,
-                                p_.gate_ms(as_double(attention_[k]), false), Phase::Forward, layer, i, {out});
+                                p_.gate_flops(as_double(attention_[k]), false), Phase::Forward, layer, i, {out});
           break;
         }
         case Step::Dispatch: {
@@ -296,9 +293,9 @@ class IterationBuilder {
           for (std::size_t k = 0; k < attention_.size(); ++k)
             if (covering_[k].first <= step.index && step.index <= covering_[k].second) deps.push_back(gate[k]);
           const auto sizes = p_.moe_sizes(m);
-          dispatch[step.index] = fb_.collective(
-              fmt::format("fwd L{} dispatch m{}", layer, step.index), OpClass::A2A, fb_.comm(), par.ep,
-              p_.comm(OpClass::A2A, p_.ep_link, par.ep, sizes.dispatch_bytes), Phase::Forward, layer, i, deps);
+          dispatch[step.index] =
+              fb_.collective(fmt::format("fwd L{} dispatch m{}", layer, step.index), OpClass::A2A, fb_.comm(),
+                             p_.ep_group, sizes.dispatch_bytes, Phase::Forward, layer, i, deps);
           break;
         }
         case Step::Expert:
@@ -306,9 +303,8 @@ class IterationBuilder {
           break;
         case Step::Combine: {
           const auto sizes = p_.moe_sizes(m);
-          last = fb_.collective(fmt::format("fwd L{} combine m{}", layer, step.index), OpClass::A2A, fb_.comm(), par.ep,
-                                p_.comm(OpClass::A2A, p_.ep_link, par.ep, sizes.combine_bytes), Phase::Forward, layer,
-                                i, {expert[step.index]});
+          last = fb_.collective(fmt::format("fwd L{} combine m{}", layer, step.index), OpClass::A2A, fb_.comm(),
+                                p_.ep_group, sizes.combine_bytes, Phase::Forward, layer, i, {expert[step.index]});
           break;
         }
       }
@@ -332,9 +328,9 @@ class IterationBuilder {
       switch (step.type) {
         case Step::Combine: {
           const auto sizes = p_.moe_sizes(m);
-          combine_grad[step.index] = fb_.collective(
-              fmt::format("bwd L{} combine m{}", layer, step.index), OpClass::A2A, fb_.comm(), par.ep,
-              p_.comm(OpClass::A2A, p_.ep_link, par.ep, sizes.combine_bytes), Phase::Backward, layer, i, {entry});
+          combine_grad[step.index] =
+              fb_.collective(fmt::format("bwd L{} combine m{}", layer, step.index), OpClass::A2A, fb_.comm(),
+                             p_.ep_group, sizes.combine_bytes, Phase::Backward, layer, i, {entry});
           break;
         }
         case Step::Expert:
@@ -343,9 +339,8 @@ class IterationBuilder {
         case Step::Dispatch: {
           const auto sizes = p_.moe_sizes(m);
           dispatch_grad[step.index] =
-              fb_.collective(fmt::format("bwd L{} dispatch m{}", layer, step.index), OpClass::A2A, fb_.comm(), par.ep,
-                             p_.comm(OpClass::A2A, p_.ep_link, par.ep, sizes.dispatch_bytes), Phase::Backward, layer, i,
-                             {expert[step.index]});
+              fb_.collective(fmt::format("bwd L{} dispatch m{}", layer, step.index), OpClass::A2A, fb_.comm(),
+                             p_.ep_group, sizes.dispatch_bytes, Phase::Backward, layer, i, {expert[step.index]});
           break;
         }
         case Step::Attention: {
@@ -353,7 +348,7 @@ class IterationBuilder {
           std::vector<TaskId> deps;
           for (std::size_t j = covering_[k].first; j <= covering_[k].second; ++j) deps.push_back(dispatch_grad[j]);
           const TaskId g = fb_.compute(fmt::format("bwd L{} gate s{}", layer, k), OpClass::Gemm,
-                                       p_.gate_ms(as_double(attention_[k]), true), Phase::Backward, layer, i, deps);
+                                       p_.gate_flops(as_double(attention_[k]), true), Phase::Backward, layer, i, deps);
           // Slice k's keys and values collect gradients from every later slice first.
           last = attention_slice(layer, k, as_double(attention_[k]), as_double(context[k]), {g}, later_attention, true);
           later_attention = last_attention_;
@@ -375,16 +370,14 @@ class IterationBuilder {
       std::vector<TaskId> deps = after(in);
       const double bytes = p_.activation_bytes(L);
       if (par.tp > 1 && par.sequence_parallel)
-        deps = {fb_.collective(fmt::format("{} L{} ffn-ag", dir, layer), OpClass::AllGather, fb_.intra(), par.tp,
-                               p_.comm(OpClass::AllGather, p_.tp_link, par.tp, bytes), ph, layer, 0, deps)};
-      TaskId out = fb_.compute(fmt::format("{} L{} ffn", dir, layer), OpClass::Gemm, p_.dense_ffn_ms(L, backward), ph,
-                               layer, 0, deps);
+        deps = {fb_.collective(fmt::format("{} L{} ffn-ag", dir, layer), OpClass::AllGather, fb_.intra(), p_.tp_group,
+                               bytes, ph, layer, 0, deps)};
+      TaskId out = fb_.compute(fmt::format("{} L{} ffn", dir, layer), OpClass::Gemm, p_.dense_ffn_flops(L, backward),
+                               ph, layer, 0, deps);
       if (par.tp > 1)
-        out = fb_.collective(
-            fmt::format("{} L{} ffn-{}", dir, layer, par.sequence_parallel ? "rs" : "ar"),
-            par.sequence_parallel ? OpClass::ReduceScatter : OpClass::AllReduce, fb_.intra(), par.tp,
-            p_.comm(par.sequence_parallel ? OpClass::ReduceScatter : OpClass::AllReduce, p_.tp_link, par.tp, bytes), ph,
-            layer, 0, {out});
+        out = fb_.collective(fmt::format("{} L{} ffn-{}", dir, layer, par.sequence_parallel ? "rs" : "ar"),
+                             par.sequence_parallel ? OpClass::ReduceScatter : OpClass::AllReduce, fb_.intra(),
+                             p_.tp_group, bytes, ph, layer, 0, {out});
       return out;
     };
     if (!backward) return ffn(attention_slice(layer, 0, L, L, after(entry), std::nullopt, false));
@@ -406,20 +399,18 @@ class IterationBuilder {
       dense_bytes *= as_double(m.dtype_bytes);
       std::vector<TaskId> deps{previous ? *previous : end_of_backward};
       if (par.dp > 1)
-        previous = fb_.collective(fmt::format("grad-ar L{} dense", layer), OpClass::AllReduce, fb_.comm(), par.dp,
-                                  p_.comm(OpClass::AllReduce, p_.dp_link, par.dp, dense_bytes), Phase::Backward, layer,
-                                  -1, deps);
+        previous = fb_.collective(fmt::format("grad-ar L{} dense", layer), OpClass::AllReduce, fb_.comm(), p_.dp_group,
+                                  dense_bytes, Phase::Backward, layer, -1, deps);
       if (moe && par.edp > 1)
-        previous = fb_.collective(
-            fmt::format("grad-ar L{} experts", layer), OpClass::AllReduce, fb_.comm(), par.edp,
-            p_.comm(OpClass::AllReduce, p_.edp_link, par.edp, cost::expert_gradient_bytes_per_block(m, par)),
-            Phase::Backward, layer, -1, {previous ? *previous : end_of_backward});
+        previous = fb_.collective(fmt::format("grad-ar L{} experts", layer), OpClass::AllReduce, fb_.comm(),
+                                  p_.edp_group, cost::expert_gradient_bytes_per_block(m, par), Phase::Backward, layer,
+                                  -1, {previous ? *previous : end_of_backward});
     }
   }
 
   const model::ScenarioSpec& s_;
   const Pricing& p_;
-  FoldBuilder fb_;
+  FoldBuilder fb_{p_};
   Kind kind_;
   std::int64_t degree_;
   std::vector<std::int64_t> attention_, moe_;

@@ -14,7 +14,6 @@ namespace {
 
 using dag::Phase;
 using dag::TaskId;
-using model::LinkClass;
 using model::OpClass;
 
 enum class Kind { None, Tutel, TutelImproved, Lina, FsMoeNoIio, FsMoe };
@@ -44,11 +43,10 @@ class Builder {
   Builder(const model::ScenarioSpec& s, const cost::CostModel& costs, const FsMoeKnobs& k)
       : s_(s), costs_(costs), k_(k), kind_(kind_of(k.schedule)) {
     const model::ParallelSpec& p = s.parallel;
-    const std::int64_t gpn = s.cluster.gpus_per_node;
-    tp_link_ = group_link(p.tp, 1, gpn);
-    etp_link_ = group_link(p.etp, 1, gpn);
-    ep_link_ = group_link(p.ep, p.etp, gpn);
-    dp_link_ = group_link(p.dp, p.tp * p.cp, gpn);
+    tp_group_ = cost::strided_group_shape(p.tp, 1, s.cluster);
+    etp_group_ = cost::strided_group_shape(p.etp, 1, s.cluster);
+    ep_group_ = cost::strided_group_shape(p.ep, p.etp, s.cluster);
+    dp_group_ = cost::strided_group_shape(p.dp, p.tp * p.cp, s.cluster);
     compute_ = b_.add_resource({"compute", 0, dag::DispatchPolicy::InOrder});
     // Tutel, Lina and no-IIO keep one communication stream; FSMoE splits intra and inter.
     const bool split = kind_ == Kind::FsMoe;
@@ -88,14 +86,19 @@ class Builder {
   }
 
  private:
-  TaskId add(const std::string& name, dag::TaskKind kind, OpClass op, double ms, dag::ResourceId on, std::int64_t group,
-             Phase ph, std::int32_t layer, std::int32_t index, std::vector<TaskId> after, std::int32_t priority = 0) {
-    return emit_task(b_, {name, ph, layer, index, priority, group}, kind, op, ms, {on}, after);
+  // A compute task of `flops` on the compute stream, priced on the op's line.
+  TaskId compute(const std::string& name, OpClass op, double flops, Phase ph, std::int32_t layer, std::int32_t index,
+                 std::vector<TaskId> after) {
+    return emit_task(b_, {name, ph, layer, index, 0, 1, flops}, dag::TaskKind::Compute, op,
+                     costs_.compute(op, flops).value, {compute_}, after);
   }
-  double comm_ms(OpClass op, LinkClass link, std::int64_t group, double bytes) const {
-    return costs_.communication(op, link, group, bytes).value;
+  // A collective of `bytes` over a group on stream `on`.
+  TaskId collective(const std::string& name, OpClass op, const cost::GroupShape& group, double bytes,
+                    dag::ResourceId on, Phase ph, std::int32_t layer, std::int32_t index, std::vector<TaskId> after,
+                    std::int32_t priority) {
+    return emit_task(b_, {name, ph, layer, index, priority, group.size, bytes}, dag::TaskKind::Communication, op,
+                     costs_.communication(op, group, bytes).value, {on}, after);
   }
-  double compute_ms(OpClass op, double flops) const { return costs_.compute(op, flops).value; }
 
   // Dense part of a generalized layer: attention with MP (SP collectives on intra) and the gate.
   TaskId dense_part(std::int32_t layer, std::optional<TaskId> entry, bool backward) {
@@ -106,26 +109,19 @@ class Builder {
     if (entry) deps.push_back(*entry);
     const double factor = backward ? 2.0 : 1.0;
     const double gate_flops = factor * moe_.gating_forward_flops;
-    if (backward)
-      deps = {add(fmt::format("bwd L{} gate", layer), dag::TaskKind::Compute, OpClass::Gemm,
-                  compute_ms(OpClass::Gemm, gate_flops), compute_, 1, ph, layer, 0, deps)};
+    if (backward) deps = {compute(fmt::format("bwd L{} gate", layer), OpClass::Gemm, gate_flops, ph, layer, 0, deps)};
     if (p.tp > 1 && p.sequence_parallel)
-      deps = {add(fmt::format("{} L{} attn-ag", dir, layer), dag::TaskKind::Communication, OpClass::AllGather,
-                  comm_ms(OpClass::AllGather, tp_link_, p.tp, attention_.tp_allgather_bytes), intra_, p.tp, ph, layer,
-                  0, deps, kMoePriority)};
-    TaskId out = add(fmt::format("{} L{} attention", dir, layer), dag::TaskKind::Compute, OpClass::Attention,
-                     compute_ms(OpClass::Attention, backward ? attention_.backward_flops : attention_.forward_flops),
-                     compute_, 1, ph, layer, 0, deps);
+      deps = {collective(fmt::format("{} L{} attn-ag", dir, layer), OpClass::AllGather, tp_group_,
+                         attention_.tp_allgather_bytes, intra_, ph, layer, 0, deps, kMoePriority)};
+    TaskId out = compute(fmt::format("{} L{} attention", dir, layer), OpClass::Attention,
+                         backward ? attention_.backward_flops : attention_.forward_flops, ph, layer, 0, deps);
     if (p.tp > 1) {
       const OpClass op = p.sequence_parallel ? OpClass::ReduceScatter : OpClass::AllReduce;
       const double bytes = p.sequence_parallel ? attention_.tp_reducescatter_bytes : attention_.tp_allreduce_bytes;
-      out = add(fmt::format("{} L{} attn-{}", dir, layer, p.sequence_parallel ? "rs" : "ar"),
-                dag::TaskKind::Communication, op, comm_ms(op, tp_link_, p.tp, bytes), intra_, p.tp, ph, layer, 0, {out},
-                kMoePriority);
+      out = collective(fmt::format("{} L{} attn-{}", dir, layer, p.sequence_parallel ? "rs" : "ar"), op, tp_group_,
+                       bytes, intra_, ph, layer, 0, {out}, kMoePriority);
     }
-    if (!backward)
-      out = add(fmt::format("fwd L{} gate", layer), dag::TaskKind::Compute, OpClass::Gemm,
-                compute_ms(OpClass::Gemm, gate_flops), compute_, 1, ph, layer, 0, {out});
+    if (!backward) out = compute(fmt::format("fwd L{} gate", layer), OpClass::Gemm, gate_flops, ph, layer, 0, {out});
     return out;
   }
 
@@ -142,9 +138,6 @@ class Builder {
     const double a2a_bytes = moe_.dispatch_bytes / rr;
     const double esp_bytes = moe_.etp_allgather_bytes / rr;
     const double expert_flops = (backward ? moe_.expert_backward_flops : moe_.expert_forward_flops) / rr;
-    const double a2a = comm_ms(OpClass::A2A, ep_link_, p.ep, a2a_bytes);
-    const double ag = comm_ms(OpClass::AllGather, etp_link_, p.etp, esp_bytes);
-    const double rs = comm_ms(OpClass::ReduceScatter, etp_link_, p.etp, esp_bytes);
     const double exp =
         cost::expert_ffn_time(costs_, expert_flops, s_.model.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3).value;
     std::vector<TaskId> first, gathered(static_cast<std::size_t>(r)), experts(static_cast<std::size_t>(r)),
@@ -156,33 +149,35 @@ class Builder {
     std::vector<TaskId> inputs(static_cast<std::size_t>(r));
     auto a2a_in = [&](std::int64_t j) {
       inputs[static_cast<std::size_t>(j)] =
-          add(fmt::format("{} L{} {} c{}", dir, layer, in_name, j), dag::TaskKind::Communication, OpClass::A2A, a2a,
-              inter_, p.ep, ph, layer, static_cast<std::int32_t>(j), first, kMoePriority);
+          collective(fmt::format("{} L{} {} c{}", dir, layer, in_name, j), OpClass::A2A, ep_group_, a2a_bytes, inter_,
+                     ph, layer, static_cast<std::int32_t>(j), first, kMoePriority);
     };
     auto gather = [&](std::int64_t j) {
       const std::size_t i = static_cast<std::size_t>(j);
-      gathered[i] = p.etp > 1 ? add(fmt::format("{} L{} esp-ag c{}", dir, layer, j), dag::TaskKind::Communication,
-                                    OpClass::AllGather, ag, intra_, p.etp, ph, layer, static_cast<std::int32_t>(j),
-                                    {inputs[i]}, kMoePriority)
-                              : inputs[i];
+      gathered[i] =
+          p.etp > 1 ? collective(fmt::format("{} L{} esp-ag c{}", dir, layer, j), OpClass::AllGather, etp_group_,
+                                 esp_bytes, intra_, ph, layer, static_cast<std::int32_t>(j), {inputs[i]}, kMoePriority)
+                    : inputs[i];
     };
     auto expert = [&](std::int64_t j) {
       const std::size_t i = static_cast<std::size_t>(j);
-      experts[i] = add(fmt::format("{} L{} experts c{}", dir, layer, j), dag::TaskKind::Compute, OpClass::Gemm, exp,
-                       compute_, 1, ph, layer, static_cast<std::int32_t>(j), {gathered[i]});
+      experts[i] = emit_task(b_,
+                             {fmt::format("{} L{} experts c{}", dir, layer, j), ph, layer, static_cast<std::int32_t>(j),
+                              0, 1, expert_flops},
+                             dag::TaskKind::Compute, OpClass::Gemm, exp, {compute_}, {gathered[i]});
     };
     auto scatter = [&](std::int64_t j) {
       const std::size_t i = static_cast<std::size_t>(j);
-      scattered[i] = p.etp > 1 ? add(fmt::format("{} L{} esp-rs c{}", dir, layer, j), dag::TaskKind::Communication,
-                                     OpClass::ReduceScatter, rs, intra_, p.etp, ph, layer, static_cast<std::int32_t>(j),
-                                     {experts[i]}, kMoePriority)
-                               : experts[i];
+      scattered[i] =
+          p.etp > 1 ? collective(fmt::format("{} L{} esp-rs c{}", dir, layer, j), OpClass::ReduceScatter, etp_group_,
+                                 esp_bytes, intra_, ph, layer, static_cast<std::int32_t>(j), {experts[i]}, kMoePriority)
+                    : experts[i];
     };
     std::optional<TaskId> last;
     auto a2a_out = [&](std::int64_t j) {
-      last = add(fmt::format("{} L{} {} c{}", dir, layer, out_name, j), dag::TaskKind::Communication, OpClass::A2A, a2a,
-                 inter_, p.ep, ph, layer, static_cast<std::int32_t>(j), {scattered[static_cast<std::size_t>(j)]},
-                 kMoePriority);
+      last =
+          collective(fmt::format("{} L{} {} c{}", dir, layer, out_name, j), OpClass::A2A, ep_group_, a2a_bytes, inter_,
+                     ph, layer, static_cast<std::int32_t>(j), {scattered[static_cast<std::size_t>(j)]}, kMoePriority);
     };
     if (one_stream) {
       // One stream for everything (no intra/inter overlap): per step j,
@@ -218,10 +213,8 @@ class Builder {
   // A Gradient-AllReduce of `bytes` over DP on the inter link.
   TaskId gradient(std::int32_t layer, double bytes, const char* where, std::vector<TaskId> after,
                   std::int32_t index = 0) {
-    const model::ParallelSpec& p = s_.parallel;
-    return add(fmt::format("grad-ar L{} {} {}", layer, where, index), dag::TaskKind::Communication, OpClass::AllReduce,
-               comm_ms(OpClass::AllReduce, dp_link_, p.dp, bytes), inter_, p.dp, Phase::Backward, layer, index,
-               std::move(after), kGradientPriority);
+    return collective(fmt::format("grad-ar L{} {} {}", layer, where, index), OpClass::AllReduce, dp_group_, bytes,
+                      inter_, Phase::Backward, layer, index, std::move(after), kGradientPriority);
   }
 
   TaskId forward_layer(std::int32_t layer, std::optional<TaskId> entry, std::int64_t r) {
@@ -276,7 +269,7 @@ class Builder {
   Kind kind_;
   dag::TaskGraphBuilder b_;
   dag::ResourceId compute_, inter_, intra_;
-  LinkClass tp_link_, etp_link_, ep_link_, dp_link_;
+  cost::GroupShape tp_group_, etp_group_, ep_group_, dp_group_;
   cost::MoeLayerSizes moe_;
   cost::AttentionLayerSizes attention_;
   double pending_gradients_ = 0;

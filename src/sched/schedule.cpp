@@ -1,7 +1,5 @@
 #include <moeplan/sched/schedule.hpp>
 
-#include <moeplan/cost/cost_model.hpp>
-
 namespace moeplan::sched {
 
 dag::TaskId emit_task(dag::TaskGraphBuilder& builder, const TaskLabels& labels, dag::TaskKind kind, model::OpClass op,
@@ -12,6 +10,7 @@ dag::TaskId emit_task(dag::TaskGraphBuilder& builder, const TaskLabels& labels, 
   spec.kind = kind;
   spec.op = op;
   spec.duration_ms = duration_ms;
+  spec.size = labels.size;
   spec.resources = std::move(resources);
   spec.group_size = static_cast<std::int32_t>(labels.group);
   spec.phase = labels.phase;
@@ -21,12 +20,6 @@ dag::TaskId emit_task(dag::TaskGraphBuilder& builder, const TaskLabels& labels, 
   const dag::TaskId id = builder.add_task(spec);
   for (dag::TaskId d : after) builder.add_dependency(d, id);
   return id;
-}
-
-model::LinkClass group_link(std::int64_t size, std::int64_t stride, std::int64_t gpus_per_node) {
-  std::vector<std::int64_t> ranks;
-  for (std::int64_t i = 0; i < size; ++i) ranks.push_back(i * stride);
-  return cost::link_class_of(ranks, gpus_per_node);
 }
 
 }  // namespace moeplan::sched

@@ -1,11 +1,15 @@
 #pragma once
 // The cost model: the only place where time comes from. A profile's lines
 // t_ms = alpha_ms + n * beta_ms (FSMoE section 4.1) are looked up per
-// (operation, link class) and moved to the asked group size with the
-// bus-bandwidth factors of bus_factor.hpp. docs/cost-model.md has the rules.
+// (operation, link class) and moved to the group being priced: to its size
+// with the bus-bandwidth factors of bus_factor.hpp, to its placement on nodes
+// with the shared-NIC rule, and an AlltoAll across nodes is split into the
+// part that crosses the network and the part that stays on the node.
+// docs/cost-model.md has the rules and their sources.
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <moeplan/model/specs.hpp>
@@ -24,6 +28,37 @@ struct LinearModel {
   double predict_ms(double units) const { return alpha_ms + units * beta_ms_per_unit; }
 };
 
+/// @brief Where a communicator's ranks sit on the cluster.
+struct GroupShape {
+  std::int64_t size = 1;            ///< ranks in the communicator
+  std::int64_t ranks_per_node = 1;  ///< members on one node (the most on any node)
+  std::int64_t gpus_per_node = 1;   ///< node size of the cluster
+  std::int64_t nics_per_node = 1;   ///< inter-node ports of a node
+  /// Communicators of the same kind crossing one node at once; by default all
+  /// of them (gpus_per_node / ranks_per_node), as in a data-parallel step.
+  std::int64_t concurrent_groups = 1;
+
+  /// Intra when every member shares one node.
+  model::LinkClass link() const { return ranks_per_node >= size ? model::LinkClass::Intra : model::LinkClass::Inter; }
+};
+
+/// The shape of a group given its ranks, on a cluster whose consecutive ranks
+/// fill nodes; every group of its kind runs at once.
+GroupShape group_shape(const std::vector<std::int64_t>& ranks, const model::ClusterSpec& cluster);
+/// The shape of a group of `size` ranks spaced `stride` apart (Megatron's rank
+/// order: ranks r, r + stride, ...), every group of its kind running at once.
+GroupShape strided_group_shape(std::int64_t size, std::int64_t stride, const model::ClusterSpec& cluster);
+
+/// @brief The line(s) of a collective on a group: an AlltoAll across nodes
+/// has a network part and an on-node part that run at once (time = the larger).
+struct CommLines {
+  LinearModel main;                      ///< the whole collective, or an AlltoAll's network part
+  std::optional<LinearModel> node_part;  ///< an inter-node AlltoAll's on-node part
+  double predict_ms(double bytes) const;
+  /// The part that takes longer at this size (for closed forms that need one line).
+  LinearModel dominant(double bytes) const;
+};
+
 /// @brief Predicts operation times from one cost profile.
 class CostModel {
  public:
@@ -32,13 +67,16 @@ class CostModel {
 
   /// GEMM or attention time for flops FLOPs on one GPU.
   Milliseconds compute(model::OpClass op, double flops) const;
-  /// A collective of size_bytes (nccl-tests "size") over group ranks on a link
-  /// class. A group of one costs nothing: no kernel is launched.
-  Milliseconds communication(model::OpClass op, model::LinkClass link, std::int64_t group, double size_bytes) const;
-  /// Either of the above, by op class.
-  Milliseconds predict(model::OpClass op, model::LinkClass link, std::int64_t group, double size) const;
+  /// A collective of size_bytes (nccl-tests "size") over a group. A group of
+  /// one costs nothing: no kernel is launched.
+  Milliseconds communication(model::OpClass op, const GroupShape& group, double size_bytes) const;
+  /// The line(s) communication() evaluates.
+  CommLines lines_for(model::OpClass op, const GroupShape& group) const;
 
-  /// The line used for (op, link, group): the measured group's line, scaled.
+  /// The measured line for (op, link) moved to `group` ranks by the bus
+  /// factors alone, keeping the measured placement (the `cost` command's
+  /// query without a placement). A group of one costs nothing.
+  Milliseconds predict(model::OpClass op, model::LinkClass link, std::int64_t group, double size) const;
   LinearModel line_for(model::OpClass op, model::LinkClass link, std::int64_t group) const;
   bool has(model::OpClass op, model::LinkClass link) const;
   /// The group size of the measured line nearest to group (for reporting).
@@ -52,6 +90,8 @@ class CostModel {
   static constexpr std::size_t kOps = 7;
   static constexpr std::size_t kLinks = 3;
   const model::LinearCostSpec& nearest(model::OpClass op, model::LinkClass link, std::int64_t group) const;
+  LinearModel network_line(model::OpClass op, const GroupShape& group) const;
+  LinearModel node_part_line(const GroupShape& group) const;
 
   std::string profile_name_;
   double overlap_compute_slowdown_ = 1.0;
@@ -59,14 +99,18 @@ class CostModel {
   std::array<std::array<std::vector<model::LinearCostSpec>, kLinks>, kOps> lines_;
 };
 
+/// Share of a node's inter-node bandwidth one communicator gets: its members
+/// drive at most min(members, NICs) of the node's NICs, and concurrent
+/// communicators split the node fairly: min(min(m, nics) / nics, 1 / k).
+double nic_share(std::int64_t ranks_per_node, std::int64_t nics_per_node, std::int64_t concurrent_groups);
+
 /// An expert FFN of `gemms` equal GEMMs (2 for GELU FFN, 3 for SwiGLU) doing
 /// `flops` in all: each GEMM pays its own startup (FSMoE section 4.1: alpha_exp
 /// and beta_exp are the GEMM line times the number of GEMMs).
 Milliseconds expert_ffn_time(const CostModel& costs, double flops, int gemms);
 
 /// Link class of a group of ranks on nodes of gpus_per_node consecutive ranks:
-/// intra when all share a node, else inter (the inter-node hop bounds the
-/// collective's bus bandwidth; docs/cost-model.md "Groups that span nodes").
+/// intra when all share a node, else inter.
 model::LinkClass link_class_of(const std::vector<std::int64_t>& ranks, std::int64_t gpus_per_node);
 
 }  // namespace moeplan::cost

@@ -27,13 +27,25 @@ LineFit fit_line(const std::vector<model::TimingSample>& samples);
 /// R^2 = 1 - SS_res / SS_tot of a line on samples (1 when all times are equal and fitted).
 double r_squared(const std::vector<model::TimingSample>& samples, double alpha_ms, double beta_ms_per_unit);
 
-/// @brief A fitted profile and the warnings the fit raised (r^2 < 0.99, clamped intercepts).
+/// Least-squares fit of time_ms against size through the origin (alpha = 0):
+/// beta = sum(n t) / sum(n^2), for lines whose free fit has a negative intercept.
+LineFit fit_line_through_origin(const std::vector<model::TimingSample>& samples);
+
+/// @brief How one line of a fitted profile came about.
+struct LineReport {
+  double r2_with_intercept = 0;  ///< r^2 of the free fit
+  bool through_origin = false;   ///< the free fit's intercept was negative: refitted with alpha = 0
+};
+
+/// @brief A fitted profile, one report per line, and the warnings the fit raised
+/// (r^2 < 0.99, negative intercepts refitted through the origin).
 struct ProfileFit {
   model::CostProfileSpec profile;
+  std::vector<LineReport> reports;  ///< parallel to profile.costs
   std::vector<std::string> warnings;
 };
 
-/// Groups samples by (op, link, group) in first-seen order and fits each group.
+/// Groups samples by (op, link, group, ranks per node) in first-seen order and fits each group.
 ProfileFit fit_profile(const std::vector<model::TimingSample>& samples, const std::string& name,
                        const std::string& cluster);
 

@@ -9,13 +9,29 @@
 
 namespace moeplan::cost {
 
-/// FoldMoE Eq. 5 (after Hoffmann et al. 2022): FLOPs of l tokens attending a
-/// c-token context (the slice included), whole model width:
-/// (4H + 3h) l c + 8 H^2 l, H = d_model, h = heads.
-double attention_flops(const model::ModelSpec& model, double l_tokens, double c_context);
+/// Query-key pairs a causal kernel (FlashAttention, cuDNN SDPA) computes for
+/// l queries at the end of a c-token context: the l x (c - l) block of earlier
+/// keys and the l (l + 1) / 2 triangle of their own. Slices of any slicing of a
+/// sequence add up to the whole sequence's L (L + 1) / 2.
+double causal_pairs(double l_queries, double c_context);
 
-/// Causal self-attention of a whole L-token sequence as FoldMoE's ideal:
-/// sum over i = 1..L of FLOPs(1, i) = (4H + 3h) L (L + 1) / 2 + 8 H^2 L.
+/// Score and value FLOPs of those pairs, whole model width: per pair
+/// 4 h k (QK^T and AV, 2 FLOPs per multiply-add) + 3 h (softmax), FoldMoE Eq. 5's
+/// (4H + 3h) with H = h k.
+double attention_core_flops(const model::ModelSpec& model, double l_queries, double c_context);
+
+/// Q, K, V and O projection FLOPs of `tokens` tokens: 2 x (2 d h k + 2 d g k)
+/// per token (Eq. 5's 8 H^2 without GQA; g = KV heads).
+double attention_projection_flops(const model::ModelSpec& model, double tokens);
+
+/// One rule for every schedule: l queries at the end of a c-token context cost
+/// their causal pairs plus their projections. FoldMoE's Eq. 5 ((4H + 3h) l c +
+/// 8 H^2 l) is the paper's estimate for choosing slices; a causal kernel skips
+/// the masked triangle whether or not the sequence is sliced (foldmoe.md,
+/// "Combine with FlashAttention").
+double attention_flops(const model::ModelSpec& model, double l_queries, double c_context);
+
+/// Causal self-attention of a whole L-token sequence: attention_flops(L, L).
 double causal_attention_flops(const model::ModelSpec& model, double seq_tokens);
 
 /// @brief Work of one MoE layer for one micro-batch on one rank.

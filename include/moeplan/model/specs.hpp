@@ -119,6 +119,12 @@ struct LinearCostSpec {
   std::int64_t points = 0;
   Provenance provenance = Provenance::Measured;
   std::string source;
+  /// Members of the measured group on one node; empty = consecutive ranks
+  /// filling nodes, min(group, gpus_per_node) (nccl-tests' default placement).
+  std::optional<std::int64_t> ranks_per_node;
+  /// Communicators that crossed the same nodes at once while it was measured
+  /// (1 for one nccl-tests run; docs/cost-model.md "Shared NICs").
+  std::int64_t concurrent_groups = 1;
 };
 
 /// @brief One timed run of an operation, as a microbenchmark measured it.
@@ -128,6 +134,7 @@ struct TimingSample {
   std::int64_t group = 1;
   double size = 0;  ///< FLOPs (gemm, attention) or bytes (nccl-tests "size")
   double time_ms = 0;
+  std::optional<std::int64_t> ranks_per_node;  ///< when the input tells (nccl-tests host names)
   SourceLocation where;  ///< file and line it was read from
 };
 

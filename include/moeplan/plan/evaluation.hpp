@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <moeplan/sched/schedule.hpp>
 #include <moeplan/sim/analysis.hpp>
@@ -24,6 +25,13 @@ struct Evaluation {
   std::int64_t tasks = 0;
   double a2a_total_ms = 0;     ///< all AlltoAll time of the critical rank
   double a2a_critical_ms = 0;  ///< AlltoAll time on the critical path (FoldMoE Fig. 11)
+  /// FLOPs of the attention tasks of rank 0 (the representative rank), per
+  /// phase, in all and per layer (index = layer); equal for every schedule of a
+  /// scenario, since slicing changes when attention runs, not how much.
+  double attention_flops_forward = 0;
+  double attention_flops_backward = 0;
+  std::vector<double> attention_flops_forward_per_layer;
+  std::vector<double> attention_flops_backward_per_layer;
 };
 
 Evaluation evaluate(const sched::BuiltSchedule& built, const sim::Timeline& timeline);

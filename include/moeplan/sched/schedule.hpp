@@ -37,6 +37,7 @@ struct TaskLabels {
   std::int32_t index = -1;  ///< micro-batch, chunk or slice
   std::int32_t priority = 0;
   std::int64_t group = 1;  ///< ranks in a collective
+  double size = 0;         ///< FLOPs (compute) or bytes (communication) the task was priced for
 };
 
 /// Adds a task after its dependencies: the one way the builders emit tasks.
@@ -44,8 +45,5 @@ dag::TaskId emit_task(dag::TaskGraphBuilder& builder, const TaskLabels& labels, 
                       double duration_ms, std::vector<dag::ResourceId> resources,
                       const std::vector<dag::TaskId>& after);
 
-/// Link class of a parallel group of `size` ranks spaced `stride` apart, with
-/// consecutive ranks filling nodes of gpus_per_node (Megatron's rank order).
-model::LinkClass group_link(std::int64_t size, std::int64_t stride, std::int64_t gpus_per_node);
 
 }  // namespace moeplan::sched

@@ -13,14 +13,127 @@ using model::OpClass;
 
 using moeplan::testing::cost_line;
 
-TEST_CASE("cost::CostModel prices the FSMoE Testbed-A lines exactly", "[cost]") {
+namespace {
+
+// A group shape written out by hand.
+cost::GroupShape shape(std::int64_t size, std::int64_t per_node, std::int64_t gpus_per_node, std::int64_t nics,
+                       std::int64_t concurrent) {
+  return cost::GroupShape{size, per_node, gpus_per_node, nics, concurrent};
+}
+
+model::LinearCostSpec placed(model::LinearCostSpec line, std::int64_t ranks_per_node) {
+  line.ranks_per_node = ranks_per_node;
+  return line;
+}
+
+}  // namespace
+
+TEST_CASE("cost::CostModel prices the FSMoE Testbed-A lines exactly where they were measured", "[cost]") {
   const cost::CostModel costs(io::load_profile("fsmoe-testbed-a"));
-  // tools/optim.py: a2a 0.287 ms + 2.3201e-6 ms per fp32 element, measured over the 6 nodes.
+  // tools/optim.py: a2a 0.287 ms + 2.3201e-6 ms per fp32 element, measured over
+  // the 6 nodes, one GPU each, one communicator (Testbed-A: 8 GPUs, 1 NIC per node).
   for (double bytes : {0.0, 4.0, 1048576.0, 123456788.0})
-    CHECK(costs.communication(OpClass::A2A, LinkClass::Inter, 6, bytes).value ==
+    CHECK(costs.communication(OpClass::A2A, shape(6, 1, 8, 1, 1), bytes).value ==
           Approx(0.287 + bytes / 4 * 2.3201e-6).epsilon(1e-12));
+  // In training the 8 EP groups of a node (one per local rank) share its one
+  // NIC: each gets 1/8, so the per-byte time is 8x the measured one.
+  CHECK(costs.communication(OpClass::A2A, shape(6, 1, 8, 1, 8), 1048576.0).value ==
+        Approx(0.287 + 8 * 1048576.0 / 4 * 2.3201e-6).epsilon(1e-12));
   // GEMM 4.26e-2 ms + 4.58e-11 ms per FLOP.
   CHECK(costs.compute(OpClass::Gemm, 1e12).value == Approx(4.26e-2 + 45.8).epsilon(1e-12));
+}
+
+TEST_CASE("cost::CostModel splits an AlltoAll across nodes into its network and NVLink parts", "[cost]") {
+  // 8-GPU nodes with 8 NICs. Per byte crossing a link: NVLink 2.5e-9 ms
+  // (400 GB/s), one GPU's NIC share 2e-8 ms (50 GB/s). The lines as nccl-tests
+  // would measure them: intra over 8 GPUs moves 7/8 of the buffer on NVLink;
+  // inter over 2 full nodes (alone) sends 8/16 of it over the NIC.
+  const double nvlink = 2.5e-9, nic = 2e-8;
+  model::CostProfileSpec p{"p",
+                           "c",
+                           {placed(cost_line(OpClass::A2A, LinkClass::Intra, 8, 0.01, 7.0 / 8 * nvlink), 8),
+                            placed(cost_line(OpClass::A2A, LinkClass::Inter, 16, 0.02, 8.0 / 16 * nic), 8)},
+                           1.0};
+  const cost::CostModel costs(p);
+  const double S = 64e6;  // bytes sent per rank
+  SECTION("p = 8 on one node: 7/8 of the buffer over NVLink") {
+    CHECK(costs.communication(OpClass::A2A, shape(8, 8, 8, 8, 1), S).value == Approx(0.01 + 7.0 / 8 * S * nvlink));
+  }
+  SECTION("p = 16 on two nodes: 8/16 over the NIC, 7/16 over NVLink at the same time") {
+    const cost::CommLines lines = costs.lines_for(OpClass::A2A, shape(16, 8, 8, 8, 1));
+    REQUIRE(lines.node_part);
+    CHECK(lines.main.beta_ms_per_unit == Approx(8.0 / 16 * nic));
+    CHECK(lines.node_part->beta_ms_per_unit == Approx(7.0 / 16 * nvlink));
+    CHECK(costs.communication(OpClass::A2A, shape(16, 8, 8, 8, 1), S).value == Approx(0.02 + 8.0 / 16 * S * nic));
+  }
+  SECTION("p = 64 on eight nodes: 56/64 over the NIC") {
+    CHECK(costs.communication(OpClass::A2A, shape(64, 8, 8, 8, 1), S).value == Approx(0.02 + 56.0 / 64 * S * nic));
+  }
+  SECTION("p = 16 strided one per node, the 8 groups of a node at once: 15/16 over a 1/8 share") {
+    CHECK(costs.communication(OpClass::A2A, shape(16, 1, 8, 8, 8), S).value == Approx(0.02 + 15.0 / 16 * S * nic));
+  }
+  SECTION("the two parts run at once: the time is the larger, not the sum") {
+    // At 0 bytes: network 0.02 ms, NVLink 0.01 ms.
+    CHECK(costs.lines_for(OpClass::A2A, shape(16, 8, 8, 8, 1)).predict_ms(0) == 0.02);
+  }
+}
+
+TEST_CASE("cost::CostModel divides a node's NICs among the groups that cross it", "[cost]") {
+  // AllReduce measured over 2 full DGX nodes, alone: bus bandwidth = the node's
+  // 8 NICs x 50 GB/s = 400 GB/s = 4e8 bytes per ms; beta = 2 x 15/16 / 4e8.
+  const double node_bw = 4e8;
+  model::CostProfileSpec p{
+      "p", "c", {placed(cost_line(OpClass::AllReduce, LinkClass::Inter, 16, 0.03, 1.875 / node_bw), 8)}, 1.0};
+  const cost::CostModel costs(p);
+  SECTION("as measured") {
+    CHECK(costs.communication(OpClass::AllReduce, shape(16, 8, 8, 8, 1), 1e9).value ==
+          Approx(0.03 + 1e9 * 1.875 / node_bw));
+  }
+  SECTION("a DP group of one GPU per node: 8 such groups share the node, 50 GB/s each") {
+    CHECK(costs.communication(OpClass::AllReduce, shape(16, 1, 8, 8, 8), 1e9).value ==
+          Approx(0.03 + 1e9 * 1.875 / (node_bw / 8)));
+  }
+  SECTION("two GPUs per node over 16 nodes: 4 groups at once, 100 GB/s each; factor 2 x 31/32") {
+    CHECK(costs.communication(OpClass::AllReduce, shape(32, 2, 8, 8, 4), 1e9).value ==
+          Approx(0.03 + 1e9 * 1.9375 / (node_bw / 4)));
+  }
+  SECTION("one GPU per node running alone still drives only its own NIC") {
+    CHECK(costs.communication(OpClass::AllReduce, shape(16, 1, 8, 8, 1), 1e9).value ==
+          Approx(0.03 + 1e9 * 1.875 / (node_bw / 8)));
+  }
+  SECTION("a node with one NIC: one GPU alone gets all of it, eight groups 1/8 each") {
+    // The same line read on 1-NIC nodes means 400 GB/s per node.
+    CHECK(costs.communication(OpClass::AllReduce, shape(16, 1, 8, 1, 1), 1e9).value ==
+          Approx(0.03 + 1e9 * 1.875 / node_bw));
+    CHECK(costs.communication(OpClass::AllReduce, shape(16, 1, 8, 1, 8), 1e9).value ==
+          Approx(0.03 + 1e9 * 1.875 / (node_bw / 8)));
+  }
+}
+
+TEST_CASE("cost::group_shape reads a group's placement from its ranks", "[cost]") {
+  model::ClusterSpec dgx;
+  dgx.num_nodes = 4;
+  dgx.gpus_per_node = 8;
+  dgx.inter_link.ports_per_node = 8;
+  // DP of 4 with stride 8 (tp x cp = 8): one GPU per node, 8 such groups per node.
+  const cost::GroupShape dp = cost::strided_group_shape(4, 8, dgx);
+  CHECK(dp.size == 4);
+  CHECK(dp.ranks_per_node == 1);
+  CHECK(dp.concurrent_groups == 8);
+  CHECK(dp.link() == LinkClass::Inter);
+  // EP 16 with stride 2 (etp 2): ranks 0, 2, ..., 30: 4 per node, 2 groups per node.
+  const cost::GroupShape ep = cost::strided_group_shape(16, 2, dgx);
+  CHECK(ep.ranks_per_node == 4);
+  CHECK(ep.concurrent_groups == 2);
+  // TP 8: one node.
+  CHECK(cost::strided_group_shape(8, 1, dgx).link() == LinkClass::Intra);
+}
+
+TEST_CASE("cost::CostModel refuses an inter line whose placement would put it on one node", "[cost]") {
+  model::CostProfileSpec p{"p", "c", {cost_line(OpClass::A2A, LinkClass::Inter, 6, 0.2, 1e-7)}, 1.0};
+  const cost::CostModel costs(p);
+  CHECK_THROWS_WITH(costs.communication(OpClass::A2A, shape(12, 1, 8, 1, 8), 1e6),
+                    Catch::Contains("set its ranks_per_node"));
 }
 
 TEST_CASE("cost::CostModel moves a line to another group with bus-bandwidth factors", "[cost]") {
@@ -44,7 +157,8 @@ TEST_CASE("cost::CostModel moves a line to another group with bus-bandwidth fact
     CHECK(costs.line_for(OpClass::A2A, LinkClass::Intra, 3).beta_ms_per_unit == Approx(1e-7 * (2.0 / 3) / 0.5));
   }
   SECTION("a group of one rank moves nothing") {
-    CHECK(costs.communication(OpClass::AllReduce, LinkClass::Inter, 1, 1e9).value == 0.0);
+    CHECK(costs.predict(OpClass::AllReduce, LinkClass::Inter, 1, 1e9).value == 0.0);
+    CHECK(costs.communication(OpClass::AllReduce, shape(1, 1, 8, 8, 8), 1e9).value == 0.0);
   }
   SECTION("a missing line is an input error naming the profile") {
     CHECK_THROWS_WITH(costs.compute(OpClass::Gemm, 1.0), Catch::Contains("profile 'p' has no gemm line on link local"));

@@ -14,16 +14,16 @@ TEST_CASE("cost::datasheet_profile derives lines from the cluster's datasheet", 
   // GEMM at 989.5 TFLOP/s x 0.6: 1e12 FLOPs take 1e3 / (989.5e12 x 0.6) x 1e12 ms + 0.01 ms startup.
   CHECK(costs.compute(model::OpClass::Gemm, 1e12).value == Approx(0.01 + 1e3 / (989.5 * 0.6)));
   // Intra allreduce over 8 GPUs: busbw = 450 GB/s x 0.8 = 360 GB/s; factor 2 x 7/8.
-  CHECK(costs.communication(model::OpClass::AllReduce, model::LinkClass::Intra, 8, 1e9).value ==
+  CHECK(costs.predict(model::OpClass::AllReduce, model::LinkClass::Intra, 8, 1e9).value ==
         Approx(0.015 + 1e9 * 1.75 / 360e9 * 1e3));
   // Inter ring collectives: the node's 8 NICs x 50 GB/s x 0.8 = 320 GB/s bus bandwidth.
   const std::int64_t g = dgx.world_size();  // 1024 GPUs on 128 nodes
-  CHECK(costs.communication(model::OpClass::AllReduce, model::LinkClass::Inter, g, 1e9).value ==
+  CHECK(costs.predict(model::OpClass::AllReduce, model::LinkClass::Inter, g, 1e9).value ==
         Approx(0.03 + 1e9 * cost::bus_factor(model::OpClass::AllReduce, g) / 320e9 * 1e3));
   // Inter AlltoAll: each GPU's 1/8 of the NICs carries the (g - 8) / g of its data bound off-node:
   // busbw = (g - 1) / (g - 8) x 320 / 8 GB/s.
   const double a2a_busbw = (1023.0 / 1016.0) * 320e9 / 8;
-  CHECK(costs.communication(model::OpClass::A2A, model::LinkClass::Inter, g, 1e9).value ==
+  CHECK(costs.predict(model::OpClass::A2A, model::LinkClass::Inter, g, 1e9).value ==
         Approx(0.03 + 1e9 * cost::bus_factor(model::OpClass::A2A, g) / a2a_busbw * 1e3));
 }
 

@@ -83,17 +83,26 @@ TEST_CASE("cost::fit_line refuses what cannot be a cost line", "[cost]") {
   CHECK_THROWS_WITH(cost::fit_line({sample(1, 1), sample(2, INFINITY), sample(3, 3)}), Catch::Contains("finite"));
 }
 
-TEST_CASE("cost::fit_profile warns on a poor fit and clamps a negative intercept", "[cost]") {
+TEST_CASE("cost::fit_profile warns on a poor fit and refits a negative intercept through the origin", "[cost]") {
   // Times fall back at the middle size: the line fits badly (r^2 < 0.99).
   const std::vector<model::TimingSample> poor{sample(1, 1), sample(2, 5), sample(3, 2), sample(4, 6)};
   const cost::ProfileFit fit = cost::fit_profile(poor, "p", "c");
   REQUIRE(fit.profile.costs.size() == 1);
   CHECK(fit.warnings.size() == 1);
   CHECK(fit.warnings[0].find("below 0.99") != std::string::npos);
+  // Free fit: slope 21/200 = 0.105, intercept 59/30 - 0.105 x 20 = -0.1333 ms.
+  // Through the origin: beta = sum(n t) / sum(n^2) = (9 + 40 + 90) / 1400.
+  // r^2 with SS_tot = 2.206667 (mean 59/30): origin residuals -0.092857,
+  // 0.014286, 0.021429 -> 0.995792; free residuals -1/60, 1/30, -1/60 -> 0.999245.
   const std::vector<model::TimingSample> negative{sample(10, 0.9), sample(20, 2.0), sample(30, 3.0)};
-  const cost::ProfileFit clamped = cost::fit_profile(negative, "p", "c");
-  CHECK(clamped.profile.costs[0].alpha_ms == 0.0);
-  CHECK(clamped.warnings.front().find("negative") != std::string::npos);
+  const cost::ProfileFit refit = cost::fit_profile(negative, "p", "c");
+  CHECK(refit.profile.costs[0].alpha_ms == 0.0);
+  CHECK(refit.profile.costs[0].beta_ms_per_unit == Approx(139.0 / 1400.0).epsilon(1e-12));
+  CHECK(refit.profile.costs[0].r2 == Approx(0.995792).epsilon(1e-6));
+  REQUIRE(refit.reports.size() == 1);
+  CHECK(refit.reports[0].through_origin);
+  CHECK(refit.reports[0].r2_with_intercept == Approx(0.999245).epsilon(1e-6));
+  CHECK(refit.warnings.front().find("refitted through the origin") != std::string::npos);
 }
 
 TEST_CASE("io::read_nccl_tests parses nccl-tests tables and they fit", "[cost][io]") {

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <random>
+
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/io/loader.hpp>
 
@@ -21,9 +24,12 @@ TEST_CASE("cost::workload sizing of GPT-MoE-M on FoldMoE's testbed", "[cost]") {
     CHECK(moe.expert_backward_flops == 2 * moe.expert_forward_flops);
     CHECK(moe.gating_forward_flops == 2.0 * 2048 * 768 * 16);
   }
-  SECTION("attention FLOPs, FoldMoE Eq. 5") {
-    // (4 x 768 + 3 x 8) x 4096 x 16384 + 8 x 768^2 x 4096
-    CHECK(cost::attention_flops(s.model, 4096, 16384) == 227096395776.0);
+  SECTION("attention FLOPs: causal pairs and projections") {
+    // The last 4096 queries of a 16384-token context: 4096 x 12288 earlier keys
+    // plus their own triangle 4096 x 4097 / 2 = 58722304 pairs, at (4 x 768 + 3 x 8)
+    // FLOPs each (Eq. 5's 4H + 3h), plus Q, K, V, O projections 8 x 768^2 x 4096.
+    CHECK(cost::attention_flops(s.model, 4096, 16384) == 3096.0 * 58722304 + 8.0 * 768 * 768 * 4096);
+    CHECK(cost::attention_flops(s.model, 4096, 16384) == 201131606016.0);
   }
   SECTION("TP collectives and gradient bytes") {
     const cost::AttentionLayerSizes att = cost::attention_layer_sizes(s.model, s.parallel, s.workload);
@@ -48,8 +54,10 @@ TEST_CASE("cost::workload sizing of Mixtral-8x7B under EP8", "[cost]") {
   CHECK(moe.dispatch_bytes == 4096.0 * 2 * 4096 * 2);                    // 67108864: top-2, d 4096, bf16
   CHECK(moe.expert_forward_flops == 4096.0 * 2 * 3 * 2 * 4096 * 14336);  // SwiGLU: three GEMMs
   CHECK(moe.expert_forward_flops == 2886218022912.0);
-  // (4 x 4096 + 3 x 32) x 4096 x 16384 + 8 x 4096^2 x 4096
-  CHECK(cost::attention_flops(m, 4096, 16384) == 1655709892608.0);
+  // 58722304 causal pairs (above) x (4 x 32 x 128 + 3 x 32); GQA projections
+  // 2 x (2 x 4096 x 4096 + 2 x 4096 x 1024) x 4096 (8 KV heads of 128).
+  CHECK(cost::attention_flops(m, 4096, 16384) == 16480.0 * 58722304 + 2.0 * 41943040 * 4096);
+  CHECK(cost::attention_flops(m, 4096, 16384) == 1311340953600.0);
   // GQA attention: 2 x 4096^2 + 2 x 4096 x 1024 = 41943040; router 4096 x 8; x 2 bytes.
   CHECK(cost::dense_gradient_bytes_per_block(m, p) == (41943040.0 + 32768.0) * 2);
   // One expert per rank: 3 x 4096 x 14336 weights x 2 bytes.
@@ -61,6 +69,44 @@ TEST_CASE("cost::causal_attention_flops sums FLOPs(1, i)", "[cost]") {
   double sum = 0;
   for (int i = 1; i <= 1000; ++i) sum += cost::attention_flops(m, 1, i);
   CHECK(cost::causal_attention_flops(m, 1000) == Approx(sum).epsilon(1e-12));
+}
+
+TEST_CASE("cost::attention_flops: the slices of any slicing add up to the unsliced layer", "[cost][property]") {
+  // Second formulation: pair (query i, key j) is computed once for j <= i, so a
+  // sequence of L tokens has L (L + 1) / 2 pairs and L projected tokens,
+  // however it is sliced. FLOPs = (4 h k + 3 h) L (L + 1) / 2 + 2 (2 d h k + 2 d g k) L.
+  std::mt19937_64 rng(2024);
+  const std::int64_t widths[] = {256, 768, 1024, 4096};
+  const std::int64_t heads[] = {4, 8, 16, 32};
+  for (int trial = 0; trial < 300; ++trial) {
+    model::ModelSpec m = io::load_model("gpt-moe-s");
+    m.d_model = widths[trial % 4];
+    m.num_heads = heads[(trial / 4) % 4];
+    m.head_dim = m.d_model / m.num_heads;
+    m.num_kv_heads = trial % 2 == 0 ? m.num_heads : m.num_heads / 4;
+    const std::int64_t L = std::uniform_int_distribution<std::int64_t>(1, 200000)(rng);
+    const std::int64_t d = std::uniform_int_distribution<std::int64_t>(1, std::min<std::int64_t>(L, 64))(rng);
+    // A random slicing of L into d non-empty slices.
+    std::vector<std::int64_t> cuts;
+    for (std::int64_t i = 1; i < L; ++i) cuts.push_back(i);
+    std::shuffle(cuts.begin(), cuts.end(), rng);
+    cuts.resize(static_cast<std::size_t>(d - 1));
+    cuts.push_back(L);
+    std::sort(cuts.begin(), cuts.end());
+    double sliced = 0;
+    std::int64_t start = 0;
+    for (std::int64_t end : cuts) {
+      sliced += cost::attention_flops(m, static_cast<double>(end - start), static_cast<double>(end));
+      start = end;
+    }
+    const double Ld = static_cast<double>(L);
+    const double h = static_cast<double>(m.num_heads), k = static_cast<double>(m.head_dim);
+    const double dm = static_cast<double>(m.d_model), g = static_cast<double>(m.num_kv_heads);
+    const double whole = (4 * h * k + 3 * h) * Ld * (Ld + 1) / 2 + 2 * (2 * dm * h * k + 2 * dm * g * k) * Ld;
+    INFO("L " << L << " d " << d);
+    CHECK(sliced == Approx(whole).epsilon(1e-12));
+    CHECK(cost::causal_attention_flops(m, Ld) == Approx(whole).epsilon(1e-12));
+  }
 }
 
 TEST_CASE("cost::workload sizing with expert tensor parallelism", "[cost]") {

@@ -48,8 +48,9 @@ Instance random_instance(std::uint64_t seed) {
                                      s.cluster.name,
                                      {cost_line(OpClass::Gemm, LinkClass::Local, 1, 0.01, flop_ms),
                                       cost_line(OpClass::Attention, LinkClass::Local, 1, 0.01, flop_ms),
-                                      cost_line(OpClass::A2A, LinkClass::Inter, 16, 0.03, a2a_ms),
-                                      cost_line(OpClass::AllReduce, LinkClass::Inter, 16, 0.0, in.ar_beta_ms_per_byte)},
+                                      cost_line(OpClass::A2A, LinkClass::Inter, 16, 0.03, a2a_ms, 8),
+                                      cost_line(OpClass::A2A, LinkClass::Intra, 8, 0.01, a2a_ms / 8, 8),
+                                      cost_line(OpClass::AllReduce, LinkClass::Inter, 16, 0.0, in.ar_beta_ms_per_byte, 8)},
                                      1.0};
   return in;
 }

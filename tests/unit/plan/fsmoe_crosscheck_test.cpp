@@ -22,14 +22,20 @@ struct Regime {
 
 model::CostProfileSpec profile(const Regime& g) {
   using moeplan::testing::cost_line;
+  // The inter lines as measured in the training layout: one GPU per node, the
+  // 8 groups of a node at once (so they price the scenario's groups as written).
+  auto in_layout = [](model::LinearCostSpec line) {
+    line.concurrent_groups = 8;
+    return line;
+  };
   return {"regime",
           "fsmoe-testbed-a",
           {cost_line(OpClass::Gemm, LinkClass::Local, 1, 0.02, g.gemm_beta),
            cost_line(OpClass::Attention, LinkClass::Local, 1, 0.02, g.gemm_beta),
-           cost_line(OpClass::A2A, LinkClass::Inter, 6, 0.1, g.a2a_beta),
+           in_layout(cost_line(OpClass::A2A, LinkClass::Inter, 6, 0.1, g.a2a_beta, 1)),
            cost_line(OpClass::AllGather, LinkClass::Intra, 8, 0.05, g.esp_beta),
            cost_line(OpClass::ReduceScatter, LinkClass::Intra, 8, 0.05, g.esp_beta),
-           cost_line(OpClass::AllReduce, LinkClass::Inter, 6, 0.2, 1e-6)},
+           in_layout(cost_line(OpClass::AllReduce, LinkClass::Inter, 6, 0.2, 1e-6, 1))},
           1.0};
 }
 

@@ -15,6 +15,8 @@ model::ModelSpec model_with(std::int64_t H, std::int64_t h) {
   model::ModelSpec m = io::load_model("gpt-moe-s");
   m.d_model = H;
   m.num_heads = h;
+  m.num_kv_heads = h;
+  m.head_dim = H / h;
   return m;
 }
 
