@@ -34,10 +34,28 @@ std::string csv_cell(const std::string& text) {
   return out + "\"";
 }
 
+// A number cell; empty where the number is not finite (no baseline row, a
+// zero-length iteration), so that no reader meets "nan" or "inf".
+std::string number_cell(double value) { return std::isfinite(value) ? fmt::format("{}", value) : std::string(); }
+
+// Mean of the finite values seen; NaN (JSON null, "n/a") when there were none.
+struct Mean {
+  double sum = 0;
+  std::size_t count = 0;
+  void add(double value) {
+    if (!std::isfinite(value)) return;
+    sum += value;
+    ++count;
+  }
+  double value() const { return count > 0 ? sum / static_cast<double>(count) : NAN; }
+};
+
+std::string ratio_text(double value) { return std::isfinite(value) ? fmt::format("{:.3f}x", value) : "n/a"; }
+
 void run_sweep(const SweepOptions& o, CliContext& context) {
   const io::LoadedSweep sweep = io::load_sweep(o.sweep);
   const unsigned threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::vector<plan::Evaluation>> results(sweep.points.size());
+  std::vector<std::vector<plan::PointResult>> results(sweep.points.size());
   const auto start = std::chrono::steady_clock::now();
   parallel_for(sweep.points.size(), threads, [&](std::size_t i) {
     const io::SweepPoint& point = sweep.points[i];
@@ -53,48 +71,51 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
   for (const std::string& column : sweep.columns) csv += "," + csv_cell(column);
   csv +=
       ",schedule,degree,iteration_ms,forward_ms,backward_ms,compute_ms,comm_ms,exposed_comm_ms,bubble_ms,tasks,"
-      "speedup_vs_none,speedup_vs_tutel\n";
+      "speedup_vs_none,speedup_vs_tutel,grad_partition_bytes\n";
   struct Totals {
     std::size_t points = 0;
-    double sum_none = 0, log_none = 0, sum_tutel = 0;
+    Mean vs_none, log_vs_none, vs_tutel;
   };
   std::vector<std::string> order;
   std::map<std::string, Totals> totals;
   for (std::size_t i = 0; i < sweep.points.size(); ++i) {
     const io::SweepPoint& point = sweep.points[i];
-    double none_ms = 0, tutel_ms = 0;
-    for (const plan::Evaluation& e : results[i]) {
-      if (e.schedule == "none") none_ms = e.iteration_ms;
-      if (e.schedule == "tutel") tutel_ms = e.iteration_ms;
+    double none_ms = NAN, tutel_ms = NAN;
+    for (const plan::PointResult& r : results[i]) {
+      if (r.evaluation.schedule == "none") none_ms = r.evaluation.iteration_ms;
+      if (r.evaluation.schedule == "tutel") tutel_ms = r.evaluation.iteration_ms;
     }
     std::map<std::string, std::string> labels(point.labels.begin(), point.labels.end());
-    for (const plan::Evaluation& e : results[i]) {
-      const double vs_none = none_ms > 0 ? none_ms / e.iteration_ms : NAN;
-      const double vs_tutel = tutel_ms > 0 ? tutel_ms / e.iteration_ms : NAN;
+    for (const plan::PointResult& r : results[i]) {
+      const plan::Evaluation& e = r.evaluation;
+      // NaN without a baseline row or with a zero-length iteration: an empty cell, left out of the means.
+      const double vs_none = none_ms / e.iteration_ms;
+      const double vs_tutel = tutel_ms / e.iteration_ms;
       csv += fmt::format("{},{}", i, csv_cell(point.scenario));
       for (const std::string& column : sweep.columns) csv += "," + csv_cell(labels.count(column) ? labels[column] : "");
-      csv += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{}\n", e.schedule, e.degree, e.iteration_ms, e.forward_ms,
-                         e.backward_ms, e.compute_ms, e.comm_ms, e.exposed_comm_ms, e.bubble_ms, e.tasks, vs_none,
-                         vs_tutel);
+      csv += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(e.schedule), e.degree,
+                         number_cell(e.iteration_ms), number_cell(e.forward_ms), number_cell(e.backward_ms),
+                         number_cell(e.compute_ms), number_cell(e.comm_ms), number_cell(e.exposed_comm_ms),
+                         number_cell(e.bubble_ms), e.tasks, number_cell(vs_none), number_cell(vs_tutel),
+                         number_cell(r.knobs.grad_partition_bytes));
       if (!totals.count(e.schedule)) order.push_back(e.schedule);
       Totals& t = totals[e.schedule];
       ++t.points;
-      t.sum_none += vs_none;
-      t.log_none += std::log(vs_none);
-      t.sum_tutel += vs_tutel;
+      t.vs_none.add(vs_none);
+      t.log_vs_none.add(std::log(vs_none));
+      t.vs_tutel.add(vs_tutel);
     }
   }
   if (!o.output.empty()) io::write_file_atomic(o.output, csv);
   io::Json summary = io::Json::array();
   for (const std::string& name : order) {
     const Totals& t = totals[name];
-    const double n = static_cast<double>(t.points);
     io::Json entry = io::Json::object();
     entry.set("schedule", name);
     entry.set("points", static_cast<std::int64_t>(t.points));
-    entry.set("mean_speedup_vs_none", t.sum_none / n);
-    entry.set("geomean_speedup_vs_none", std::exp(t.log_none / n));
-    entry.set("mean_speedup_vs_tutel", t.sum_tutel / n);
+    entry.set("mean_speedup_vs_none", t.vs_none.value());  // null where no point had a baseline
+    entry.set("geomean_speedup_vs_none", std::exp(t.log_vs_none.value()));
+    entry.set("mean_speedup_vs_tutel", t.vs_tutel.value());
     summary.push(std::move(entry));
   }
   if (o.json) {
@@ -105,9 +126,9 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
                              sweep.points.size(), order.size(), threads, wall_s);
   for (const std::string& name : order) {
     const Totals& t = totals[name];
-    const double n = static_cast<double>(t.points);
-    context.out << fmt::format("  {:<14} mean speed-up {:.3f}x vs none (geomean {:.3f}x), {:.3f}x vs tutel\n", name,
-                               t.sum_none / n, std::exp(t.log_none / n), t.sum_tutel / n);
+    context.out << fmt::format("  {:<14} mean speed-up {} vs none (geomean {}), {} vs tutel\n", name,
+                               ratio_text(t.vs_none.value()), ratio_text(std::exp(t.log_vs_none.value())),
+                               ratio_text(t.vs_tutel.value()));
   }
   if (!o.output.empty()) context.out << "  wrote " << o.output << '\n';
 }

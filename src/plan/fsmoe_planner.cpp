@@ -137,6 +137,7 @@ GradientPartition partition_gradients(const model::ScenarioSpec& s, const cost::
   };
   std::vector<double> none(n, 0.0);
   if (ar.beta_ms <= 0 || n == 0) return run(none);  // no DP: nothing to all-reduce
+  if (!settings.step2) return run(none);
   // Differential evolution (rand/1/bin), seeded: the same answer for the same input.
   std::mt19937_64 rng(settings.seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);

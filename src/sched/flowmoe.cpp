@@ -1,5 +1,6 @@
 #include <moeplan/sched/flowmoe.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -49,6 +50,7 @@ class Builder {
     }
     ep_group_ = cost::strided_group_shape(p.ep, p.etp, s.cluster);
     dp_group_ = cost::strided_group_shape(p.dp, p.tp * p.cp, s.cluster);
+    edp_group_ = cost::strided_group_shape(p.edp, p.etp * p.ep, s.cluster);
     const auto moe = cost::moe_layer_sizes(s.model, p, s.workload);
     const double rr = as_double(R_);
     const double gemms = s.model.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3;
@@ -65,7 +67,12 @@ class Builder {
       at_ms_[phase] = costs.compute(OpClass::Attention, factor * att.forward_flops / parts).value +
                       costs.compute(OpClass::Gemm, factor * moe.gating_forward_flops / parts).value;
     }
-    ar_bytes_ = flowmoe_block_allreduce_bytes(s);
+    // FlowMoE's AR is the MHA + gate gradients, replicated on every worker
+    // (section 1; section 3.3 pipelines it), over DP. Its experts have one
+    // copy each; where they have replicas (edp > 1) their gradients are
+    // all-reduced over EDP, as tensors of their own in the same pool.
+    ar_bytes_ = cost::dense_gradient_bytes_per_block(s.model, p);
+    expert_ar_bytes_ = p.edp > 1 ? cost::expert_gradient_bytes_per_block(s.model, p) : 0.0;
   }
 
   BuiltSchedule build() {
@@ -75,19 +82,12 @@ class Builder {
     for (std::int32_t l = 0; l < L; ++l) forward_block(l, frontier);
     std::vector<std::vector<TaskId>> at_done(static_cast<std::size_t>(L));
     for (std::int32_t l = L - 1; l >= 0; --l) at_done[static_cast<std::size_t>(l)] = backward_block(l, frontier);
-    // All-reduce of the MHA + gate gradients of each block.
+    // All-reduce of each block's gradients: MHA + gate over DP, experts over EDP.
     const std::vector<TaskId> end = at_done.front();
     for (std::int32_t l = L - 1; l >= 0; --l) {
-      if (s_.parallel.dp <= 1 || ar_bytes_ <= 0) break;
-      if (chunked_ar_) {
-        const double chunk = static_cast<double>(std::max<std::int64_t>(1, k_.ar_chunk_bytes));
-        const std::int64_t chunks = static_cast<std::int64_t>(std::ceil(ar_bytes_ / chunk));
-        for (std::int64_t c = 0; c < chunks; ++c)
-          allreduce(fmt::format("ar L{} chunk {}", l, c), std::min(chunk, ar_bytes_ - as_double(c) * chunk), l,
-                    static_cast<std::int32_t>(c), at_done[static_cast<std::size_t>(l)]);
-      } else {
-        allreduce(fmt::format("ar L{}", l), ar_bytes_, l, 0, end);  // centralised after the backward pass
-      }
+      const std::vector<TaskId>& ready = chunked_ar_ ? at_done[static_cast<std::size_t>(l)] : end;
+      if (s_.parallel.dp > 1) reduce_block("ar", ar_bytes_, l, false, ready);
+      if (s_.parallel.edp > 1) reduce_block("edp-ar", expert_ar_bytes_, l, true, ready);
     }
     BuiltSchedule out{std::move(b_).build(), k_.schedule, R_, {}, {}};
     if (k_.multi_rank) out.rank_compute_slowdown = straggler_slowdown(s_);
@@ -136,11 +136,45 @@ class Builder {
     return per_rank;
   }
 
-  void allreduce(const std::string& name, double bytes, std::int32_t layer, std::int32_t index,
+  // One block's all-reduce of `bytes`: in chunks of Sp in the pool (flowmoe-ar,
+  // flowmoe) after the block's backward, else whole after the backward pass
+  // (`after` says which).
+  void reduce_block(const char* what, double bytes, std::int32_t l, bool expert, const std::vector<TaskId>& after) {
+    if (bytes <= 0) return;
+    if (!chunked_ar_) {
+      allreduce(fmt::format("{} L{}", what, l), bytes, l, 0, expert, after);  // centralised
+      return;
+    }
+    const double chunk = static_cast<double>(std::max<std::int64_t>(1, k_.ar_chunk_bytes));
+    const std::int64_t chunks = static_cast<std::int64_t>(std::ceil(bytes / chunk));
+    for (std::int64_t c = 0; c < chunks; ++c)
+      allreduce(fmt::format("{} L{} chunk {}", what, l, c), std::min(chunk, bytes - as_double(c) * chunk), l,
+                static_cast<std::int32_t>(c), expert, after);
+  }
+
+  // An all-reduce over DP (every rank) or over EDP (in multi-rank mode one
+  // collective per EDP group: ranks g, g + ep, ..., which wait only for their
+  // own members). `after[rank]` are each rank's producers.
+  void allreduce(const std::string& name, double bytes, std::int32_t layer, std::int32_t index, bool expert,
                  const std::vector<TaskId>& after) {
-    const double ms = costs_.communication(OpClass::AllReduce, dp_group_, bytes).value;
-    collective(name, OpClass::AllReduce, ms, bytes, s_.parallel.dp, 0, ranks_, kAllReducePriority, Phase::Backward,
-               layer, index, after);
+    const cost::GroupShape& group = expert ? edp_group_ : dp_group_;
+    const double ms = costs_.communication(OpClass::AllReduce, group, bytes).value;
+    if (!expert || ranks_ == 1) {
+      collective(name, OpClass::AllReduce, ms, bytes, group.size, 0, ranks_, kAllReducePriority, Phase::Backward, layer,
+                 index, after);
+      return;
+    }
+    const std::int32_t ep = static_cast<std::int32_t>(s_.parallel.ep);
+    for (std::int32_t g = 0; g < ep; ++g) {
+      std::vector<dag::ResourceId> pools;
+      std::vector<TaskId> deps;
+      for (std::int32_t r = g; r < ranks_; r += ep) {
+        pools.push_back(comm_[static_cast<std::size_t>(r)]);
+        deps.push_back(after[static_cast<std::size_t>(r)]);
+      }
+      emit_task(b_, {name, Phase::Backward, layer, index, kAllReducePriority, group.size, bytes},
+                dag::TaskKind::Communication, OpClass::AllReduce, ms, std::move(pools), deps);
+    }
   }
 
   // Forward of block l (Eqs. 2 and 3). frontier[mb][rank]: what micro-batch mb waits for.
@@ -242,8 +276,8 @@ class Builder {
   std::int32_t ranks_ = 1;
   dag::TaskGraphBuilder b_;
   std::vector<dag::ResourceId> compute_, comm_;
-  cost::GroupShape ep_group_, dp_group_;
-  double a2a_ms_ = 0, a2a_bytes_ = 0, ar_bytes_ = 0;
+  cost::GroupShape ep_group_, dp_group_, edp_group_;
+  double a2a_ms_ = 0, a2a_bytes_ = 0, ar_bytes_ = 0, expert_ar_bytes_ = 0;
   double expert_ms_[2] = {0, 0}, at_ms_[2] = {0, 0}, expert_flops_[2] = {0, 0}, at_flops_[2] = {0, 0};
 };
 
@@ -255,9 +289,9 @@ const std::vector<std::string>& flowmoe_schedules() {
 }
 
 double flowmoe_block_allreduce_bytes(const model::ScenarioSpec& s) {
-  double bytes = cost::dense_gradient_bytes_per_block(s.model, s.parallel);
-  if (s.parallel.edp > 1) bytes += cost::expert_gradient_bytes_per_block(s.model, s.parallel);
-  return bytes;
+  const double dense = cost::dense_gradient_bytes_per_block(s.model, s.parallel);
+  const double expert = s.parallel.edp > 1 ? cost::expert_gradient_bytes_per_block(s.model, s.parallel) : 0.0;
+  return std::max(dense, expert);
 }
 
 std::vector<double> straggler_slowdown(const model::ScenarioSpec& s) {

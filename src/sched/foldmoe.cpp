@@ -269,7 +269,6 @@ class IterationBuilder {
   }
 
   TaskId moe_forward(std::int32_t layer, std::optional<TaskId> entry) {
-    const model::ParallelSpec& par = s_.parallel;
     std::vector<TaskId> gate(attention_.size()), expert(moe_.size()), dispatch(moe_.size());
     std::optional<TaskId> previous_attention, last;
     std::vector<std::int64_t> context(attention_.size());
@@ -314,7 +313,6 @@ class IterationBuilder {
   }
 
   TaskId moe_backward(std::int32_t layer, TaskId entry) {
-    const model::ParallelSpec& par = s_.parallel;
     std::vector<TaskId> combine_grad(moe_.size()), expert(moe_.size()), dispatch_grad(moe_.size());
     std::vector<std::int64_t> context(attention_.size());
     std::int64_t c = 0;

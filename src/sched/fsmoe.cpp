@@ -1,5 +1,6 @@
 #include <moeplan/sched/fsmoe.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -38,6 +39,13 @@ double as_double(std::int64_t v) { return static_cast<double>(v); }
 constexpr std::int32_t kMoePriority = 1;
 constexpr std::int32_t kGradientPriority = 0;
 
+// Gradient all-reduces to run while a dense backward part computes.
+struct DenseOverlap {
+  double dp_bytes = 0;  // dense gradients over DP
+  const char* dp_where = "dense";
+  double edp_bytes = 0;  // expert gradients over EDP
+};
+
 class Builder {
  public:
   Builder(const model::ScenarioSpec& s, const cost::CostModel& costs, const FsMoeKnobs& k)
@@ -47,6 +55,7 @@ class Builder {
     etp_group_ = cost::strided_group_shape(p.etp, 1, s.cluster);
     ep_group_ = cost::strided_group_shape(p.ep, p.etp, s.cluster);
     dp_group_ = cost::strided_group_shape(p.dp, p.tp * p.cp, s.cluster);
+    edp_group_ = cost::strided_group_shape(p.edp, p.etp * p.ep, s.cluster);
     compute_ = b_.add_resource({"compute", 0, dag::DispatchPolicy::InOrder});
     // Tutel, Lina and no-IIO keep one communication stream; FSMoE splits intra and inter.
     const bool split = kind_ == Kind::FsMoe;
@@ -62,7 +71,6 @@ class Builder {
     const std::int64_t r_b = kind_ == Kind::None ? 1 : k_.degree_backward;
     const std::int32_t layers = static_cast<std::int32_t>(s_.model.num_layers);
     std::optional<TaskId> last;
-    pending_gradients_ = 0;
     if (k_.single_layer_only) {
       const double t_gar_bytes = k_.grad_during_moe_bytes.empty() ? 0.0 : k_.grad_during_moe_bytes.front();
       last = moe_layer(0, std::nullopt, k_.backward_only ? r_b : r_f, k_.backward_only,
@@ -101,7 +109,7 @@ class Builder {
   }
 
   // Dense part of a generalized layer: attention with MP (SP collectives on intra) and the gate.
-  TaskId dense_part(std::int32_t layer, std::optional<TaskId> entry, bool backward) {
+  TaskId dense_part(std::int32_t layer, std::optional<TaskId> entry, bool backward, const DenseOverlap& overlap = {}) {
     const Phase ph = backward ? Phase::Backward : Phase::Forward;
     const char* dir = backward ? "bwd" : "fwd";
     const model::ParallelSpec& p = s_.parallel;
@@ -113,6 +121,12 @@ class Builder {
     if (p.tp > 1 && p.sequence_parallel)
       deps = {collective(fmt::format("{} L{} attn-ag", dir, layer), OpClass::AllGather, tp_group_,
                          attention_.tp_allgather_bytes, intra_, ph, layer, 0, deps, kMoePriority)};
+    // The gradients are ready at the entry; issued here, after the AllGather,
+    // a shared stream runs them while the attention computes.
+    std::vector<TaskId> ready;
+    if (entry) ready.push_back(*entry);
+    if (overlap.dp_bytes > 0) gradient(layer, overlap.dp_bytes, overlap.dp_where, ready);
+    if (overlap.edp_bytes > 0) expert_gradient(layer, overlap.edp_bytes, "layer", ready);
     TaskId out = compute(fmt::format("{} L{} attention", dir, layer), OpClass::Attention,
                          backward ? attention_.backward_flops : attention_.forward_flops, ph, layer, 0, deps);
     if (p.tp > 1) {
@@ -210,11 +224,36 @@ class Builder {
     return *last;
   }
 
-  // A Gradient-AllReduce of `bytes` over DP on the inter link.
+  // The stream of a group's link: inter when it spans nodes (the same stream
+  // as intra for schedules with one communication stream).
+  dag::ResourceId stream_of(const cost::GroupShape& group) const {
+    return group.link() == model::LinkClass::Inter ? inter_ : intra_;
+  }
+
+  // A Gradient-AllReduce of `bytes` of dense gradients over DP.
   TaskId gradient(std::int32_t layer, double bytes, const char* where, std::vector<TaskId> after,
                   std::int32_t index = 0) {
     return collective(fmt::format("grad-ar L{} {} {}", layer, where, index), OpClass::AllReduce, dp_group_, bytes,
-                      inter_, Phase::Backward, layer, index, std::move(after), kGradientPriority);
+                      stream_of(dp_group_), Phase::Backward, layer, index, std::move(after), kGradientPriority);
+  }
+  // An AllReduce of `bytes` of expert gradients over EDP.
+  TaskId expert_gradient(std::int32_t layer, double bytes, const char* where, std::vector<TaskId> after,
+                         std::int32_t index = 0) {
+    return collective(fmt::format("grad-edp-ar L{} {} {}", layer, where, index), OpClass::AllReduce, edp_group_, bytes,
+                      stream_of(edp_group_), Phase::Backward, layer, index, std::move(after), kGradientPriority);
+  }
+  // Lina's 30 MB chunks of one all-reduce, into the priority pool.
+  void lina_chunks(std::int32_t layer, double bytes, bool expert, TaskId after) {
+    const std::int64_t chunks =
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(bytes / kLinaChunkBytes)));
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      const double chunk = std::min(kLinaChunkBytes, bytes - as_double(c) * kLinaChunkBytes);
+      const std::int32_t index = static_cast<std::int32_t>(c);
+      if (expert)
+        expert_gradient(layer, chunk, "chunk", {after}, index);
+      else
+        gradient(layer, chunk, "chunk", {after}, index);
+    }
   }
 
   TaskId forward_layer(std::int32_t layer, std::optional<TaskId> entry, std::int64_t r) {
@@ -223,44 +262,57 @@ class Builder {
 
   TaskId backward_layer(std::int32_t layer, TaskId entry, std::int64_t r, bool reduce) {
     const std::size_t i = static_cast<std::size_t>(layer);
-    const double own = reduce ? generalized_layer_gradient_bytes(s_, layer) : 0.0;
-    double during_moe = 0, during_dense = 0;
+    const double dense = reduce ? generalized_layer_gradient_bytes(s_, layer) : 0.0;
+    const double expert = reduce ? generalized_layer_expert_gradient_bytes(s_, layer) : 0.0;
+    double during_moe = 0;
+    DenseOverlap overlap;
     if (reduce && (kind_ == Kind::FsMoe || kind_ == Kind::FsMoeNoIio)) {
       if (i < k_.grad_during_moe_bytes.size()) during_moe = k_.grad_during_moe_bytes[i];
-      if (i < k_.grad_during_dense_bytes.size()) during_dense = k_.grad_during_dense_bytes[i];
+      if (i < k_.grad_during_dense_bytes.size()) overlap.dp_bytes = k_.grad_during_dense_bytes[i];
     }
     const TaskId moe_done = moe_layer(layer, entry, r, true, during_moe);
-    // The dense part's gradient all-reduce runs on the inter link while its attention backward computes.
-    if (during_dense > 0) gradient(layer, during_dense, "dense", {moe_done});
-    const TaskId dense_done = dense_part(layer, moe_done, true);
+    switch (kind_) {
+      case Kind::TutelImproved:
+        // Fig. 3b: the later layer's gradients hide behind this layer's dense part.
+        overlap = {carried_dense_, "layer", expert};
+        carried_dense_ = 0;
+        break;
+      case Kind::FsMoe:
+      case Kind::FsMoeNoIio:
+        overlap.edp_bytes = expert;
+        break;
+      case Kind::Lina:
+        if (expert > 0) lina_chunks(layer, expert, true, moe_done);
+        break;
+      default:
+        break;
+    }
+    const TaskId dense_done = dense_part(layer, moe_done, true, overlap);
     if (!reduce) return dense_done;
     switch (kind_) {
       case Kind::TutelImproved:
-        // This layer's gradients overlap the next generalized layer's dense part.
-        gradient(layer, own, "layer", {dense_done});
+        carried_dense_ = dense;  // for the next generalized layer's dense part, or the tail
         break;
-      case Kind::Lina: {
-        // 30 MB chunks into the priority pool, below every AlltoAll.
-        const std::int64_t chunks =
-            std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(own / kLinaChunkBytes)));
-        for (std::int64_t c = 0; c < chunks; ++c)
-          gradient(layer, std::min(kLinaChunkBytes, own - as_double(c) * kLinaChunkBytes), "chunk", {dense_done},
-                   static_cast<std::int32_t>(c));
+      case Kind::Lina:
+        lina_chunks(layer, dense, false, dense_done);
         break;
-      }
       case Kind::FsMoe:
       case Kind::FsMoeNoIio:
-        pending_gradients_ += own - during_moe - during_dense;  // what the partition left for the end
+        // What the partition left for the end; its overlapped bytes come from later layers.
+        pending_dense_ += dense - during_moe - overlap.dp_bytes;
         break;
       default:
-        pending_gradients_ += own;
+        pending_dense_ += dense;
+        pending_expert_ += expert;
         break;
     }
     return dense_done;
   }
 
   void tail_allreduce(TaskId end) {
-    if (pending_gradients_ > 1e-6) gradient(-1, pending_gradients_, "tail", {end});
+    const double dense = pending_dense_ + carried_dense_;
+    if (dense > 1e-6) gradient(-1, dense, "tail", {end});
+    if (pending_expert_ > 1e-6) expert_gradient(-1, pending_expert_, "tail", {end});
   }
 
   const model::ScenarioSpec& s_;
@@ -269,10 +321,12 @@ class Builder {
   Kind kind_;
   dag::TaskGraphBuilder b_;
   dag::ResourceId compute_, inter_, intra_;
-  cost::GroupShape tp_group_, etp_group_, ep_group_, dp_group_;
+  cost::GroupShape tp_group_, etp_group_, ep_group_, dp_group_, edp_group_;
   cost::MoeLayerSizes moe_;
   cost::AttentionLayerSizes attention_;
-  double pending_gradients_ = 0;
+  double pending_dense_ = 0;   // dense gradient bytes for the tail all-reduce
+  double pending_expert_ = 0;  // expert gradient bytes for the tail all-reduce
+  double carried_dense_ = 0;   // tutel-improved: the last layer's dense gradients, not yet issued
 };
 
 }  // namespace
@@ -284,9 +338,11 @@ const std::vector<std::string>& fsmoe_schedules() {
 }
 
 double generalized_layer_gradient_bytes(const model::ScenarioSpec& s, std::int32_t) {
-  double bytes = cost::dense_gradient_bytes_per_block(s.model, s.parallel);
-  if (s.parallel.edp > 1) bytes += cost::expert_gradient_bytes_per_block(s.model, s.parallel);
-  return bytes;
+  return cost::dense_gradient_bytes_per_block(s.model, s.parallel);
+}
+
+double generalized_layer_expert_gradient_bytes(const model::ScenarioSpec& s, std::int32_t) {
+  return s.parallel.edp > 1 ? cost::expert_gradient_bytes_per_block(s.model, s.parallel) : 0.0;
 }
 
 BuiltSchedule build_fsmoe(const model::ScenarioSpec& s, const cost::CostModel& costs, const FsMoeKnobs& knobs) {

@@ -23,7 +23,9 @@ MoeLayerModel fsmoe_layer_model(const model::ScenarioSpec& scenario, const cost:
 /// Expert capacity T = k f B L / E tokens (fsmoe.md section 2.1); 0 when dropless.
 std::int64_t expert_capacity_tokens(const model::ScenarioSpec& scenario);
 
-/// @brief Section 5's gradient partition, per generalized layer in model order.
+/// @brief Section 5's gradient partition, per generalized layer in model order,
+/// of the dense gradients all-reduced over DP (expert gradients go over EDP,
+/// sched/fsmoe.hpp).
 struct GradientPartition {
   std::vector<double> during_moe_bytes;       ///< Step 1 (MoE overlappable part) + Step 2
   std::vector<double> during_dense_bytes;     ///< Step 1 (dense overlappable part)
@@ -41,6 +43,8 @@ struct EvolutionSettings {
   std::int32_t generations = 120;
   double mutation = 0.5;   ///< F
   double crossover = 0.9;  ///< CR
+  /// false: Step 1 alone (Eqs. 3-4, no Eq. 5 search): the member Step 2 starts from.
+  bool step2 = true;
 };
 
 GradientPartition partition_gradients(const model::ScenarioSpec& scenario, const cost::CostModel& costs,
