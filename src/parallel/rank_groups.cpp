@@ -127,6 +127,10 @@ Mapping make_mapping(const MappingRequest& q) {
   m.attention["tp"] = attention.groups({"tp"});
   m.attention["cp"] = attention.groups({"cp"});
   m.attention["dp"] = attention.groups({"dp"});
+  // Megatron's data-parallel group with context parallelism (get_ranks('dp-cp')):
+  // CP ranks hold the same weights and see other tokens of the same samples, so
+  // dense gradients are reduced and the distributed optimizer shards over it.
+  m.attention["dp-cp"] = attention.groups({"dp", "cp"});
   m.attention["pp"] = attention.groups({"pp"});
   m.expert["etp"] = expert.groups({"tp"});
   m.expert["ep"] = expert.groups({"ep"});

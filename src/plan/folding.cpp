@@ -58,21 +58,39 @@ FoldingConfig FoldingConfig::from(const model::ParallelSpec& p, std::int64_t mic
   return FoldingConfig{p.tp, p.cp, p.pp, p.vpp, p.ep, p.etp, micro_batch, p.dp, p.edp};
 }
 
-double params_per_gpu(const model::ModelSpec& m, const FoldingConfig& c) {
+HeldParams held_params(const model::ModelSpec& m, const FoldingConfig& c) {
+  const double d = as_double(m.d_model);
   const double layers_per_stage = as_double(m.num_layers) / as_double(c.pp);
-  const double attention =
-      as_double(model::attention_params_per_layer(m) + 2 * model::norm_params(m)) / as_double(c.tp);
-  const double router = as_double(m.d_model * m.moe.num_experts);
-  const double expert =
-      as_double(model::ffn_params(m.d_model, m.moe.expert_ffn_hidden, m.moe.expert_type, m.linear_bias));
-  const double experts_here = as_double(m.moe.num_experts) / as_double(c.ep) * expert / as_double(c.etp);
+  // Megatron-Core TP splits the attention and shared-expert weights (and the
+  // Q, K, V biases) over tp; norms and the router stay whole on every TP rank
+  // (their gradients are all-reduced over tp under sequence parallelism).
+  const double attention = as_double(model::attention_params_per_layer(m)) / as_double(c.tp);
+  const double norms = 2.0 * as_double(model::norm_params(m));
+  const double router = d * as_double(m.moe.num_experts);
   const double shared =
       as_double(m.moe.num_shared_experts) *
       as_double(model::ffn_params(m.d_model, m.moe.shared_expert_ffn_hidden, m.moe.expert_type, m.linear_bias)) /
       as_double(c.tp);
-  // The first and last stage also hold the (untied) embedding and LM head.
-  const double embedding = as_double(m.vocab_size * m.d_model) / as_double(c.tp);
-  return layers_per_stage * (attention + router + experts_here + shared) + embedding;
+  const double expert =
+      as_double(model::ffn_params(m.d_model, m.moe.expert_ffn_hidden, m.moe.expert_type, m.linear_bias));
+  // The first stage holds the word embedding (vocabulary split over tp) and any
+  // learned positions; the last the LM head (a copy of the word embedding when
+  // tied) and the final norm. With pp = 1 one stage holds both; otherwise the
+  // larger of the two stands for the pipeline.
+  const double words = as_double(m.vocab_size) * d / as_double(c.tp);
+  const double first = words + as_double(m.max_position_embeddings) * d;
+  const double last = words + as_double(model::norm_params(m));
+  const double ends =
+      c.pp == 1 ? (m.tie_embeddings ? first : first + words) + as_double(model::norm_params(m)) : std::max(first, last);
+  HeldParams h;
+  h.dense = layers_per_stage * (attention + norms + router + shared) + ends;
+  h.expert = layers_per_stage * as_double(m.moe.num_experts) / as_double(c.ep) * expert / as_double(c.etp);
+  return h;
+}
+
+double params_per_gpu(const model::ModelSpec& m, const FoldingConfig& c) {
+  const HeldParams h = held_params(m, c);
+  return h.dense + h.expert;
 }
 
 FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel& costs, const FoldingConfig& in,
@@ -97,7 +115,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
     throw_input_error("parallelism.vpp", "micro-batches not a multiple of pp");
 
   const model::ClusterSpec& cl = s.cluster;
-  const cost::GroupShape tp_g = group_of(map.attention.at("tp"), cl), dp_g = group_of(map.attention.at("dp"), cl),
+  const cost::GroupShape tp_g = group_of(map.attention.at("tp"), cl), dp_cp_g = group_of(map.attention.at("dp-cp"), cl),
                          ep_g = group_of(map.expert.at("ep"), cl), etp_g = group_of(map.expert.at("etp"), cl),
                          edp_g = group_of(map.expert.at("edp"), cl), cp_pair = pair_of(map.attention.at("cp"), cl),
                          pp_pair = pair_of(map.attention.at("pp"), cl);
@@ -115,11 +133,14 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   model::WorkloadSpec w = s.workload;
   w.micro_batch_size = c.micro_batch;
   const cost::MoeLayerSizes moe = cost::moe_layer_sizes(m, ps, w);
-  // Attention: projections (2 x 2 d (h + g) k FLOPs per token) and the causal core, split over tp and cp.
+  // Attention, split over tp (heads) and cp (load-balanced causal chunks):
+  // projections of the local tokens, 2 x (2 d h k + 2 d g k) FLOPs each (GQA:
+  // g KV heads). Weights only: bias adds are element-wise GEMM epilogues, not
+  // multiply-adds, and the MFU numerator counts weights only too. The core is
+  // the project's one causal rule: every query-key pair of the sequence once.
   const double tokens_local = mbs * seq / as_double(c.cp);
-  const double proj_flops = 2.0 * tokens_local * as_double(model::attention_params_per_layer(m)) / as_double(c.tp);
-  const double core_flops = mbs * 2.0 * seq * seq * as_double(m.num_heads * m.head_dim) /
-                            (as_double(c.tp) * as_double(c.cp));  // QK^T and AV, causal half of 4 s^2 h k
+  const double proj_flops = cost::attention_projection_flops(m, tokens_local) / as_double(c.tp);
+  const double core_flops = mbs * cost::attention_core_flops(m, seq, seq) / (as_double(c.tp) * as_double(c.cp));
   const double att_fwd =
       costs.compute(OpClass::Gemm, proj_flops).value + costs.compute(OpClass::Attention, core_flops).value;
   const double act_bytes = tokens_local * d * b;  // one layer's activation on a tp group
@@ -140,6 +161,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   const double layer_fwd = att_fwd + tp_fwd + cp_exposed + router + experts_fwd + a2a + etp_agrs;
   const double layer_bwd = 2 * att_fwd + tp_fwd + cp_exposed + 2 * router + experts_bwd + a2a + etp_agrs;
   const double layers_per_chunk = as_double(m.num_layers) / as_double(c.pp * c.vpp);
+  const double layers_per_stage = as_double(m.num_layers) / as_double(c.pp);
   // LM head (first/last stage) is left to the chunk costs of every stage alike.
   const double p2p = c.pp > 1 ? comm(costs, OpClass::P2P, pp_pair, act_bytes / as_double(c.tp)) : 0.0;
   sched::PipelineSpec pipe;
@@ -149,19 +171,18 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   pipe.chunk = {layers_per_chunk * layer_fwd, layers_per_chunk * layer_bwd, c.pp > 1 ? p2p : 0.0};
   const sched::BuiltSchedule built = sched::build_pipeline(pipe);
   const sim::Timeline tl = sim::simulate(built.graph);
-  // Distributed optimizer: ReduceScatter the gradients and AllGather the
-  // parameters over DP (dense) and EDP (experts), after the pipeline drains.
-  const double layers_per_stage = as_double(m.num_layers) / as_double(c.pp);
-  const double dense_params = layers_per_stage * (as_double(model::attention_params_per_layer(m)) / as_double(c.tp) +
-                                                  as_double(m.d_model * m.moe.num_experts));
-  const double expert_params =
-      layers_per_stage * as_double(m.moe.num_experts) / as_double(c.ep) *
-      as_double(model::ffn_params(m.d_model, m.moe.expert_ffn_hidden, m.moe.expert_type, m.linear_bias)) /
-      as_double(c.etp);
-  const double dp_ms = comm(costs, OpClass::ReduceScatter, dp_g, dense_params * 4) +
-                       comm(costs, OpClass::AllGather, dp_g, dense_params * b) +
-                       comm(costs, OpClass::ReduceScatter, edp_g, expert_params * 4) +
-                       comm(costs, OpClass::AllGather, edp_g, expert_params * b);
+  // Distributed optimizer (Megatron-Core DDP): after the pipeline drains, the
+  // fp32 gradients are reduce-scattered and the updated bf16 parameters
+  // all-gathered. Every parameter that is not a routed expert (attention,
+  // norms, router, shared experts, embeddings) is reduced over the
+  // data-parallel group with context parallelism (dp x cp: CP ranks hold the
+  // same weights and see other tokens of the same samples); routed experts
+  // over edp.
+  const HeldParams held = held_params(m, c);
+  const double dp_ms = comm(costs, OpClass::ReduceScatter, dp_cp_g, held.dense * 4) +
+                       comm(costs, OpClass::AllGather, dp_cp_g, held.dense * b) +
+                       comm(costs, OpClass::ReduceScatter, edp_g, held.expert * 4) +
+                       comm(costs, OpClass::AllGather, edp_g, held.expert * b);
   out.iteration_ms = tl.makespan_ms + dp_ms;
   // Breakdown for the stage: per micro-batch costs times micro-batches and layers per stage.
   const double per_stage = as_double(micro_batches) * layers_per_stage;
@@ -179,19 +200,20 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
                                                               : s.cluster.gpu.peak_flops_per_s_fp16;
   out.mfu = model_flops / (out.iteration_ms / 1e3 * as_double(world) * peak);
   // Memory: bf16 weights (2 B) and fp32 gradients (4 B) per parameter held; fp32
-  // master weights and Adam moments (12 B) sharded over dp (dense) / edp (experts).
-  const double held = params_per_gpu(m, c);
-  const double expert_held = expert_params;
-  const double dense_held = held - expert_held;
-  double bytes = held * (b + 4.0) + dense_held * 12.0 / as_double(c.dp) + expert_held * 12.0 / as_double(c.edp);
+  // master weights and Adam moments (12 B) sharded by the distributed optimizer
+  // over the groups that reduce them: dp x cp (dense) and edp (experts).
+  double bytes = (held.dense + held.expert) * (b + 4.0) + held.dense * 12.0 / as_double(c.dp * c.cp) +
+                 held.expert * 12.0 / as_double(c.edp);
   // Activations (Korthikanti et al. 2023, selective recompute, flash attention):
   // 34 s b h bytes per layer at 2-byte elements, / (tp x cp); the MoE part
   // scales with the tokens the experts see (top-k x capacity) and their width.
+  // Shared experts are MLPs on every token, split over tp like attention.
   const double dense_part = 34.0 * tokens_local * d / as_double(c.tp) * (b / 2.0);
   const double mlp_share = 19.0 / 34.0;  // of the 34: the 4h MLP's share (Korthikanti Table 2)
   const double moe_scale = as_double(m.moe.top_k) * m.moe.capacity_factor.value_or(1.0) *
                            as_double(m.moe.expert_ffn_hidden) / (4.0 * d) * as_double(c.tp) / as_double(c.etp);
-  double per_layer = dense_part * ((1.0 - mlp_share) + mlp_share * moe_scale);
+  const double shared_scale = as_double(m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden) / (4.0 * d);
+  double per_layer = dense_part * ((1.0 - mlp_share) + mlp_share * (moe_scale + shared_scale));
   // Recomputation (Korthikanti et al. 2023): none adds the attention scores
   // 5 a s / h per 34 (no flash attention); full keeps each layer's input only
   // (2 s b h / tp) and recomputes one layer at a time.

@@ -28,7 +28,7 @@ struct MappingRequest {
 /// @brief Both layer kinds' groups.
 struct Mapping {
   std::int64_t dp = 1, edp = 1, etp = 1;
-  std::map<std::string, RankGroups> attention;  ///< "tp", "cp", "dp", "pp"
+  std::map<std::string, RankGroups> attention;  ///< "tp", "cp", "dp", "pp", "dp-cp" (dense gradients)
   std::map<std::string, RankGroups> expert;     ///< "etp", "ep", "edp", "pp"
 };
 

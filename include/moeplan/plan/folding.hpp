@@ -2,8 +2,9 @@
 // MoE Parallel Folding (shared/papers/moe-parallel-folding.md) as a capacity
 // planner: for a model, a cluster and a batch, every valid 5D mapping
 // (tp, cp, pp, vpp, ep, etp, micro-batch) is priced (layer costs under the
-// mapping, pipeline on the engine, distributed-optimizer collectives), its
-// memory per GPU checked against the GPU, and ranked by iteration time.
+// mapping, pipeline on the engine, distributed-optimizer collectives over
+// dp x cp for dense parameters and edp for experts), its memory per GPU
+// checked against the GPU, and ranked by iteration time.
 // Two modes: `coupled` (before folding, Megatron v0.9: etp = tp and ep divides
 // dp x cp) and `folded` (any valid expert mapping).
 
@@ -33,7 +34,7 @@ struct FoldingBreakdown {
   double moe_compute_ms = 0;  ///< router, experts, shared experts
   double a2a_ms = 0;          ///< EP AlltoAll dispatch and combine
   double agrs_ms = 0;         ///< TP/SP and ETP AllGather / ReduceScatter, CP exchange not hidden
-  double dp_ms = 0;           ///< distributed optimizer: gradient ReduceScatter + parameter AllGather
+  double dp_ms = 0;           ///< distributed optimizer: gradient RS + parameter AG over dp x cp and edp
   double pp_bubble_ms = 0;    ///< pipeline idle time of the stage
 };
 
@@ -61,7 +62,17 @@ FoldingResult price_mapping(const model::ScenarioSpec& scenario, const cost::Cos
 std::vector<FoldingResult> search_mappings(const model::ScenarioSpec& scenario, const cost::CostModel& costs,
                                            const std::string& mode, unsigned threads = 2);
 
-/// Parameters of the model held by one GPU (embedding on the first and last stage).
+/// @brief Parameters one GPU of the largest pipeline stage holds, by the group that reduces their gradients.
+struct HeldParams {
+  double dense = 0;   ///< attention, norms, router, shared experts, embeddings: over dp x cp
+  double expert = 0;  ///< routed experts: over edp
+};
+
+/// Parameters one GPU holds: its layers, plus the embedding (first stage) or LM
+/// head and final norm (last stage), both when pp = 1.
+HeldParams held_params(const model::ModelSpec& model, const FoldingConfig& c);
+
+/// held_params(model, c).dense + .expert.
 double params_per_gpu(const model::ModelSpec& model, const FoldingConfig& c);
 
 }  // namespace moeplan::plan

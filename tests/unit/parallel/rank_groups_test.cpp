@@ -35,8 +35,11 @@ TEST_CASE("parallel::make_mapping follows Megatron's default order tp-cp-ep-dp-p
   CHECK(m.attention.at("cp") == strided(16, 2, 2));  // [0,2],[1,3],..
   CHECK(m.attention.at("dp") == strided(16, 2, 4));  // [0,4],[1,5],..
   CHECK(m.attention.at("pp") == strided(16, 2, 8));  // [0,8],[1,9],..
-  CHECK(m.expert.at("ep") == strided(16, 4, 1));     // [0,1,2,3],[4,5,6,7],..
-  CHECK(m.expert.at("edp") == strided(16, 2, 4));    // [0,4],[1,5],..
+  // dp x cp: the ranks sharing a tp index and a pipeline stage, cp fastest
+  // (Megatron's get_ranks('dp-cp')): stage 0 holds 0..7, tp pairs (2j, 2j + 1).
+  CHECK(m.attention.at("dp-cp") == RankGroups{{0, 2, 4, 6}, {1, 3, 5, 7}, {8, 10, 12, 14}, {9, 11, 13, 15}});
+  CHECK(m.expert.at("ep") == strided(16, 4, 1));   // [0,1,2,3],[4,5,6,7],..
+  CHECK(m.expert.at("edp") == strided(16, 2, 4));  // [0,4],[1,5],..
   CHECK(m.expert.at("pp") == strided(16, 2, 8));
   CHECK(m.expert.at("etp").size() == 16);  // singletons
 }
@@ -53,7 +56,7 @@ TEST_CASE("parallel::make_mapping with order tp-cp-ep-pp-dp equals the paper's L
     return ((d * pp + p) * ep + e) * etp + t;
   };
   // rearrange "dp pp cp tp -> (dp pp cp) tp": one group per (dp, pp, cp) in that nesting order.
-  RankGroups tp_groups, cp_groups, pp_groups, dp_groups, etp_groups, ep_groups, mpp_groups, edp_groups;
+  RankGroups tp_groups, cp_groups, pp_groups, dp_groups, dp_cp_groups, etp_groups, ep_groups, mpp_groups, edp_groups;
   for (std::int64_t d = 0; d < dp; ++d)
     for (std::int64_t p = 0; p < pp; ++p)
       for (std::int64_t c = 0; c < cp; ++c)
@@ -73,6 +76,14 @@ TEST_CASE("parallel::make_mapping with order tp-cp-ep-pp-dp equals the paper's L
         for (std::int64_t d = 0; d < dp; ++d) g.push_back(attention_rank(d, p, c, t));
         dp_groups.push_back(g);
       }
+  // "dp pp cp tp -> (pp tp) (dp cp)": the data-parallel group with context parallelism.
+  for (std::int64_t p = 0; p < pp; ++p)
+    for (std::int64_t t = 0; t < tp; ++t) {
+      std::vector<std::int64_t> g;
+      for (std::int64_t d = 0; d < dp; ++d)
+        for (std::int64_t c = 0; c < cp; ++c) g.push_back(attention_rank(d, p, c, t));
+      dp_cp_groups.push_back(g);
+    }
   for (std::int64_t d = 0; d < moe_dp; ++d)
     for (std::int64_t p = 0; p < pp; ++p)
       for (std::int64_t e = 0; e < ep; ++e) etp_groups.push_back({moe_rank(d, p, e, 0), moe_rank(d, p, e, 1)});
@@ -99,10 +110,32 @@ TEST_CASE("parallel::make_mapping with order tp-cp-ep-pp-dp equals the paper's L
   CHECK(sorted(m.attention.at("cp")) == sorted(cp_groups));
   CHECK(sorted(m.attention.at("pp")) == sorted(pp_groups));
   CHECK(sorted(m.attention.at("dp")) == sorted(dp_groups));
+  CHECK(sorted(m.attention.at("dp-cp")) == sorted(dp_cp_groups));
   CHECK(sorted(m.expert.at("etp")) == sorted(etp_groups));
   CHECK(sorted(m.expert.at("ep")) == sorted(ep_groups));
   CHECK(sorted(m.expert.at("pp")) == sorted(mpp_groups));
   CHECK(sorted(m.expert.at("edp")) == sorted(edp_groups));
+}
+
+TEST_CASE("parallel::make_mapping's dp-cp groups match Megatron's loop before RankGenerator", "[parallel]") {
+  // Megatron-Core before RankGenerator (order tp-cp-dp-pp) built the
+  // data-parallel groups with context parallelism stage by stage: for stage i
+  // (ranks i * world / pp up to the next stage) and tp index j, the ranks
+  // start + j, start + j + tp, ... A second formulation of the same groups.
+  const std::int64_t world = 64, tp = 2, cp = 4, pp = 2;  // dp = 4, dp x cp = 16
+  RankGroups expected;
+  for (std::int64_t i = 0; i < pp; ++i)
+    for (std::int64_t j = 0; j < tp; ++j) {
+      std::vector<std::int64_t> g;
+      for (std::int64_t r = i * world / pp + j; r < (i + 1) * world / pp; r += tp) g.push_back(r);
+      expected.push_back(g);
+    }
+  const parallel::Mapping m = parallel::make_mapping({world, tp, cp, pp, 1, std::nullopt, 1, "tp-cp-ep-dp-pp", 8});
+  CHECK(m.attention.at("dp-cp") == expected);
+  CHECK(m.attention.at("dp-cp").front().size() == 16);
+  // With cp = 1 the group is the data-parallel group itself.
+  const parallel::Mapping no_cp = parallel::make_mapping({world, tp, 1, pp, 1, std::nullopt, 1, "tp-cp-ep-dp-pp", 8});
+  CHECK(no_cp.attention.at("dp-cp") == no_cp.attention.at("dp"));
 }
 
 TEST_CASE("parallel::make_mapping names each invalid mapping", "[parallel]") {
