@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # CLI contract tests (shared/CLI.md): exit codes, one-line errors, --help and
-# --version, JSON on stdout only. Usage: cli_test.sh MOEPLAN_BINARY SOURCE_DIR
+# --version, JSON on stdout only; and the values commands print, checked against
+# hand arithmetic or against `simulate` of the same scenario (plan, sweep and
+# simulate --schedule all must agree with it). Usage: cli_test.sh MOEPLAN_BINARY SOURCE_DIR
 set -u
 bin=$1
 src=$2
@@ -23,6 +25,60 @@ expect_err() {  # expect_err NAME SUBSTRING: the last command's stderr is one li
   if [[ $lines == 1 ]] && grep -qF -- "$2" "$tmp/err"; then pass=$((pass + 1)); else
     fail=$((fail + 1)); echo "FAIL $1: stderr was:"; cat "$tmp/err"; fi
 }
+# Value checks in Python: pycheck NAME [ARGS...] <<'PY' ... PY passes when the
+# script exits 0. Scripts import cli_check (below): moeplan(...) runs the binary
+# with --json and parses the answer, expect() collects failures, done() reports.
+export MOEPLAN_BIN=$bin PYTHONPATH=$tmp
+cat >"$tmp/cli_check.py" <<'PY'
+import json, math, os, subprocess, sys
+
+failures = []
+
+
+def moeplan(*args):
+    r = subprocess.run([os.environ["MOEPLAN_BIN"], *args, "--json"], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"moeplan {' '.join(args)}: exit {r.returncode}: {r.stderr.strip()}")
+    return json.loads(r.stdout)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def close(a, b, rel=1e-12):
+    return a is not None and b is not None and abs(a - b) <= rel * max(abs(a), abs(b), 1e-300)
+
+
+def expect(ok, what):
+    if not ok:
+        failures.append(what)
+
+
+def expect_close(got, want, what, rel=1e-12):
+    expect(close(got, want, rel), f"{what}: got {got}, want {want}")
+
+
+def same_evaluation(got, want, what):
+    # Two evaluations of one schedule: the same numbers, whichever command made them.
+    for key in ("schedule", "degree", "tasks"):
+        expect(got[key] == want[key], f"{what}: {key} {got[key]} vs {want[key]}")
+    for key in ("iteration_ms", "forward_ms", "backward_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "bubble_ms"):
+        expect_close(got[key], want[key], f"{what}: {key}")
+
+
+def done():
+    if failures:
+        print("\n".join(failures[:12]))
+        sys.exit(1)
+PY
+pycheck() {  # pycheck NAME [ARGS...] < SCRIPT
+  local name=$1
+  shift
+  if python3 - "$@" >"$tmp/py" 2>&1; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL $name:"; head -12 "$tmp/py"; fi
+}
 
 check version 0 "$bin" --version
 grep -qE '^moeplan [0-9]+\.[0-9]+\.[0-9]+$' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL version text"; }
@@ -41,7 +97,23 @@ expect_err "unknown flag" "moeplan: error:"
 check "default scenario" 0 "$bin" validate foldmoe-gpt-moe-m-16k
 check "bundled files" 0 "$bin" validate "$src"/models/*.textproto "$src"/scenarios/clusters/*.textproto "$src"/scenarios/*.textproto
 check "json" 0 "$bin" validate mixtral-8x22b --json
-grep -q '"params_total"' "$tmp/out" && [[ ! -s $tmp/err ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL json keys"; }
+[[ ! -s $tmp/err ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL json wrote to stderr"; }
+pycheck "validate --json counts Mixtral-8x22B's parameters" "$tmp/out" <<'PY'
+# models/mixtral-8x22b.textproto: 56 layers, d 6144, 48 heads and 8 KV heads of
+# 128, 8 SwiGLU experts of 16384, top-2, vocabulary 32000 untied, RMSNorm.
+# Per layer: Q, O 2 d h k; K, V 2 d g k; router d E; two norms 2 d; experts 3 d H
+# each. Mistral publishes 141B total, 39B active.
+from cli_check import *
+[r] = load(sys.argv[1])
+d, layers, h, g, k, hidden, experts, top_k, vocab = 6144, 56, 48, 8, 128, 16384, 8, 2, 32000
+shared = 2 * d * h * k + 2 * d * g * k + d * experts + 2 * d
+expert = 3 * d * hidden
+outside = 2 * vocab * d + d  # untied embeddings and the final norm
+expect(r["ok"] and r["kind"] == "model", f"not a valid model: {r}")
+expect(r["params_total"] == layers * (shared + experts * expert) + outside, f"params_total {r['params_total']}")
+expect(r["params_active"] == layers * (shared + top_k * expert) + outside, f"params_active {r['params_active']}")
+done()
+PY
 
 # Every malformed fixture: exit 2, one line naming the file and the field.
 while IFS='|' read -r file expected; do
@@ -80,7 +152,41 @@ expect_err "cost missing profile" "no bundled profile named 'nope'"
 
 # fit: nccl-tests logs -> profile that validates; malformed inputs -> exit 2, nothing written.
 check "fit logs" 0 "$bin" fit "$src"/tests/data/calibration/*.log -o "$tmp/fitted.textproto" --cluster dgx-h100 --json
-[[ $(grep -c '"alpha_ms"' "$tmp/out") == 4 ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL fit json"; }
+pycheck "fit --json is least squares of the logs' out-of-place times" "$tmp/out" "$src"/tests/data/calibration/*.log <<'PY'
+# Ordinary least squares t = alpha + beta size, recomputed here from each log's
+# rows (size in bytes, out-of-place time in us), its group from the "#  Rank"
+# lines and its link from their host names (docs/cost-model.md "Fitting").
+import os
+from cli_check import *
+ops = {"all_gather": "allgather", "all_reduce": "allreduce", "alltoall": "a2a", "reduce_scatter": "reducescatter"}
+fitted = {r["op"]: r for r in load(sys.argv[1])}
+expect(len(fitted) == 4, f"ops fitted: {sorted(fitted)}")
+for path in sys.argv[2:]:
+    op = ops[os.path.basename(path).replace("_perf.log", "")]
+    hosts, xs, ys = {}, [], []
+    for line in open(path):
+        w = line.split()
+        if line.startswith("#  Rank"):
+            host = w[w.index("on") + 1]
+            hosts[host] = hosts.get(host, 0) + 1
+        elif w and not line.startswith("#"):
+            xs.append(float(w[0]))
+            ys.append(float(w[-8]) / 1e3)
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    beta = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    alpha = my - beta * mx
+    r2 = 1 - sum((y - alpha - beta * x) ** 2 for x, y in zip(xs, ys)) / sum((y - my) ** 2 for y in ys)
+    r = fitted.get(op, {})
+    expect(r.get("group") == sum(hosts.values()), f"{op} group {r.get('group')}")
+    expect(r.get("ranks_per_node") == max(hosts.values()), f"{op} ranks_per_node {r.get('ranks_per_node')}")
+    expect(r.get("link") == ("intra" if len(hosts) == 1 else "inter"), f"{op} link {r.get('link')}")
+    expect(r.get("points") == n, f"{op} points {r.get('points')}")
+    expect_close(r.get("alpha_ms"), alpha, f"{op} alpha_ms", 1e-9)
+    expect_close(r.get("beta_ms"), beta, f"{op} beta_ms", 1e-9)
+    expect_close(r.get("r2"), r2, f"{op} r2", 1e-9)
+done()
+PY
 check "fitted profile validates" 0 "$bin" validate "$tmp/fitted.textproto"
 while IFS='|' read -r file expected; do
   [[ -z $file || $file == \#* ]] && continue
@@ -93,10 +199,23 @@ check "datasheet profile validates" 0 "$bin" validate "$tmp/ds.textproto"
 
 # Commands that later issues bring answer exit 2 with the contract's sentence.
 check "bench engine" 0 "$bin" bench engine --json
-for key in tasks tasks_per_s bytes_per_task multi_rank_1024_s; do
-  grep -q "\"$key\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL bench engine key $key"; }
-done
-grep -q '"tasks": 1000000' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL bench engine size"; }
+pycheck "bench engine figures" "$tmp/out" <<'PY'
+# docs/performance.md: the random DAG (seed 1) has 1,000,000 tasks and 1,438,717
+# dependencies; issue 4's budget is 200 bytes per task (counted from container
+# capacities, so deterministic). The multi-rank DAG: per layer and micro-batch
+# (8 x 8), compute A and B on each of 1,024 ranks and collectives X and Y per
+# group of 8: 64 x (2 x 1024 + 2 x 128) = 147,456 tasks. Each rank runs A (1 ms),
+# X (0.8 ms), B (1 ms) back to back, Y overlapping the next A: 64 x 2.8 + 0.8 =
+# 180 ms. Speeds are not asserted (timing belongs to benchmarks), only present.
+from cli_check import *
+b = load(sys.argv[1])
+expect(b["tasks"] == 1000000 and b["dependencies"] == 1438717, f"random DAG {b['tasks']}, {b['dependencies']}")
+expect(0 < b["bytes_per_task"] <= 200, f"bytes_per_task {b['bytes_per_task']}")
+expect(b["multi_rank_1024_tasks"] == 64 * (2 * 1024 + 2 * 128), f"multi_rank_1024_tasks {b['multi_rank_1024_tasks']}")
+expect_close(b["multi_rank_1024_makespan_ms"], 64 * 2.8 + 0.8, "multi_rank_1024_makespan_ms", 1e-9)
+expect(b["tasks_per_s"] > 0 and b["multi_rank_1024_s"] > 0, "speeds")
+done()
+PY
 check "bench what" 2 "$bin" bench nothing
 
 # simulate and plan on the default FoldMoE scenario.
@@ -105,9 +224,36 @@ for s in none tutel aaam 1a1m 1a1m-uniform; do
   grep -q "\"schedule\": \"$s\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL simulate all lacks $s"; }
   [[ -s $tmp/trace.$s.json && -s $tmp/gantt.$s.svg ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no trace/svg for $s"; }
 done
-for key in iteration_ms forward_ms backward_ms compute_ms comm_ms exposed_comm_ms bubble_ms tasks degree; do
-  [[ $(grep -c "\"$key\"" "$tmp/out") == 5 ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL simulate key $key"; }
-done
+pycheck "simulate all = simulate of each schedule" "$tmp/out" <<'PY'
+# Every entry of --schedule all equals simulate --schedule S alone (degree 4,
+# none at 1), and forward + backward = iteration.
+from cli_check import *
+for e in load(sys.argv[1]):
+    same_evaluation(e, moeplan("simulate", "foldmoe-gpt-moe-m-16k", "--schedule", e["schedule"]), e["schedule"])
+    expect(e["degree"] == (1 if e["schedule"] == "none" else 4), f"{e['schedule']} degree {e['degree']}")
+    expect_close(e["forward_ms"] + e["backward_ms"], e["iteration_ms"], f"{e['schedule']} forward + backward")
+done()
+PY
+pycheck "attention FLOPs: one causal rule, whatever the schedule" <<'PY'
+# foldmoe-gpt-moe-m-32k: H = 768, h = 8 heads, 6 layers, one 32K sequence per
+# rank, tp = 8. Causal attention of a sequence of L tokens (docs/cost-model.md):
+# (4H + 3h) L (L + 1) / 2 + 8 H^2 L, / tp per rank; backward twice forward.
+# Slicing (1a1m, 1a1m-uniform) changes when attention runs, not how much.
+from cli_check import *
+H, h, L, tp, layers = 768, 8, 32768, 8, 6
+per_layer = ((4 * H + 3 * h) * L * (L + 1) // 2 + 8 * H * H * L) // tp
+for degree in ("4", "8"):
+    for e in moeplan("simulate", "foldmoe-gpt-moe-m-32k", "--schedule", "all", "--degree", degree):
+        what = f"{e['schedule']} d={degree}"
+        expect_close(e["attention_flops"]["forward"], layers * per_layer, f"{what} forward")
+        expect_close(e["attention_flops"]["backward"], 2 * layers * per_layer, f"{what} backward")
+        rows = e["attention_flops_per_layer"]
+        expect(len(rows) == layers, f"{what}: {len(rows)} layers")
+        for row in rows:
+            expect_close(row["forward"], per_layer, f"{what} layer {row['layer']} forward")
+            expect_close(row["backward"], 2 * per_layer, f"{what} layer {row['layer']} backward")
+done()
+PY
 check "simulate one" 0 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule 1a1m --degree 6 --json
 head -c 1 "$tmp/out" | grep -q '{' && grep -q '"degree": 6' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL simulate one object"; }
 check "simulate bad schedule" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule fsmoe
@@ -115,47 +261,220 @@ expect_err "simulate bad schedule" "--schedule: 'fsmoe' is not a foldmoe schedul
 check "simulate bad degree" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule 1a1m --degree 100000
 expect_err "simulate bad degree" "degree 100000 is outside"
 check "plan" 0 "$bin" plan foldmoe-gpt-moe-m-16k --json -o "$tmp/plan.textproto"
-for key in scenario schedule iteration_ms baseline_ms speedup knobs degree slicing speedup_vs_tutel; do
-  grep -q "\"$key\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plan key $key"; }
-done
+pycheck "plan = simulate of its choice" "$tmp/out" <<'PY'
+# The plan's figures are simulate's at the degree it chose: the chosen schedule,
+# the none baseline, tutel at its best degree, and every schedule's entry; the
+# choice is the fastest entry.
+from cli_check import *
+p = load(sys.argv[1])
+scenario = "foldmoe-gpt-moe-m-16k"
+expect(p["scenario"] == scenario, f"scenario {p['scenario']}")
+entries = {e["schedule"]: e for e in p["schedules"]}
+for name, e in entries.items():
+    same_evaluation(e, moeplan("simulate", scenario, "--schedule", name, "--degree", str(e["degree"])), f"entry {name}")
+best = min(p["schedules"], key=lambda e: e["iteration_ms"])
+expect(p["schedule"] == best["schedule"], f"chose {p['schedule']}, fastest {best['schedule']}")
+chosen = moeplan("simulate", scenario, "--schedule", p["schedule"], "--degree", str(p["knobs"]["degree"]))
+expect_close(p["iteration_ms"], chosen["iteration_ms"], "iteration_ms")
+expect_close(p["a2a_critical_ms"], chosen["a2a_critical_ms"], "a2a_critical_ms")
+expect_close(p["a2a_total_ms"], chosen["a2a_total_ms"], "a2a_total_ms")
+none = moeplan("simulate", scenario, "--schedule", "none")
+expect_close(p["baseline_ms"], none["iteration_ms"], "baseline_ms")
+expect_close(p["speedup"], none["iteration_ms"] / chosen["iteration_ms"], "speedup")
+tutel = moeplan("simulate", scenario, "--schedule", "tutel", "--degree", str(entries["tutel"]["degree"]))
+expect_close(p["tutel_ms"], tutel["iteration_ms"], "tutel_ms")
+expect_close(p["speedup_vs_tutel"], tutel["iteration_ms"] / chosen["iteration_ms"], "speedup_vs_tutel")
+slices = p["knobs"]["slicing"]
+expect(len(slices) == p["knobs"]["degree"] and sum(slices) == 16384, f"slicing {slices} of a 16K sequence")
+done()
+PY
 check "plan file validates" 0 "$bin" validate "$tmp/plan.textproto"
 check "plan json file" 0 "$bin" plan foldmoe-gpt-moe-s-4k --schedule 1a1m -o "$tmp/plan.json"
-grep -q '"knobs"' "$tmp/plan.json" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plan json file"; }
+pycheck "plan -o F.json = plan --json = simulate" "$tmp/plan.json" <<'PY'
+from cli_check import *
+f = load(sys.argv[1])
+p = moeplan("plan", "foldmoe-gpt-moe-s-4k", "--schedule", "1a1m")
+for key in ("scenario", "schedule", "iteration_ms", "baseline_ms", "speedup"):
+    expect(f[key] == p[key], f"{key}: file {f[key]}, --json {p[key]}")
+expect(f["schedule"] == "1a1m" and f["knobs"]["degree"] == p["knobs"]["degree"], f"knobs {f['knobs']}")
+s = moeplan("simulate", "foldmoe-gpt-moe-s-4k", "--schedule", "1a1m", "--degree", str(f["knobs"]["degree"]))
+expect_close(f["iteration_ms"], s["iteration_ms"], "iteration_ms")
+done()
+PY
 check "plan with --set" 0 "$bin" plan foldmoe-gpt-moe-m-16k --set workload.seq_len=8192 --json
-grep -q '"scenario": "foldmoe-gpt-moe-m-16k"' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plan --set"; }
+pycheck "plan --set = simulate --set" "$tmp/out" <<'PY'
+from cli_check import *
+p = load(sys.argv[1])
+expect(p["scenario"] == "foldmoe-gpt-moe-m-16k", f"scenario {p['scenario']}")
+s = moeplan("simulate", "foldmoe-gpt-moe-m-16k", "--set", "workload.seq_len=8192", "--schedule", p["schedule"],
+            "--degree", str(p["knobs"]["degree"]))
+expect_close(p["iteration_ms"], s["iteration_ms"], "iteration_ms")
+expect(sum(p["knobs"]["slicing"]) == 8192, f"slicing {p['knobs']['slicing']} of an 8K sequence")
+unset = moeplan("simulate", "foldmoe-gpt-moe-m-16k", "--schedule", p["schedule"], "--degree", str(p["knobs"]["degree"]))
+expect(s["iteration_ms"] < unset["iteration_ms"], "half the sequence is not faster: --set ignored?")
+done()
+PY
 check "plan without profile" 2 "$bin" plan foldmoe-gpt-moe-m-16k --set profile_ref=nope
 expect_err "plan without profile" "profile_ref"
 
 # FSMoE: six schedules, and the plan's closed-form keys.
 check "fsmoe simulate all" 0 "$bin" simulate fsmoe-testbed-b-gpt2-xl --schedule all --json
-for s in none tutel tutel-improved pipemoe-lina fsmoe-no-iio fsmoe; do
-  grep -q "\"schedule\": \"$s\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL fsmoe simulate lacks $s"; }
-done
+pycheck "fsmoe simulate all: six schedules, each = simulate alone" "$tmp/out" <<'PY'
+from cli_check import *
+entries = load(sys.argv[1])
+names = [e["schedule"] for e in entries]
+expect(names == ["none", "tutel", "tutel-improved", "pipemoe-lina", "fsmoe-no-iio", "fsmoe"], f"schedules {names}")
+for e in entries:
+    same_evaluation(e, moeplan("simulate", "fsmoe-testbed-b-gpt2-xl", "--schedule", e["schedule"]), e["schedule"])
+done()
+PY
 check "fsmoe plan" 0 "$bin" plan fsmoe-testbed-a-gpt2-xl --json
-for key in degree_forward degree_backward grad_partition_bytes closed_form case_forward t_moe_forward_ms case_backward t_moe_backward_ms overlap_gap_ms; do
-  grep -q "\"$key\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL fsmoe plan key $key"; }
-done
+pycheck "fsmoe plan = simulate at the planned degrees" "$tmp/out" <<'PY'
+# simulate runs FSMoE schedules at the planner's degrees, so the plan's entries,
+# its choice and its baselines are simulate's figures.
+from cli_check import *
+p = load(sys.argv[1])
+scenario = "fsmoe-testbed-a-gpt2-xl"
+sim = {e["schedule"]: e for e in moeplan("simulate", scenario, "--schedule", "all")}
+for e in p["schedules"]:
+    same_evaluation(e, sim[e["schedule"]], e["schedule"])
+    expect_close(e["speedup_vs_none"], sim["none"]["iteration_ms"] / e["iteration_ms"], f"{e['schedule']} vs none")
+best = min(p["schedules"], key=lambda e: e["iteration_ms"])
+expect(p["schedule"] == best["schedule"], f"chose {p['schedule']}, fastest {best['schedule']}")
+expect_close(p["iteration_ms"], sim[p["schedule"]]["iteration_ms"], "iteration_ms")
+expect_close(p["baseline_ms"], sim["none"]["iteration_ms"], "baseline_ms")
+expect_close(p["tutel_ms"], sim["tutel"]["iteration_ms"], "tutel_ms")
+k = p["knobs"]
+expect(sim["fsmoe"]["degree"] == k["degree_forward"], f"fsmoe degree {sim['fsmoe']['degree']} vs {k['degree_forward']}")
+expect(sim["tutel"]["degree"] == k["tutel_degree"], f"tutel degree {sim['tutel']['degree']} vs {k['tutel_degree']}")
+layers = len(k["degree_backward_per_layer"])
+expect(len(k["grad_partition_bytes"]) == layers, f"{len(k['grad_partition_bytes'])} partitions for {layers} layers")
+expect(all(b >= 0 for b in k["grad_partition_bytes"]) and k["grad_tail_bytes"] >= 0, "negative partition")
+c = p["closed_form"]
+expect(c["case_forward"] in ("Case1", "Case2", "Case3", "Case4"), f"case_forward {c['case_forward']}")
+expect(c["case_backward"] in ("Case1", "Case2", "Case3", "Case4"), f"case_backward {c['case_backward']}")
+expect(c["t_moe_forward_ms"] > 0 and c["t_moe_backward_ms"] > 0 and c["overlap_gap_ms"] >= 0, f"closed form {c}")
+done()
+PY
 
 # sweep: same CSV bytes whatever the thread count; JSON summary per schedule.
 check "sweep 1 thread" 0 "$bin" sweep "$src/tests/data/sweeps/small-fsmoe.textproto" --threads 1 -o "$tmp/s1.csv"
 check "sweep 2 threads" 0 "$bin" sweep "$src/tests/data/sweeps/small-fsmoe.textproto" --threads 2 -o "$tmp/s2.csv" --json
 cmp -s "$tmp/s1.csv" "$tmp/s2.csv" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL sweep differs across threads"; }
 [[ $(wc -l <"$tmp/s1.csv") == $((1 + 8 * 6)) ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL sweep rows"; }
-for key in schedule points mean_speedup_vs_none geomean_speedup_vs_none; do
-  grep -q "\"$key\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL sweep key $key"; }
-done
+pycheck "sweep rows = simulate of the same point; summary = the rows' means" "$tmp/s1.csv" "$tmp/out" <<'PY'
+# Each grid point is the base scenario with its axis values as --set overrides
+# (an axis without a field carries "field=value;..." pairs).
+import csv
+from cli_check import *
+rows = list(csv.DictReader(open(sys.argv[1])))
+points = {}
+for row in rows:
+    points.setdefault(row["point"], []).append(row)
+expect(len(points) == 8, f"{len(points)} points")
+for point, point_rows in points.items():
+    sets = []
+    for column in ("workload.micro_batch_size", "model.d_model", "axis2"):
+        value = point_rows[0][column]
+        pairs = value.split(";") if column.startswith("axis") else [f"{column}={value}"]
+        for pair in pairs:
+            sets += ["--set", pair]
+    sim = {e["schedule"]: e for e in moeplan("simulate", point_rows[0]["scenario"], "--schedule", "all", *sets)}
+    for row in point_rows:
+        e = sim[row["schedule"]]
+        what = f"point {point} {row['schedule']}"
+        expect(int(row["degree"]) == e["degree"] and int(row["tasks"]) == e["tasks"], f"{what} degree/tasks")
+        for key in ("iteration_ms", "forward_ms", "backward_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "bubble_ms"):
+            expect_close(float(row[key]), e[key], f"{what} {key}")
+        expect_close(float(row["speedup_vs_none"]), sim["none"]["iteration_ms"] / e["iteration_ms"], f"{what} vs none")
+        expect_close(float(row["speedup_vs_tutel"]), sim["tutel"]["iteration_ms"] / e["iteration_ms"], f"{what} vs tutel")
+summary = load(sys.argv[2])
+expect([s["schedule"] for s in summary] == [r["schedule"] for r in points["0"]], "summary order")
+for s in summary:
+    mine = [r for r in rows if r["schedule"] == s["schedule"]]
+    vs_none = [float(r["speedup_vs_none"]) for r in mine]
+    expect(s["points"] == len(mine) == 8, f"{s['schedule']} points {s['points']}")
+    expect_close(s["mean_speedup_vs_none"], sum(vs_none) / 8, f"{s['schedule']} mean vs none", 1e-9)
+    expect_close(s["geomean_speedup_vs_none"], math.exp(sum(map(math.log, vs_none)) / 8), f"{s['schedule']} geomean", 1e-9)
+    expect_close(s["mean_speedup_vs_tutel"], sum(float(r["speedup_vs_tutel"]) for r in mine) / 8, f"{s['schedule']} vs tutel", 1e-9)
+done()
+PY
 check "sweep validates" 0 "$bin" validate fsmoe-table4
 
 # FlowMoE: five schedules; the plan carries R, Sp and the BO trace.
 check "flowmoe simulate all" 0 "$bin" simulate flowmoe-bert-large-moe-c1 --schedule all --json
-for s in none tutel flowmoe-at flowmoe-ar flowmoe; do
-  grep -q "\"schedule\": \"$s\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL flowmoe simulate lacks $s"; }
-done
+pycheck "flowmoe simulate all: five schedules at R = 2, each = simulate alone" "$tmp/out" <<'PY'
+from cli_check import *
+entries = load(sys.argv[1])
+expect([e["schedule"] for e in entries] == ["none", "tutel", "flowmoe-at", "flowmoe-ar", "flowmoe"], "schedules")
+for e in entries:
+    same_evaluation(e, moeplan("simulate", "flowmoe-bert-large-moe-c1", "--schedule", e["schedule"]), e["schedule"])
+    expect(e["degree"] == (1 if e["schedule"] == "none" else 2), f"{e['schedule']} R {e['degree']}")
+done()
+PY
 check "flowmoe plan" 0 "$bin" plan flowmoe-bert-large-moe-c1 --json
-for key in degree iteration_ms bo_trace samples ar_chunk_bytes; do
-  grep -q "\"$key\"" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL flowmoe plan key $key"; }
-done
+pycheck "flowmoe plan = simulate at its R and Sp; the BO trace = simulate at each sample" "$tmp/out" <<'PY'
+from cli_check import *
+p = load(sys.argv[1])
+scenario = "flowmoe-bert-large-moe-c1"
+
+
+def simulate(schedule, degree, chunk=None):
+    sp = ["--set", f"schedule.ar_chunk_bytes={chunk}"] if chunk else []
+    return moeplan("simulate", scenario, "--schedule", schedule, "--degree", str(degree), *sp)
+
+
+for e in p["schedules"]:
+    same_evaluation(e, simulate(e["schedule"], e["degree"], e.get("ar_chunk_bytes")), e["schedule"])
+    expect(("ar_chunk_bytes" in e) == (e["schedule"] in ("flowmoe-ar", "flowmoe")), f"{e['schedule']} Sp")
+best = min(p["schedules"], key=lambda e: e["iteration_ms"])
+expect(p["schedule"] == best["schedule"], f"chose {p['schedule']}, fastest {best['schedule']}")
+chosen = simulate(p["schedule"], p["knobs"]["degree"], p["knobs"].get("ar_chunk_bytes"))
+expect_close(p["iteration_ms"], chosen["iteration_ms"], "iteration_ms")
+expect_close(p["baseline_ms"], simulate("none", 1)["iteration_ms"], "baseline_ms")
+bo = p["bo_trace"]
+samples = bo["samples"]
+expect(bo["schedule"] == "flowmoe" and 0 < len(samples) <= 8, f"{len(samples)} BO samples")
+for s in samples:
+    expect_close(s["iteration_ms"], simulate("flowmoe", bo["degree"], s["ar_chunk_bytes"])["iteration_ms"],
+                 f"BO sample {s['ar_chunk_bytes']}")
+fastest = min(samples, key=lambda s: (s["iteration_ms"], s["ar_chunk_bytes"]))
+expect(bo["best_ar_chunk_bytes"] == fastest["ar_chunk_bytes"], f"BO best {bo['best_ar_chunk_bytes']}")
+flow = next(e for e in p["schedules"] if e["schedule"] == "flowmoe")
+expect(flow["ar_chunk_bytes"] == bo["best_ar_chunk_bytes"] and flow["degree"] == bo["degree"], "flowmoe entry knobs")
+done()
+PY
 check "flowmoe straggler" 0 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --schedule flowmoe --set schedule.mode=multi_rank --set schedule.slow_ranks_compute_factor=2 --json
+pycheck "flowmoe multi-rank: identical ranks = the symmetric run" "$tmp/out" <<'PY'
+from cli_check import *
+symmetric = moeplan("simulate", "flowmoe-gpt2-tiny-moe-c1", "--schedule", "flowmoe")
+ranks = moeplan("simulate", "flowmoe-gpt2-tiny-moe-c1", "--schedule", "flowmoe", "--set", "schedule.mode=multi_rank")
+expect_close(ranks["iteration_ms"], symmetric["iteration_ms"], "multi_rank iteration_ms", 1e-9)
+done()
+PY
+# Known bug (issue 12, found by these checks): `simulate` runs the engine without
+# the schedule's per-rank slow-downs (src/cli/cmd_simulate.cpp calls
+# sim::simulate(built.graph) without built.rank_compute_slowdown), so stragglers
+# do not slow the iteration, while `plan` and `sweep` apply them. Recorded as an
+# expected failure: it reports XFAIL while the bug stands and FAIL once fixed,
+# when it should become a plain pycheck.
+if python3 - "$tmp/out" >"$tmp/py" 2>&1 <<'PY'
+# Half the GPUs at half speed: every collective waits for them (K.1), so the
+# iteration is longer than with identical ranks, and simulate = plan at the
+# same R and Sp.
+from cli_check import *
+slowed = load(sys.argv[1])
+sets = ["--set", "schedule.mode=multi_rank", "--set", "schedule.slow_ranks_compute_factor=2"]
+even = moeplan("simulate", "flowmoe-gpt2-tiny-moe-c1", "--schedule", "flowmoe", "--set", "schedule.mode=multi_rank")
+expect(slowed["iteration_ms"] > even["iteration_ms"], f"slowed {slowed['iteration_ms']} vs even {even['iteration_ms']}")
+p = moeplan("plan", "flowmoe-gpt2-tiny-moe-c1", "--schedule", "flowmoe", *sets)
+s = moeplan("simulate", "flowmoe-gpt2-tiny-moe-c1", "--schedule", "flowmoe", "--degree", str(p["knobs"]["degree"]),
+            "--set", f"schedule.ar_chunk_bytes={p['knobs']['ar_chunk_bytes']}", *sets)
+expect_close(p["iteration_ms"], s["iteration_ms"], "plan vs simulate with stragglers")
+done()
+PY
+then fail=$((fail + 1)); echo "FAIL flowmoe straggler: the known simulate bug is fixed; make this a pycheck"
+else pass=$((pass + 1)); echo "XFAIL flowmoe straggler (simulate ignores slow ranks):"; sed 's/^/  /' "$tmp/py"; fi
 
 # mappings: the issue's example, JSON keys and the intra/inter marks.
 check "mappings" 0 "$bin" mappings --world 16 --tp 2 --cp 2 --pp 2 --ep 4 --etp 1 --json --gpus-per-node 8
@@ -164,13 +483,46 @@ for want in '"tp":[[0,1],[2,3]' '"cp":[[0,2],[1,3]' '"dp":[[0,4],[1,5]' '"pp":[[
   grep -qF -- "$want" "$tmp/flat" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL mappings lacks $want"; }
 done
 check "folding plan" 0 "$bin" plan folding-mixtral-8x22b-128 --json
-tr -d ' \n' <"$tmp/out" >"$tmp/flat"
-for want in '"knobs":{"parallelism":{' '"coupled":{"parallelism"' '"iteration_ms"' '"mfu"' '"memory_bytes_per_gpu"' '"top10"'; do
-  grep -qF -- "$want" "$tmp/flat" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL folding plan lacks $want"; }
-done
-# folded never worse than coupled: speedup = coupled / folded >= 1.
-awk -F'"speedup":' '{ split($2, a, ","); exit !(a[1] + 0 >= 1.0) }' "$tmp/flat" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL folded worse than coupled"; }
+cp "$tmp/out" "$tmp/folding-mixtral.json"
+check "folding plan qwen2" 0 "$bin" plan folding-qwen2-57b-a14b-64 --json
+cp "$tmp/out" "$tmp/folding-qwen2.json"
 check "folding simulate" 0 "$bin" simulate folding-qwen2-57b-a14b-64 --json
+pycheck "folding plan = simulate of its mappings; own mapping no better than the plan" \
+  "$tmp/folding-mixtral.json" "$tmp/folding-qwen2.json" "$tmp/out" <<'PY'
+# simulate prices a scenario's own mapping the way the planner prices every
+# mapping, so simulate with the plan's mapping set gives the plan's figures, and
+# the scenario's own mapping (in the search space) is no faster than the plan.
+from cli_check import *
+
+
+def simulate_mapping(scenario, m):
+    sets = []
+    for key, value in m["parallelism"].items():
+        if key == "micro_batch_size":
+            continue
+        sets += ["--set", f"parallelism.{key}={str(value).lower()}"]
+    mb = m["parallelism"].get("micro_batch_size", m.get("micro_batch_size"))
+    return moeplan("simulate", scenario, *sets, "--set", f"workload.micro_batch_size={mb}")
+
+
+for path, scenario in ((sys.argv[1], "folding-mixtral-8x22b-128"), (sys.argv[2], "folding-qwen2-57b-a14b-64")):
+    p = load(path)
+    expect(p["scenario"] == scenario and p["schedule"] == "folded", f"{scenario}: {p['schedule']}")
+    for what, m in (("folded", p["folded"]), ("coupled", p["coupled"])):
+        s = simulate_mapping(scenario, m)
+        for key in ("iteration_ms", "mfu", "memory_bytes_per_gpu"):
+            expect_close(m[key], s[key], f"{scenario} {what} {key}")
+        expect(m["fits"] and s["fits"], f"{scenario} {what} does not fit")
+    expect_close(p["iteration_ms"], p["folded"]["iteration_ms"], f"{scenario} iteration_ms")
+    expect_close(p["baseline_ms"], p["coupled"]["iteration_ms"], f"{scenario} baseline_ms")
+    expect_close(p["speedup"], p["coupled"]["iteration_ms"] / p["folded"]["iteration_ms"], f"{scenario} speedup")
+    expect(p["speedup"] >= 1.0, f"{scenario}: folded worse than coupled")
+    top = [t["iteration_ms"] for t in p["top10"]]
+    expect(top and top == sorted(top) and close(top[0], p["iteration_ms"]), f"{scenario} top10 {top}")
+own = load(sys.argv[3])
+expect(own["fits"] and own["iteration_ms"] >= load(sys.argv[2])["iteration_ms"], f"own mapping {own['iteration_ms']}")
+done()
+PY
 check "mappings bad order" 2 "$bin" mappings --world 16 --tp 2 --pp 2 --ep 8 --etp 1 --order tp-cp-ep-pp-dp
 expect_err "mappings bad order" "parallelism.order: attention and expert pipeline groups differ"
 check "mappings bad world" 2 "$bin" mappings --world 10 --tp 4

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <optional>
+#include <vector>
+
 #include <moeplan/cost/bus_factor.hpp>
 #include <moeplan/cost/cost_model.hpp>
 #include <moeplan/cost/datasheet_profile.hpp>
@@ -27,26 +30,164 @@ TEST_CASE("cost::datasheet_profile derives lines from the cluster's datasheet", 
         Approx(0.03 + 1e9 * cost::bus_factor(model::OpClass::A2A, g) / a2a_busbw * 1e3));
 }
 
-TEST_CASE("bundled datasheet profiles are what the generator makes today", "[cost][zoo]") {
-  // calibration/profiles/<cluster>-datasheet.textproto were written by
-  // `moeplan datasheet-profile`; a change of formula must regenerate them.
-  const std::pair<const char*, cost::ComputeDtype> bundled[] = {
-      {"foldmoe-g5", cost::ComputeDtype::Half},       {"dgx-h100", cost::ComputeDtype::Half},
-      {"flowmoe-cluster1", cost::ComputeDtype::Fp32}, {"flowmoe-cluster2", cost::ComputeDtype::Fp32},
-      {"fsmoe-testbed-a", cost::ComputeDtype::Fp32},  {"fsmoe-testbed-b", cost::ComputeDtype::Fp32}};
-  for (const auto& [cluster, dtype] : bundled) {
-    INFO(cluster);
-    cost::DatasheetAssumptions assumptions;
-    assumptions.dtype = dtype;
-    const model::CostProfileSpec made =
-        cost::datasheet_profile(io::load_cluster(cluster), std::string(cluster) + "-datasheet", assumptions);
-    const model::CostProfileSpec stored = io::load_profile(std::string(cluster) + "-datasheet");
-    REQUIRE(made.costs.size() == stored.costs.size());
-    for (std::size_t i = 0; i < made.costs.size(); ++i) {
-      CHECK(made.costs[i].op == stored.costs[i].op);
-      CHECK(made.costs[i].group == stored.costs[i].group);
-      CHECK(made.costs[i].alpha_ms == stored.costs[i].alpha_ms);
-      CHECK(made.costs[i].beta_ms_per_unit == stored.costs[i].beta_ms_per_unit);
+namespace {
+
+using model::LinkClass;
+using model::OpClass;
+
+// A cluster file's datasheet numbers as written there (scenarios/clusters/*.textproto),
+// and the precision its datasheet profile prices compute at (docs/cost-model.md
+// "Datasheet assumptions": half-precision tensor peak, except fp32 for FlowMoE's
+// clusters and FSMoE's testbeds).
+struct Datasheet {
+  const char* cluster;
+  std::int64_t nodes, gpus_per_node;
+  double peak_tflops;  // of the chosen precision
+  bool half;
+  double intra_gbit_s, inter_gbit_s;
+  std::int64_t inter_ports_per_node;
+};
+
+constexpr Datasheet kBundled[] = {
+    {"dgx-h100", 128, 8, 989.5, true, 3600, 400, 8},      {"foldmoe-g5", 2, 8, 125, true, 252, 100, 1},
+    {"flowmoe-cluster1", 2, 8, 35.6, false, 126, 100, 1}, {"flowmoe-cluster2", 4, 2, 13.4, false, 126, 10, 1},
+    {"fsmoe-testbed-a", 6, 8, 38.7, false, 900, 200, 1},  {"fsmoe-testbed-b", 8, 4, 13.4, false, 126, 100, 1},
+};
+
+struct ExpectedLine {
+  OpClass op;
+  LinkClass link;
+  std::int64_t group;
+  std::optional<std::int64_t> ranks_per_node;  // written on every communication line
+  double alpha_ms, beta_ms;
+};
+
+// The datasheet arithmetic, one formula per line (docs/cost-model.md): compute
+// beta = 1 / (peak x efficiency) in ms per FLOP, GEMM 0.6 and attention 0.4;
+// links at 0.8 of line rate; intra lines over one node's n GPUs at one GPU port,
+// times nccl-tests' bus factor ((n - 1) / n, allreduce 2 (n - 1) / n); inter
+// ring collectives over all g GPUs at the node's NIC bandwidth (ports x port);
+// an inter AlltoAll sends the (g - n) / g of a GPU's buffer bound off-node
+// through its 1/n share of the NICs; a P2P pair gets one GPU port inside a node
+// and one NIC port across nodes. Startups: compute 0.01, intra 0.015, inter 0.03 ms.
+std::vector<ExpectedLine> datasheet_lines(const Datasheet& d) {
+  const double peak_flops_per_ms = d.peak_tflops * 1e12 / 1e3;
+  const double intra_bytes_per_ms = 0.8 * d.intra_gbit_s * 1e9 / 8 / 1e3;
+  const double port_bytes_per_ms = 0.8 * d.inter_gbit_s * 1e9 / 8 / 1e3;
+  const double nic_bytes_per_ms = port_bytes_per_ms * static_cast<double>(d.inter_ports_per_node);
+  const auto n = static_cast<double>(d.gpus_per_node);
+  const double g = n * static_cast<double>(d.nodes);
+  const std::int64_t world = d.gpus_per_node * d.nodes;
+  return {
+      {OpClass::Gemm, LinkClass::Local, 1, std::nullopt, 0.01, 1 / (0.6 * peak_flops_per_ms)},
+      {OpClass::Attention, LinkClass::Local, 1, std::nullopt, 0.01, 1 / (0.4 * peak_flops_per_ms)},
+      {OpClass::A2A, LinkClass::Intra, d.gpus_per_node, d.gpus_per_node, 0.015, (n - 1) / n / intra_bytes_per_ms},
+      {OpClass::AllGather, LinkClass::Intra, d.gpus_per_node, d.gpus_per_node, 0.015, (n - 1) / n / intra_bytes_per_ms},
+      {OpClass::ReduceScatter, LinkClass::Intra, d.gpus_per_node, d.gpus_per_node, 0.015,
+       (n - 1) / n / intra_bytes_per_ms},
+      {OpClass::AllReduce, LinkClass::Intra, d.gpus_per_node, d.gpus_per_node, 0.015,
+       2 * (n - 1) / n / intra_bytes_per_ms},
+      {OpClass::P2P, LinkClass::Intra, 2, 2, 0.015, 1 / intra_bytes_per_ms},
+      {OpClass::A2A, LinkClass::Inter, world, d.gpus_per_node, 0.03, (g - n) / g / (nic_bytes_per_ms / n)},
+      {OpClass::AllGather, LinkClass::Inter, world, d.gpus_per_node, 0.03, (g - 1) / g / nic_bytes_per_ms},
+      {OpClass::ReduceScatter, LinkClass::Inter, world, d.gpus_per_node, 0.03, (g - 1) / g / nic_bytes_per_ms},
+      {OpClass::AllReduce, LinkClass::Inter, world, d.gpus_per_node, 0.03, 2 * (g - 1) / g / nic_bytes_per_ms},
+      {OpClass::P2P, LinkClass::Inter, 2, 1, 0.03, 1 / port_bytes_per_ms},
+  };
+}
+
+const model::LinearCostSpec* find_line(const model::CostProfileSpec& p, OpClass op, LinkClass link) {
+  for (const model::LinearCostSpec& c : p.costs)
+    if (c.op == op && c.link == link) return &c;
+  return nullptr;
+}
+
+void check_datasheet_lines(const model::CostProfileSpec& p, const Datasheet& d) {
+  CHECK(p.cluster == d.cluster);
+  const std::vector<ExpectedLine> want = datasheet_lines(d);
+  CHECK(p.costs.size() == want.size());
+  for (const ExpectedLine& w : want) {
+    INFO(d.cluster << " " << model::to_string(w.op) << " " << model::to_string(w.link));
+    const model::LinearCostSpec* line = find_line(p, w.op, w.link);
+    REQUIRE(line != nullptr);
+    CHECK(line->group == w.group);
+    CHECK(line->ranks_per_node == w.ranks_per_node);
+    CHECK(line->concurrent_groups == 1);
+    CHECK(line->provenance == model::Provenance::Datasheet);
+    CHECK(line->alpha_ms == Approx(w.alpha_ms).epsilon(1e-12));
+    CHECK(line->beta_ms_per_unit == Approx(w.beta_ms).epsilon(1e-12));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the tables of datasheet numbers are the cluster files'", "[cost][zoo]") {
+  for (const Datasheet& d : kBundled) {
+    INFO(d.cluster);
+    const model::ClusterSpec c = io::load_cluster(d.cluster);
+    CHECK(c.num_nodes == d.nodes);
+    CHECK(c.gpus_per_node == d.gpus_per_node);
+    const double half = c.gpu.peak_flops_per_s_bf16 > 0 ? c.gpu.peak_flops_per_s_bf16 : c.gpu.peak_flops_per_s_fp16;
+    CHECK((d.half ? half : c.gpu.peak_flops_per_s_fp32) == Approx(d.peak_tflops * 1e12).epsilon(1e-12));
+    CHECK(c.intra_link.bandwidth_bytes_per_s == Approx(d.intra_gbit_s * 1e9 / 8).epsilon(1e-12));
+    CHECK(c.inter_link.bandwidth_bytes_per_s == Approx(d.inter_gbit_s * 1e9 / 8).epsilon(1e-12));
+    CHECK(c.inter_link.ports_per_node == d.inter_ports_per_node);
+  }
+}
+
+// Fails (demonstrated) when a bundled profile carries a beta of another rule,
+// e.g. flowmoe-cluster2's inter P2P at a GPU's share of the NICs (2e-6 ms per
+// byte) instead of one NIC port (1e-6), and when the generator changes a
+// formula, e.g. the inter AlltoAll's bus bandwidth taken as (g - 1) / g instead
+// of (g - 1) / (g - n) times a GPU's share of the NICs.
+TEST_CASE("bundled datasheet profiles follow the datasheet arithmetic, line by line", "[cost][zoo]") {
+  SECTION("every line of calibration/profiles/<cluster>-datasheet.textproto") {
+    for (const Datasheet& d : kBundled)
+      check_datasheet_lines(io::load_profile(std::string(d.cluster) + "-datasheet"), d);
+  }
+  SECTION("what `moeplan datasheet-profile` makes today, with the cluster's precision") {
+    for (const Datasheet& d : kBundled) {
+      cost::DatasheetAssumptions assumptions;
+      assumptions.dtype = d.half ? cost::ComputeDtype::Half : cost::ComputeDtype::Fp32;
+      check_datasheet_lines(cost::datasheet_profile(io::load_cluster(d.cluster), "x", assumptions), d);
+    }
+  }
+  SECTION("a few betas worked by hand") {
+    // flowmoe-cluster2: 4 nodes x 2 RTX2080Ti, one 10 Gb/s port = 1.25 GB/s x 0.8
+    // = 1e9 B/s. Inter AlltoAll over g = 8, n = 2: (6/8) / (1e9 / 2) s = 1.5e-9 s
+    // = 1.5e-6 ms per byte; allreduce 2 x 7/8 / 1e9 s = 1.75e-6 ms; P2P 1e-6 ms.
+    const std::vector<ExpectedLine> c2 = datasheet_lines(kBundled[3]);
+    CHECK(c2[7].beta_ms == Approx(1.5e-6).epsilon(1e-12));
+    CHECK(c2[10].beta_ms == Approx(1.75e-6).epsilon(1e-12));
+    CHECK(c2[11].beta_ms == Approx(1e-6).epsilon(1e-12));
+    // dgx-h100: GEMM 1e3 / (989.5e12 x 0.6) = 1.68435e-12 ms per FLOP; NVLink
+    // 450 GB/s x 0.8 = 360 GB/s: intra allreduce 1.75 / 360e9 x 1e3 = 4.8611e-9 ms per byte.
+    const std::vector<ExpectedLine> dgx = datasheet_lines(kBundled[0]);
+    CHECK(dgx[0].beta_ms == Approx(1.6843523665e-12).epsilon(1e-9));
+    CHECK(dgx[5].beta_ms == Approx(4.8611111111e-9).epsilon(1e-9));
+  }
+  SECTION("the datasheet lines copied into the paper profiles of FSMoE's testbeds") {
+    // docs/cost-model.md: lines the paper does not give come from the testbed's
+    // datasheet profile, marked DATASHEET entry by entry.
+    for (const Datasheet& d : {kBundled[4], kBundled[5]}) {
+      const model::CostProfileSpec p = io::load_profile(d.cluster);
+      int copied = 0;
+      for (const model::LinearCostSpec& line : p.costs) {
+        if (line.provenance != model::Provenance::Datasheet) continue;
+        ++copied;
+        INFO(d.cluster << " " << model::to_string(line.op) << " " << model::to_string(line.link));
+        bool matched = false;
+        for (const ExpectedLine& w : datasheet_lines(d))
+          if (w.op == line.op && w.link == line.link) {
+            matched = true;
+            CHECK(line.group == w.group);
+            CHECK(line.ranks_per_node == w.ranks_per_node);
+            CHECK(line.alpha_ms == Approx(w.alpha_ms).epsilon(1e-12));
+            CHECK(line.beta_ms_per_unit == Approx(w.beta_ms).epsilon(1e-12));
+          }
+        CHECK(matched);
+      }
+      CHECK(copied > 0);
     }
   }
 }
