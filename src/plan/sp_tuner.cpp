@@ -117,10 +117,13 @@ TunerResult tune_bayesian(const ChunkObjective& objective, std::int64_t min_byte
       Gp candidate(us, y, length);
       if (!gp || candidate.log_likelihood() > gp->log_likelihood()) gp.emplace(candidate);
     }
-    // Expected Improvement (minimisation), maximised over a grid of candidates.
+    // Expected Improvement (minimisation), maximised over a grid of candidates
+    // that includes both ends of the space: one chunk per whole tensor (u = 1) is
+    // often the best Sp when the pool has no gaps to fill.
     double best_ei = -1, best_u = 0;
+    const double steps = static_cast<double>(std::max(settings.candidates - 1, 1));
     for (std::int32_t i = 0; i < settings.candidates; ++i) {
-      const double u = (static_cast<double>(i) + 0.5) / static_cast<double>(settings.candidates);
+      const double u = static_cast<double>(i) / steps;
       bool taken = false;
       for (double seen : us) taken = taken || sp.bytes(seen) == sp.bytes(u);
       if (taken) continue;

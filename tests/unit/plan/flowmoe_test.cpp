@@ -377,3 +377,17 @@ TEST_CASE("FlowMoE heterogeneity: the iteration follows the slowest ranks (K.1)"
   s.schedule.slow_ranks_fraction = 1.0;
   CHECK(iteration_ms(s, "flowmoe", 2, 1 << 20) == Approx(slowed).epsilon(1e-12));
 }
+
+TEST_CASE("plan::tune_bayesian can pick either end of the Sp range", "[plan][flowmoe]") {
+  // A pool without gaps: every chunk pays a startup, so fewer chunks are always
+  // better and the best Sp is the whole tensor (the top of the range). A
+  // candidate grid of cell midpoints never reaches it (the bug this catches).
+  const std::int64_t lo = 128 * 1024, hi = 64 << 20;
+  const plan::ChunkObjective fewer_chunks_win = [&](std::int64_t bytes) {
+    return 100.0 + 0.03 * std::ceil(static_cast<double>(hi) / static_cast<double>(bytes));
+  };
+  CHECK(plan::tune_bayesian(fewer_chunks_win, lo, hi).best_bytes == hi);
+  // And the mirror image: the smallest chunk is best.
+  const plan::ChunkObjective smaller_wins = [&](std::int64_t bytes) { return static_cast<double>(bytes) * 1e-6; };
+  CHECK(plan::tune_bayesian(smaller_wins, lo, hi).best_bytes == lo);
+}

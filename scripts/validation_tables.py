@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Regenerates the tables of docs/validation.md from the moeplan CLI.
+
+Usage: scripts/validation_tables.py [--moeplan build/moeplan] [--family NAME]...
+Prints Markdown tables, one section per family, in the order of
+docs/validation.md. Every number in those tables comes from a command printed
+above its table, so a reader can re-run it.
+"""
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_json(moeplan, args):
+    out = subprocess.run([moeplan] + args, cwd=ROOT, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def bundled(prefix):
+    names = [os.path.basename(p)[: -len(".textproto")] for p in glob.glob(os.path.join(ROOT, "scenarios", prefix + "*.textproto"))]
+    return sorted(names)
+
+
+def foldmoe(moeplan):
+    print("`moeplan plan <scenario> --json`:\n")
+    print("| scenario | best schedule, d | iteration ms | vs none | vs tutel | best d per schedule (speed-up vs none): tutel / aaam / 1a1m / 1a1m-uniform |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    order = {"s": 0, "m": 1, "l": 2}
+    names = sorted(bundled("foldmoe-gpt-moe-"), key=lambda n: (order[n.split("-")[3]], int(n.split("-")[4][:-1])))
+    for name in names:
+        p = run_json(moeplan, ["plan", name, "--json"])
+        per = {s["schedule"]: s for s in p["schedules"]}
+        cells = " / ".join(f"{per[s]['degree']} ({per[s]['speedup_vs_none']:.2f})" for s in ["tutel", "aaam", "1a1m", "1a1m-uniform"])
+        label = name.replace("foldmoe-gpt-moe-", "").upper()
+        print(f"| {label} | {p['schedule']}, {p['knobs']['degree']} | {p['iteration_ms']:.2f} | {p['speedup']:.3f} | {p['speedup_vs_tutel']:.3f} | {cells} |")
+    print()
+
+
+def fsmoe(moeplan):
+    start = time.time()
+    summary = run_json(moeplan, ["sweep", "fsmoe-table4", "--threads", "2", "--json"])
+    wall = time.time() - start
+    print(f"`moeplan sweep fsmoe-table4 --threads 2 --json` ({wall:.1f} s here):\n")
+    print("| schedule | points | mean speed-up vs none | geomean vs none | mean speed-up vs tutel |")
+    print("| --- | --- | --- | --- | --- |")
+    for s in summary:
+        print(f"| {s['schedule']} | {s['points']} | {s['mean_speedup_vs_none']:.3f} | {s['geomean_speedup_vs_none']:.3f} | {s['mean_speedup_vs_tutel']:.3f} |")
+    print()
+    print("`moeplan plan fsmoe-testbed-{a,b}-gpt2-xl --json`:\n")
+    print("| testbed | closed form (forward / backward) | r fwd / bwd (Tutel) | none | tutel | tutel-improved | pipemoe-lina | fsmoe-no-iio | fsmoe |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for tb in ["a", "b"]:
+        p = run_json(moeplan, ["plan", f"fsmoe-testbed-{tb}-gpt2-xl", "--json"])
+        c = p["closed_form"]
+        k = p["knobs"]
+        per = {s["schedule"]: s for s in p["schedules"]}
+        times = " | ".join(f"{per[s]['iteration_ms']:.0f} ({per[s]['speedup_vs_tutel']:.2f}x)" for s in ["none", "tutel", "tutel-improved", "pipemoe-lina", "fsmoe-no-iio", "fsmoe"])
+        print(f"| {tb.upper()} | {c['case_forward']} {c['t_moe_forward_ms']:.2f} ms / {c['case_backward']} {c['t_moe_backward_ms']:.2f} ms | {k['degree_forward']} / {k['degree_backward']} ({k['tutel_degree']}) | {times} |")
+    print("\n(in parentheses: speed-up over tutel)\n")
+
+
+def flowmoe(moeplan):
+    print("`moeplan plan <scenario> --json`:\n")
+    print("| scenario | speed-up vs none: tutel | flowmoe-at | flowmoe-ar | flowmoe | flowmoe's R | BO's Sp (bytes) | none (ms) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name in bundled("flowmoe-"):
+        p = run_json(moeplan, ["plan", name, "--json"])
+        per = {s["schedule"]: s for s in p["schedules"]}
+        sp = " | ".join(f"{per[s]['speedup_vs_none']:.3f}" for s in ["tutel", "flowmoe-at", "flowmoe-ar", "flowmoe"])
+        print(f"| {name} | {sp} | {per['flowmoe']['degree']} | {per['flowmoe'].get('ar_chunk_bytes', '-')} | {per['none']['iteration_ms']:.1f} |")
+    print()
+
+
+def mapping(r):
+    c = r["parallelism"]
+    return (f"TP{c['tp']} CP{c['cp']} PP{c['pp']}" + (f" VPP{c['vpp']}" if c.get("vpp", 1) > 1 else "")
+            + f" EP{c['ep']} ETP{c['etp']} (DP{c['dp']} EDP{c['edp']})" + (f" mb{c['micro_batch_size']}" if c.get("micro_batch_size", 1) > 1 else ""))
+
+
+def folding(moeplan):
+    print("`moeplan plan <scenario> --json`:\n")
+    print("| scenario | best folded | best coupled | folded over coupled |")
+    print("| --- | --- | --- | --- |")
+    for name in bundled("folding-"):
+        p = run_json(moeplan, ["plan", name, "--json"])
+        f = p["folded"]
+        c = p["coupled"]
+        fcell = f"{mapping(f)}: {f['iteration_ms']:.0f} ms, MFU {100 * f['mfu']:.1f}%, {f['memory_bytes_per_gpu'] / 2**30:.1f} GiB"
+        if c is None:
+            ccell, gain = "no coupled mapping fits", "-"
+        else:
+            same = mapping(c) == mapping(f)
+            ccell = "the same mapping" if same else f"{mapping(c)}: {c['iteration_ms']:.0f} ms, MFU {100 * c['mfu']:.1f}%, {c['memory_bytes_per_gpu'] / 2**30:.1f} GiB"
+            gain = f"{c['iteration_ms'] / f['iteration_ms']:.3f}x"
+        print(f"| {name.replace('folding-', '')} | {fcell} | {ccell} | {gain} |")
+    print()
+
+
+FAMILIES = {"foldmoe": foldmoe, "fsmoe": fsmoe, "flowmoe": flowmoe, "folding": folding}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--moeplan", default=os.path.join(ROOT, "build", "moeplan"))
+    ap.add_argument("--family", action="append", choices=sorted(FAMILIES))
+    a = ap.parse_args()
+    for fam in a.family or list(FAMILIES):
+        print(f"### {fam}\n")
+        FAMILIES[fam](os.path.abspath(a.moeplan))
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
