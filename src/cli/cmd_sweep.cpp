@@ -71,7 +71,7 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
   for (const std::string& column : sweep.columns) csv += "," + csv_cell(column);
   csv +=
       ",schedule,degree,iteration_ms,forward_ms,backward_ms,compute_ms,comm_ms,exposed_comm_ms,bubble_ms,tasks,"
-      "speedup_vs_none,speedup_vs_tutel,grad_partition_bytes\n";
+      "speedup_vs_none,speedup_vs_tutel,grad_partition_bytes,degree_forward,degree_backward,ar_chunk_bytes\n";
   struct Totals {
     std::size_t points = 0;
     Mean vs_none, log_vs_none, vs_tutel;
@@ -93,11 +93,12 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
       const double vs_tutel = tutel_ms / e.iteration_ms;
       csv += fmt::format("{},{}", i, csv_cell(point.scenario));
       for (const std::string& column : sweep.columns) csv += "," + csv_cell(labels.count(column) ? labels[column] : "");
-      csv += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(e.schedule), e.degree,
+      csv += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(e.schedule), e.degree,
                          number_cell(e.iteration_ms), number_cell(e.forward_ms), number_cell(e.backward_ms),
                          number_cell(e.compute_ms), number_cell(e.comm_ms), number_cell(e.exposed_comm_ms),
                          number_cell(e.bubble_ms), e.tasks, number_cell(vs_none), number_cell(vs_tutel),
-                         number_cell(r.knobs.grad_partition_bytes));
+                         number_cell(r.knobs.grad_partition_bytes), r.knobs.degree_forward, r.knobs.degree_backward,
+                         r.knobs.ar_chunk_bytes);
       if (!totals.count(e.schedule)) order.push_back(e.schedule);
       Totals& t = totals[e.schedule];
       ++t.points;

@@ -143,6 +143,26 @@ for size in 0 4 1048576 33554432 1000000007; do
   grep -q '"op": "a2a"' "$tmp/out" && grep -q '"link": "inter"' "$tmp/out" && grep -q '"group": 6' "$tmp/out" \
     && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL cost json keys"; }
 done
+# cost of a placed group on DGX H100 (datasheet: 8 NICs x 50 GB/s x 0.8 per node,
+# inter startup 0.03 ms). AllReduce of 1e9 bytes over 16 GPUs, one per node: the
+# 8 DP groups of a node share its NICs, 40 GB/s each: 0.03 + 1e9 x 2 x 15/16 / 40e9 s.
+# AlltoAll over 16 GPUs, 8 per node: half the buffer crosses the NIC at 40 GB/s per
+# GPU: 0.03 + 0.5e9 / 40e9 s (the NVLink part, 7/16 at 360 GB/s, is shorter).
+for spec in "allreduce 1 46.905" "allreduce 8 5.889375" "a2a 8 12.53"; do
+  set -- $spec
+  check "cost placed $1 $2" 0 "$bin" cost --profile dgx-h100-datasheet --op "$1" --group 16 --ranks-per-node "$2" --size 1e9 --json
+  pycheck "cost placed $1 $2 value" "$tmp/out" "$3" <<'PY'
+import json, sys
+got = json.load(open(sys.argv[1]))["time_ms"]
+want = float(sys.argv[2])
+if abs(got - want) > 1e-9 * want:
+    print(f"got {got}, want {want}"); sys.exit(1)
+PY
+done
+check "cost placed needs group" 2 "$bin" cost --profile dgx-h100-datasheet --op a2a --ranks-per-node 8 --size 1
+expect_err "cost placed needs group" "--group"
+check "cost concurrent without placement" 2 "$bin" cost --profile dgx-h100-datasheet --op a2a --concurrent 2 --size 1
+expect_err "cost concurrent without placement" "--concurrent"
 check "cost unknown op" 2 "$bin" cost --profile fsmoe-testbed-a --op broadcast --size 1
 expect_err "cost unknown op" "--op: unknown operation 'broadcast'"
 check "cost negative size" 2 "$bin" cost --profile fsmoe-testbed-a --op gemm --size -5
