@@ -1,5 +1,6 @@
 #include <moeplan/io/loader.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -125,6 +126,22 @@ void validate_part(const char* part, const Spec& spec) {
   } catch (const Error& e) {
     throw e.prefixed(part);
   }
+}
+
+// The options a scenario writes itself: every present field of its
+// parallelism, workload and schedule messages (model, cluster and profile
+// fields describe hardware and models, not choices; setting one with --set or
+// `set:` makes it an option).
+std::vector<std::string> written_options(const pb::Scenario& scenario) {
+  std::vector<std::string> out;
+  const gpb::Message* parts[] = {&scenario.parallelism(), &scenario.workload(), &scenario.schedule()};
+  const char* names[] = {"parallelism", "workload", "schedule"};
+  for (int i = 0; i < 3; ++i) {
+    std::vector<const gpb::FieldDescriptor*> fields;
+    parts[i]->GetReflection()->ListFields(*parts[i], &fields);
+    for (const gpb::FieldDescriptor* f : fields) out.push_back(std::string(names[i]) + "." + f->name());
+  }
+  return out;
 }
 
 bool is_reference_override(const Override& o) {
@@ -253,6 +270,9 @@ model::ScenarioSpec load_scenario(const std::string& name_or_path, const std::ve
         set_scalar_field(scenario, o.field, o.value);
       }
     model::ScenarioSpec spec = to_spec(scenario);
+    spec.options = written_options(scenario);
+    for (const auto& [field, where] : sources.overridden)
+      if (std::find(spec.options.begin(), spec.options.end(), field) == spec.options.end()) spec.options.push_back(field);
     validate_part("model", spec.model);
     validate_part("cluster", spec.cluster);
     if (spec.profile) validate_part("profile", *spec.profile);
@@ -297,6 +317,7 @@ LoadedSweep load_sweep(const std::string& name_or_path) {
   const LocationIndex index = parse_text_proto(path, read_text_file(path), sweep);
   LoadedSweep out;
   out.name = sweep.name();
+  out.path = path;
   if (sweep.scenarios_size() == 0)
     throw Error(ErrorKind::Input, "at least one base scenario is required", "scenarios", index.find("scenarios"));
   for (int i = 0; i < sweep.schedules_size(); ++i) {

@@ -277,7 +277,7 @@ PY
 check "simulate one" 0 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule 1a1m --degree 6 --json
 head -c 1 "$tmp/out" | grep -q '{' && grep -q '"degree": 6' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL simulate one object"; }
 check "simulate bad schedule" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule fsmoe
-expect_err "simulate bad schedule" "--schedule: 'fsmoe' is not a foldmoe schedule"
+expect_err "simulate bad schedule" "--schedule: 'fsmoe' is a fsmoe schedule; this scenario is foldmoe"
 check "simulate bad degree" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule 1a1m --degree 100000
 expect_err "simulate bad degree" "degree 100000 is outside"
 check "plan" 0 "$bin" plan foldmoe-gpt-moe-m-16k --json -o "$tmp/plan.textproto"
@@ -472,13 +472,8 @@ ranks = moeplan("simulate", "flowmoe-gpt2-tiny-moe-c1", "--schedule", "flowmoe",
 expect_close(ranks["iteration_ms"], symmetric["iteration_ms"], "multi_rank iteration_ms", 1e-9)
 done()
 PY
-# Known bug (issue 12, found by these checks): `simulate` runs the engine without
-# the schedule's per-rank slow-downs (src/cli/cmd_simulate.cpp calls
-# sim::simulate(built.graph) without built.rank_compute_slowdown), so stragglers
-# do not slow the iteration, while `plan` and `sweep` apply them. Recorded as an
-# expected failure: it reports XFAIL while the bug stands and FAIL once fixed,
-# when it should become a plain pycheck.
-if python3 - "$tmp/out" >"$tmp/py" 2>&1 <<'PY'
+# Stragglers act in simulate as in plan (issue 13, item 1).
+pycheck "flowmoe straggler slows simulate" "$tmp/out" <<'PY'
 # Half the GPUs at half speed: every collective waits for them (K.1), so the
 # iteration is longer than with identical ranks, and simulate = plan at the
 # same R and Sp.
@@ -493,8 +488,6 @@ s = moeplan("simulate", "flowmoe-gpt2-tiny-moe-c1", "--schedule", "flowmoe", "--
 expect_close(p["iteration_ms"], s["iteration_ms"], "plan vs simulate with stragglers")
 done()
 PY
-then fail=$((fail + 1)); echo "FAIL flowmoe straggler: the known simulate bug is fixed; make this a pycheck"
-else pass=$((pass + 1)); echo "XFAIL flowmoe straggler (simulate ignores slow ranks):"; sed 's/^/  /' "$tmp/py"; fi
 
 # mappings: the issue's example, JSON keys and the intra/inter marks.
 check "mappings" 0 "$bin" mappings --world 16 --tp 2 --cp 2 --pp 2 --ep 4 --etp 1 --json --gpus-per-node 8

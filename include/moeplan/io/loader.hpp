@@ -49,6 +49,7 @@ struct SweepPoint {
 /// @brief A loaded sweep: its name and every grid point, in order.
 struct LoadedSweep {
   std::string name;
+  std::string path;                    ///< the file it was read from
   std::vector<std::string> schedules;  ///< empty = all that apply
   std::vector<SweepPoint> points;
   std::vector<std::string> columns;  ///< axis names, in order, for the CSV header
