@@ -10,6 +10,7 @@
 #include <moeplan/core/parallel.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/model_stats.hpp>
+#include <moeplan/model/validate.hpp>
 #include <moeplan/parallel/rank_groups.hpp>
 #include <moeplan/sched/pipeline.hpp>
 #include <moeplan/sim/analysis.hpp>
@@ -105,8 +106,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   c.dp = map.dp;
   c.edp = map.edp;
   if (m.num_layers % (c.pp * c.vpp) != 0) throw_input_error("parallelism.pp", "layers do not split over pp x vpp");
-  if (m.num_heads % c.tp != 0 || m.num_kv_heads % c.tp != 0)
-    throw_input_error("parallelism.tp", "heads do not split over tp");
+  model::validate_tensor_parallel_heads(m, c.tp);
   if (s.workload.seq_len % (2 * c.cp * c.tp) != 0) throw_input_error("workload.seq_len", "sequence does not split");
   if (s.workload.global_batch_size % (c.micro_batch * c.dp) != 0)
     throw_input_error("workload.global_batch_size", "batch does not split into micro-batches over dp");
