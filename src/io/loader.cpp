@@ -316,7 +316,32 @@ namespace {
 // field of which the scenario's result may read.
 void resolve_scenario(const std::string& path, const std::vector<Override>& overrides, pb::Scenario& scenario,
                       ScenarioSources& sources) {
-  sources.scenario = parse_text_proto(path, read_text_file(path), scenario);
+  // Another kind of file given where a scenario belongs (a plan written by
+  // `moeplan plan`, a model, ...): say so rather than report its first field.
+  const auto not_a_scenario = [&](FileKind kind) {
+    return Error(ErrorKind::Input,
+                 fmt::format("this is a {} file, not a scenario{}", info(kind).name,
+                             kind == FileKind::Plan ? " (written by `moeplan plan`; give the scenario it was planned "
+                                                      "for, with the plan's knobs as --set)"
+                                                    : ""),
+                 "", file_only(path));
+  };
+  if (const std::optional<FileKind> declared = header_kind(path); declared && *declared != FileKind::Scenario)
+    throw not_a_scenario(*declared);
+  const std::string text = read_text_file(path);
+  try {
+    sources.scenario = parse_text_proto(path, text, scenario);
+  } catch (const Error&) {
+    pb::Plan plan;  // a plan without its header line?
+    bool is_plan = false;
+    try {
+      parse_text_proto(path, text, plan);
+      is_plan = true;
+    } catch (const Error&) {
+    }
+    if (is_plan) throw not_a_scenario(FileKind::Plan);
+    throw;  // the scenario's own error
+  }
   for (const Override& o : overrides)
     if (is_reference_override(o)) {
       set_scalar_field(scenario, o.field, o.value);
