@@ -80,6 +80,8 @@ void run_fsmoe_plan(const PlanOptions& o, const plan::ScenarioRun& run, const st
   if (o.json) {
     io::Json doc = io::plan_to_json(spec);
     doc.set("tutel_ms", tutel_ms);
+    doc.set("memory_bytes_per_gpu", run.memory_bytes_per_gpu());
+    doc.set("fits", run.fits_in_memory());
     doc.set("speedup_vs_tutel", tutel_ms / spec.iteration_ms);
     io::Json knobs = io::knobs_to_json(spec.knobs);
     io::Json per_layer = io::Json::array();
@@ -151,6 +153,8 @@ void run_flowmoe_plan(const PlanOptions& o, const plan::ScenarioRun& run, const 
   if (o.json) {
     io::Json doc = io::plan_to_json(spec);
     doc.set("tutel_ms", tutel_ms);
+    doc.set("memory_bytes_per_gpu", run.memory_bytes_per_gpu());
+    doc.set("fits", run.fits_in_memory());
     doc.set("speedup_vs_tutel", tutel_ms / spec.iteration_ms);
     io::Json trace = io::Json::array();
     for (const plan::TunerSample& sample : flow.tuning.trace) {
@@ -268,6 +272,14 @@ void run_plan(const PlanOptions& o, CliContext& context) {
     run_folding_plan(o, run, context);
     return;
   }
+  // The scenario fixes the mapping (only folding searches mappings): say when it
+  // does not fit its GPU's memory (docs/cost-model.md, "Memory").
+  if (!run.fits_in_memory())
+    context.err << fmt::format(
+        "moeplan: note: {} needs {:.1f} GiB per GPU, more than the {:.0f} GiB GPU holds less its 10% reserve: the "
+        "plan is for a run that would not fit\n",
+        run.spec().name, run.memory_bytes_per_gpu() / (1024.0 * 1024 * 1024),
+        run.spec().cluster.gpu.memory_bytes / (1024.0 * 1024 * 1024));
   std::vector<std::string> schedules;
   for (const plan::RequestedSchedule& r : run.schedules(o.schedule)) {
     if (r.skipped_because) {
@@ -309,6 +321,8 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   if (o.json) {
     io::Json doc = io::plan_to_json(spec);
     doc.set("tutel_ms", tutel_ms);
+    doc.set("memory_bytes_per_gpu", run.memory_bytes_per_gpu());
+    doc.set("fits", run.fits_in_memory());
     doc.set("speedup_vs_tutel", tutel_ms / spec.iteration_ms);
     io::Json knobs = io::knobs_to_json(spec.knobs);
     knobs.set("slicing_scheme", chosen.best.schedule == "1a1m-uniform" ? "time-uniform"

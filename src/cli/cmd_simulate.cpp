@@ -118,10 +118,23 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
   const bool several = schedules.size() > 1;
   for (const Result& r : results)
     if (r.built) write_pictures(o, r.built->graph, r.timeline, r.built->schedule, several);
+  // The scenario's mapping against its GPU's memory (docs/cost-model.md, "Memory"), said, never hidden.
+  const double memory = run.memory_bytes_per_gpu();
+  const bool fits = run.fits_in_memory();
+  if (!fits)
+    context.err << fmt::format(
+        "moeplan: note: {} needs {:.1f} GiB per GPU, more than the {:.0f} GiB GPU holds less its 10% reserve: these "
+        "times are for a run that would not fit\n",
+        run.spec().name, memory / (1024.0 * 1024 * 1024), run.spec().cluster.gpu.memory_bytes / (1024.0 * 1024 * 1024));
   if (o.json) {
     // One object for one schedule; an array for --schedule all (CLI.md).
     io::Json::Array list;
-    for (const Result& r : results) list.push_back(evaluation_to_json(run.spec().name, r.evaluation));
+    for (const Result& r : results) {
+      io::Json entry = evaluation_to_json(run.spec().name, r.evaluation);
+      entry.set("memory_bytes_per_gpu", memory);
+      entry.set("fits", fits);
+      list.push_back(std::move(entry));
+    }
     context.out << (requested != "all" ? list.front() : io::Json(std::move(list))).dump() << '\n';
     return;
   }

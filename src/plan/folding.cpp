@@ -95,6 +95,49 @@ double params_per_gpu(const model::ModelSpec& m, const FoldingConfig& c) {
   return h.dense + h.expert;
 }
 
+double memory_per_gpu(const model::ScenarioSpec& s, const FoldingConfig& c) {
+  const model::ModelSpec& m = s.model;
+  const HeldParams held = held_params(m, c);
+  const double b = as_double(m.dtype_bytes);
+  const double d = as_double(m.d_model);
+  const double seq = as_double(s.workload.seq_len);
+  const double tokens_local = as_double(c.micro_batch) * seq / as_double(c.cp);
+  const std::int64_t micro_batches = s.workload.global_batch_size / (c.micro_batch * c.dp);
+  const double layers_per_stage = as_double(m.num_layers) / as_double(c.pp);
+  // Memory: bf16 weights (2 B) and fp32 gradients (4 B) per parameter held; fp32
+  // master weights and Adam moments (12 B) sharded by the distributed optimizer
+  // over the groups that reduce them: dp x cp (dense) and edp (experts).
+  double bytes = (held.dense + held.expert) * (b + 4.0) + held.dense * 12.0 / as_double(c.dp * c.cp) +
+                 held.expert * 12.0 / as_double(c.edp);
+  // Activations (Korthikanti et al. 2023, selective recompute, flash attention):
+  // 34 s b h bytes per layer at 2-byte elements, / (tp x cp); the MoE part
+  // scales with the tokens the experts see (top-k x capacity) and their width.
+  // Shared experts are MLPs on every token, split over tp like attention.
+  const double dense_part = 34.0 * tokens_local * d / as_double(c.tp) * (b / 2.0);
+  const double mlp_share = 19.0 / 34.0;  // of the 34: the 4h MLP's share (Korthikanti Table 2)
+  const double moe_scale = as_double(m.moe.top_k) * m.moe.capacity_factor.value_or(1.0) *
+                           as_double(m.moe.expert_ffn_hidden) / (4.0 * d) * as_double(c.tp) / as_double(c.etp);
+  const double shared_scale = as_double(m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden) / (4.0 * d);
+  double per_layer = dense_part * ((1.0 - mlp_share) + mlp_share * (moe_scale + shared_scale));
+  // Recomputation (Korthikanti et al. 2023): none adds the attention scores
+  // 5 a s / h per 34 (no flash attention); full keeps each layer's input only
+  // (2 s b h / tp) and recomputes one layer at a time.
+  if (s.schedule.recompute == "none")
+    per_layer *= 1.0 + 5.0 * as_double(m.num_heads) * seq / as_double(c.cp) / d / 34.0;
+  const double full_layer = per_layer;
+  if (s.schedule.recompute == "full") per_layer = 2.0 * tokens_local * d / as_double(c.tp) * (b / 2.0);
+  // 1F1B keeps pp micro-batches in flight on the first stage; interleaving adds (pp - 1) / (pp vpp).
+  const double in_flight = std::min(as_double(c.pp), as_double(micro_batches)) *
+                           (c.vpp > 1 ? 1.0 + (as_double(c.pp) - 1.0) / (as_double(c.pp) * as_double(c.vpp)) : 1.0);
+  bytes += per_layer * layers_per_stage * in_flight;
+  if (s.schedule.recompute == "full") bytes += full_layer;  // the layer being recomputed
+  return bytes;
+}
+
+bool fits_in_memory(const model::ScenarioSpec& s, double bytes, const MemoryModel& mem) {
+  return bytes <= s.cluster.gpu.memory_bytes * (1.0 - mem.reserve_fraction);
+}
+
 FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel& costs, const FoldingConfig& in,
                             const MemoryModel& mem, FoldingTrace* trace) {
   const model::ModelSpec& m = s.model;
@@ -205,35 +248,8 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
                                                                    : s.cluster.gpu.peak_flops_per_s_fp16;
   const double peak = m.dtype_bytes == 4 ? s.cluster.gpu.peak_flops_per_s_fp32 : half_peak;
   out.mfu = model_flops / (out.iteration_ms / 1e3 * as_double(world) * peak);
-  // Memory: bf16 weights (2 B) and fp32 gradients (4 B) per parameter held; fp32
-  // master weights and Adam moments (12 B) sharded by the distributed optimizer
-  // over the groups that reduce them: dp x cp (dense) and edp (experts).
-  double bytes = (held.dense + held.expert) * (b + 4.0) + held.dense * 12.0 / as_double(c.dp * c.cp) +
-                 held.expert * 12.0 / as_double(c.edp);
-  // Activations (Korthikanti et al. 2023, selective recompute, flash attention):
-  // 34 s b h bytes per layer at 2-byte elements, / (tp x cp); the MoE part
-  // scales with the tokens the experts see (top-k x capacity) and their width.
-  // Shared experts are MLPs on every token, split over tp like attention.
-  const double dense_part = 34.0 * tokens_local * d / as_double(c.tp) * (b / 2.0);
-  const double mlp_share = 19.0 / 34.0;  // of the 34: the 4h MLP's share (Korthikanti Table 2)
-  const double moe_scale = as_double(m.moe.top_k) * m.moe.capacity_factor.value_or(1.0) *
-                           as_double(m.moe.expert_ffn_hidden) / (4.0 * d) * as_double(c.tp) / as_double(c.etp);
-  const double shared_scale = as_double(m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden) / (4.0 * d);
-  double per_layer = dense_part * ((1.0 - mlp_share) + mlp_share * (moe_scale + shared_scale));
-  // Recomputation (Korthikanti et al. 2023): none adds the attention scores
-  // 5 a s / h per 34 (no flash attention); full keeps each layer's input only
-  // (2 s b h / tp) and recomputes one layer at a time.
-  if (s.schedule.recompute == "none")
-    per_layer *= 1.0 + 5.0 * as_double(m.num_heads) * seq / as_double(c.cp) / d / 34.0;
-  const double full_layer = per_layer;
-  if (s.schedule.recompute == "full") per_layer = 2.0 * tokens_local * d / as_double(c.tp) * (b / 2.0);
-  // 1F1B keeps pp micro-batches in flight on the first stage; interleaving adds (pp - 1) / (pp vpp).
-  const double in_flight = std::min(as_double(c.pp), as_double(micro_batches)) *
-                           (c.vpp > 1 ? 1.0 + (as_double(c.pp) - 1.0) / (as_double(c.pp) * as_double(c.vpp)) : 1.0);
-  bytes += per_layer * layers_per_stage * in_flight;
-  if (s.schedule.recompute == "full") bytes += full_layer;  // the layer being recomputed
-  out.memory_bytes_per_gpu = bytes;
-  out.fits = bytes <= s.cluster.gpu.memory_bytes * (1.0 - mem.reserve_fraction);
+  out.memory_bytes_per_gpu = memory_per_gpu(s, c);
+  out.fits = fits_in_memory(s, out.memory_bytes_per_gpu, mem);
   if (trace != nullptr) *trace = FoldingTrace{std::move(built), std::move(tl)};
   check_plausible(out);
   return out;

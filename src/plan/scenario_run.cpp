@@ -88,6 +88,12 @@ sched::BuiltSchedule ScenarioRun::build(const std::string& schedule, std::option
   return sched::build_foldmoe(s, *costs_, knobs);
 }
 
+double ScenarioRun::memory_bytes_per_gpu() const {
+  return memory_per_gpu(spec_, FoldingConfig::from(spec_.parallel, spec_.workload.micro_batch_size));
+}
+
+bool ScenarioRun::fits_in_memory() const { return plan::fits_in_memory(spec_, memory_bytes_per_gpu()); }
+
 FoldingResult ScenarioRun::price_own_mapping(FoldingTrace* trace) const {
   if (spec_.schedule.family != "folding")
     throw Error(ErrorKind::Input, "only folding scenarios price a mapping", "schedule.family");

@@ -85,4 +85,13 @@ HeldParams held_params(const model::ModelSpec& model, const FoldingConfig& c);
 /// held_params(model, c).dense + .expert.
 double params_per_gpu(const model::ModelSpec& model, const FoldingConfig& c);
 
+/// Bytes one GPU of the first pipeline stage holds for mapping c: weights,
+/// gradients, the distributed optimizer's shard and activations
+/// (docs/cost-model.md, "Memory"). The same model for every family: a plan
+/// of any family is checked against the GPU's memory with it.
+double memory_per_gpu(const model::ScenarioSpec& scenario, const FoldingConfig& c);
+
+/// Whether `bytes` fit in the scenario's GPU less the model's reserve.
+bool fits_in_memory(const model::ScenarioSpec& scenario, double bytes, const MemoryModel& memory = {});
+
 }  // namespace moeplan::plan

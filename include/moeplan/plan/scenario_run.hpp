@@ -53,6 +53,11 @@ class ScenarioRun {
   /// FSMoE's closed-form plan (degrees, gradient partition), computed once.
   const FsMoePlan& fsmoe_plan() const;
 
+  /// Bytes per GPU the scenario's own mapping needs (plan::memory_per_gpu), and
+  /// whether they fit in its GPU: the same memory model for every family.
+  double memory_bytes_per_gpu() const;
+  bool fits_in_memory() const;
+
   /// Folding: the scenario's own mapping, priced as the planner prices every
   /// mapping, with its pipeline's graph and timeline when asked.
   FoldingResult price_own_mapping(FoldingTrace* trace = nullptr) const;

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <moeplan/plan/scenario_run.hpp>
 #include <moeplan/core/error.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/model/validate.hpp>
@@ -295,4 +296,16 @@ TEST_CASE("plan::price_mapping: recomputation trades memory", "[plan][folding]")
   };
   CHECK(memory("full") < memory("selective"));
   CHECK(memory("selective") < memory("none"));
+}
+
+TEST_CASE("every family's memory check is the folding planner's memory model", "[plan][memory]") {
+  // Second formulation: the folding planner prices the scenario's own mapping,
+  // memory included; ScenarioRun's check (used by simulate and plan of every
+  // family) must give the same bytes and the same verdict.
+  const moeplan::plan::ScenarioRun run(moeplan::io::load_scenario("folding-mixtral-8x22b-128"));
+  const moeplan::plan::FoldingResult priced = run.price_own_mapping();
+  CHECK(run.memory_bytes_per_gpu() == Approx(priced.memory_bytes_per_gpu).epsilon(1e-12));
+  CHECK(run.fits_in_memory() == priced.fits);
+  // 72.7 GiB on an 80 GiB H100 less its 10% reserve (72 GiB): does not fit.
+  CHECK_FALSE(run.fits_in_memory());
 }
