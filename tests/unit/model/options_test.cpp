@@ -75,3 +75,11 @@ TEST_CASE("an override replaces the model's alternative to it", "[model][options
   CHECK(one.model.num_moe_layers() == 1);
   CHECK(one.model.moe_layer[1]);
 }
+
+TEST_CASE("model::option_schema_path writes every index as [*]", "[model][options]") {
+  using moeplan::model::option_schema_path;
+  CHECK(option_schema_path("profile.costs[12].alpha_ms") == "profile.costs[*].alpha_ms");
+  CHECK(option_schema_path("profile.costs[*].alpha_ms") == "profile.costs[*].alpha_ms");
+  CHECK(option_schema_path("a[0].b[3]") == "a[*].b[*]");
+  CHECK(option_schema_path("a[x].b[]") == "a[x].b[]");  // not indices: kept
+}
