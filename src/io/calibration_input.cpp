@@ -126,6 +126,8 @@ std::vector<model::TimingSample> read_timing_csv(const std::string& file, const 
 std::vector<model::TimingSample> read_nccl_tests(const std::string& file, const std::string& text,
                                                  const NcclTestsOptions& options) {
   std::optional<model::OpClass> op = options.op;
+  if (op && is_compute(*op))
+    fail(file, 1, 1, "op", fmt::format("nccl-tests times collectives, not {}", model::to_string(*op)));
   if (!op) op = op_from_name(std::filesystem::path(file).filename().string());
   std::map<std::string, std::int64_t> hosts;  // ranks per host name
   std::int64_t ranks = 0;
@@ -176,9 +178,10 @@ std::vector<model::TimingSample> read_nccl_tests(const std::string& file, const 
   if (group < 1) fail(file, 1, 1, "group", "no '#  Rank' lines to count the ranks; pass --group");
   const model::LinkClass link =
       options.link.value_or(hosts.size() > 1 ? model::LinkClass::Inter : model::LinkClass::Intra);
-  // The most ranks any host ran tells how the group sat on nodes.
+  // The most ranks any host ran tells how the group sat on nodes, unless a
+  // given link says otherwise (containers can share one host name).
   std::optional<std::int64_t> ranks_per_node;
-  if (!options.group && !hosts.empty()) {
+  if (!options.group && !hosts.empty() && (link == model::LinkClass::Inter) == (hosts.size() > 1)) {
     ranks_per_node = 0;
     for (const auto& [host, count] : hosts) ranks_per_node = std::max(*ranks_per_node, count);
   }

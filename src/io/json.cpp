@@ -1,5 +1,6 @@
 #include <moeplan/io/json.hpp>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
@@ -288,11 +289,15 @@ class JsonParser {
     if (token.empty() || token == "-") fail("expected a value");
     char* end = nullptr;
     if (integral) {
+      // Beyond int64 strtoll saturates: such integers are read as doubles instead.
+      errno = 0;
       const long long v = std::strtoll(token.c_str(), &end, 10);
-      if (*end == '\0') return Json(static_cast<std::int64_t>(v));
+      if (*end == '\0' && errno != ERANGE) return Json(static_cast<std::int64_t>(v));
     }
     const double d = std::strtod(token.c_str(), &end);
     if (*end != '\0') fail("malformed number");
+    // Infinity has no JSON form: dump() would write it as null.
+    if (!std::isfinite(d)) fail("number out of range");
     return Json(d);
   }
 

@@ -53,11 +53,11 @@ const SourceLocation kCommandLine{"--set", 0, 0};
 
 SourceLocation file_only(const std::string& path) { return SourceLocation{path, 0, 0}; }
 
-// Parses a file, converts and validates; errors are located in that file.
+// Parses a file's text, converts and validates; errors are located in that file.
 template <typename Message, typename Spec>
-Spec load_checked(const std::string& path, Message& message, LocationIndex& index,
+Spec load_checked(const std::string& path, const std::string& text, Message& message, LocationIndex& index,
                   const std::function<Spec(const Message&)>& convert) {
-  index = parse_text_proto(path, read_text_file(path), message);
+  index = parse_text_proto(path, text, message);
   try {
     return convert(message);
   } catch (const Error& e) {
@@ -110,7 +110,7 @@ void resolve_reference(FileKind kind, const std::string& part, std::string ref,
   }
   Message message;
   LocationIndex index;
-  load_checked<Message, int>(path, message, index, [&](const Message& m) {
+  load_checked<Message, int>(path, read_text_file(path), message, index, [&](const Message& m) {
     check(m);
     return 0;
   });
@@ -186,32 +186,51 @@ Override parse_override(const std::string& text) {
 }
 
 model::ModelSpec load_model(const std::string& name_or_path) {
-  pb::Model message;
-  LocationIndex index;
-  return load_checked<pb::Model, model::ModelSpec>(resolve_path(FileKind::Model, name_or_path), message, index,
-                                                   convert_and_validate<model::ModelSpec, pb::Model>);
+  const std::string path = resolve_path(FileKind::Model, name_or_path);
+  return load_model_text(path, read_text_file(path));
 }
 
 model::ClusterSpec load_cluster(const std::string& name_or_path) {
-  pb::Cluster message;
-  LocationIndex index;
-  return load_checked<pb::Cluster, model::ClusterSpec>(resolve_path(FileKind::Cluster, name_or_path), message, index,
-                                                       convert_and_validate<model::ClusterSpec, pb::Cluster>);
+  const std::string path = resolve_path(FileKind::Cluster, name_or_path);
+  return load_cluster_text(path, read_text_file(path));
 }
 
 model::CostProfileSpec load_profile(const std::string& name_or_path) {
-  pb::CostProfile message;
-  LocationIndex index;
-  return load_checked<pb::CostProfile, model::CostProfileSpec>(
-      resolve_path(FileKind::Profile, name_or_path), message, index,
-      convert_and_validate<model::CostProfileSpec, pb::CostProfile>);
+  const std::string path = resolve_path(FileKind::Profile, name_or_path);
+  return load_profile_text(path, read_text_file(path));
 }
 
 model::ScenarioSpec load_scenario(const std::string& name_or_path, const std::vector<Override>& overrides) {
   const std::string path = resolve_path(FileKind::Scenario, name_or_path);
+  return load_scenario_text(path, read_text_file(path), overrides);
+}
+
+model::ModelSpec load_model_text(const std::string& path, const std::string& text) {
+  pb::Model message;
+  LocationIndex index;
+  return load_checked<pb::Model, model::ModelSpec>(path, text, message, index,
+                                                   convert_and_validate<model::ModelSpec, pb::Model>);
+}
+
+model::ClusterSpec load_cluster_text(const std::string& path, const std::string& text) {
+  pb::Cluster message;
+  LocationIndex index;
+  return load_checked<pb::Cluster, model::ClusterSpec>(path, text, message, index,
+                                                       convert_and_validate<model::ClusterSpec, pb::Cluster>);
+}
+
+model::CostProfileSpec load_profile_text(const std::string& path, const std::string& text) {
+  pb::CostProfile message;
+  LocationIndex index;
+  return load_checked<pb::CostProfile, model::CostProfileSpec>(
+      path, text, message, index, convert_and_validate<model::CostProfileSpec, pb::CostProfile>);
+}
+
+model::ScenarioSpec load_scenario_text(const std::string& path, const std::string& text,
+                                       const std::vector<Override>& overrides) {
   pb::Scenario scenario;
   ScenarioSources sources;
-  sources.scenario = parse_text_proto(path, read_text_file(path), scenario);
+  sources.scenario = parse_text_proto(path, text, scenario);
   for (const Override& o : overrides)
     if (is_reference_override(o)) {
       set_scalar_field(scenario, o.field, o.value);
@@ -276,6 +295,10 @@ std::string resolve_any_path(const std::string& name_or_path) {
 
 namespace {
 
+// The grid is expanded in memory, and every point is a simulation: a few axes
+// of many values must be refused rather than expanded.
+constexpr std::size_t kMaxSweepPoints = 65536;
+
 std::vector<Override> axis_value_overrides(const std::string& field, const std::string& value) {
   if (value.find('=') == std::string::npos) return {Override{field, value}};
   std::vector<Override> out;
@@ -293,8 +316,12 @@ std::vector<Override> axis_value_overrides(const std::string& field, const std::
 
 LoadedSweep load_sweep(const std::string& name_or_path) {
   const std::string path = resolve_path(FileKind::Sweep, name_or_path);
+  return load_sweep_text(path, read_text_file(path));
+}
+
+LoadedSweep load_sweep_text(const std::string& path, const std::string& text) {
   pb::Sweep sweep;
-  const LocationIndex index = parse_text_proto(path, read_text_file(path), sweep);
+  const LocationIndex index = parse_text_proto(path, text, sweep);
   LoadedSweep out;
   out.name = sweep.name();
   if (sweep.scenarios_size() == 0)
@@ -339,6 +366,13 @@ LoadedSweep load_sweep(const std::string& name_or_path) {
         axes.push_back(&axis);
         axis_index.push_back(a);
       }
+    }
+    std::size_t points = 1;
+    for (const pb::SweepAxis* axis : axes) {
+      points *= static_cast<std::size_t>(axis->values_size());
+      if (out.points.size() + points > kMaxSweepPoints)
+        throw Error(ErrorKind::Input, fmt::format("the grid has more than {} points", kMaxSweepPoints), "axes",
+                    index.find("axes"));
     }
     // Odometer over the applicable axes, last axis fastest.
     std::vector<int> digit(axes.size(), 0);

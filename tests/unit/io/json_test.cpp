@@ -37,3 +37,17 @@ TEST_CASE("io::Json rejects malformed documents", "[io]") {
   }
   CHECK_THROWS_AS(Json::parse(std::string(10000, '[')), moeplan::Error);  // depth bound, no stack overflow
 }
+
+TEST_CASE("io::Json refuses numbers beyond the double range", "[io]") {
+  // Found by fuzz_json: 9223372036854771e308 read as infinity, which dump() writes as null.
+  CHECK_THROWS_WITH(Json::parse("[9223372036854771e308]"), Catch::Contains("out of range"));
+  CHECK_THROWS_WITH(Json::parse("-1e309"), Catch::Contains("out of range"));
+  CHECK(Json::parse("1e-400").as_number() == 0.0);  // underflow to zero is still the nearest double
+}
+
+TEST_CASE("io::Json reads integers beyond int64 as doubles", "[io]") {
+  // strtoll saturates: 2^64 read as the integer 2^63 - 1 before.
+  CHECK(Json::parse("18446744073709551616").as_number() == 18446744073709551616.0);
+  CHECK(Json::parse("-18446744073709551616").as_number() == -18446744073709551616.0);
+  CHECK(Json::parse("9223372036854775807").dump() == "9223372036854775807");
+}
