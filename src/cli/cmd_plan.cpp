@@ -8,10 +8,12 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/io/atomic_file.hpp>
+#include <moeplan/io/loader.hpp>
 #include <moeplan/io/plan_writer.hpp>
 #include <moeplan/plan/flowmoe_planner.hpp>
 #include <moeplan/plan/folding.hpp>
 #include <moeplan/plan/foldmoe_planner.hpp>
+#include <moeplan/plan/scenario_run.hpp>
 #include <moeplan/plan/sweep.hpp>
 
 #include "cli_context.hpp"
@@ -25,6 +27,7 @@ struct PlanOptions {
   std::string schedule = "all";
   std::vector<std::string> sets;
   std::string output;
+  unsigned threads = 0;
   bool json = false;
 };
 
@@ -47,12 +50,11 @@ void write_plan_file(const std::string& output, const model::PlanSpec& spec) {
 }
 
 // FSMoE: the closed-form degrees and gradient partition, and the six schedules on the engine.
-void run_fsmoe_plan(const PlanOptions& o, const RunnableScenario& run, const std::vector<std::string>& schedules,
+void run_fsmoe_plan(const PlanOptions& o, const plan::ScenarioRun& run, const std::vector<std::string>& schedules,
                     CliContext& context) {
-  const plan::FsMoePlan& p = run.fsmoe_plan();
-  std::vector<plan::Evaluation> evaluations;
-  for (const std::string& name : plan::family_schedules("fsmoe"))
-    evaluations.push_back(plan::evaluate(build_schedule(run, name, 0)));
+  const plan::FsMoePlan p = plan::plan_fsmoe(run.spec(), run.costs(), plan::family_schedules("fsmoe"),
+                                             thread_count(o.threads));
+  const std::vector<plan::Evaluation>& evaluations = p.schedules;
   auto find = [&](const std::string& name) -> const plan::Evaluation& {
     for (const plan::Evaluation& e : evaluations)
       if (e.schedule == name) return e;
@@ -65,7 +67,7 @@ void run_fsmoe_plan(const PlanOptions& o, const RunnableScenario& run, const std
       best = &e;
   const double none_ms = find("none").iteration_ms;
   const double tutel_ms = find("tutel").iteration_ms;
-  model::PlanSpec spec = plan_header(run.spec.name, best->schedule, best->iteration_ms, none_ms);
+  model::PlanSpec spec = plan_header(run.spec().name, best->schedule, best->iteration_ms, none_ms);
   // FSMoE's own knobs (the degrees and partition its closed forms choose).
   spec.knobs.degree_forward = p.degrees.forward.r;
   spec.knobs.degree_backward = p.degrees.backward.r;
@@ -123,10 +125,10 @@ void run_fsmoe_plan(const PlanOptions& o, const RunnableScenario& run, const std
 }
 
 // FlowMoE: R jointly with Sp (Bayesian optimisation), every schedule at its best knobs.
-void run_flowmoe_plan(const PlanOptions& o, const RunnableScenario& run, const std::vector<std::string>& schedules,
+void run_flowmoe_plan(const PlanOptions& o, const plan::ScenarioRun& run, const std::vector<std::string>& schedules,
                       CliContext& context) {
   const std::vector<std::string>& all = plan::family_schedules("flowmoe");
-  const plan::FlowMoePlan p = plan::plan_flowmoe(run.spec, *run.costs, all);
+  const plan::FlowMoePlan p = plan::plan_flowmoe(run.spec(), run.costs(), all, {}, thread_count(o.threads));
   auto index_of = [&](const std::string& name) {
     return static_cast<std::size_t>(std::find(all.begin(), all.end(), name) - all.begin());
   };
@@ -138,7 +140,7 @@ void run_flowmoe_plan(const PlanOptions& o, const RunnableScenario& run, const s
   const plan::FlowMoeChoice& chosen = p.schedules[best];
   const double none_ms = p.schedules[index_of("none")].best.iteration_ms;
   const double tutel_ms = p.schedules[index_of("tutel")].best.iteration_ms;
-  model::PlanSpec spec = plan_header(run.spec.name, chosen.best.schedule, chosen.best.iteration_ms, none_ms);
+  model::PlanSpec spec = plan_header(run.spec().name, chosen.best.schedule, chosen.best.iteration_ms, none_ms);
   spec.knobs.degree = chosen.best.degree;
   if (chosen.ar_chunk_bytes > 0) spec.knobs.ar_chunk_bytes = chosen.ar_chunk_bytes;
   write_plan_file(o.output, spec);
@@ -210,15 +212,20 @@ io::Json folding_json(const plan::FoldingResult& r) {
 }
 
 // MoE Parallel Folding: the best folded and coupled mappings that fit in memory.
-void run_folding_plan(const PlanOptions& o, const RunnableScenario& run, CliContext& context) {
-  const std::vector<plan::FoldingResult> folded = plan::search_mappings(run.spec, *run.costs, "folded", 2);
-  const std::vector<plan::FoldingResult> coupled = plan::search_mappings(run.spec, *run.costs, "coupled", 2);
+void run_folding_plan(const PlanOptions& o, const plan::ScenarioRun& run, CliContext& context) {
+  if (o.schedule != "all")
+    throw Error(ErrorKind::Input,
+                "--schedule: a folding scenario has no overlap schedule (the option applies to foldmoe, fsmoe and "
+                "flowmoe scenarios); plan searches its mappings");
+  const unsigned threads = thread_count(o.threads);
+  const std::vector<plan::FoldingResult> folded = plan::search_mappings(run.spec(), run.costs(), "folded", threads);
+  const std::vector<plan::FoldingResult> coupled = plan::search_mappings(run.spec(), run.costs(), "coupled", threads);
   if (folded.empty() || !folded.front().fits)
-    throw Error(ErrorKind::Runtime, fmt::format("no mapping of {} fits in GPU memory", run.spec.name));
+    throw Error(ErrorKind::Runtime, fmt::format("no mapping of {} fits in GPU memory", run.spec().name));
   const plan::FoldingResult& best = folded.front();
   const bool coupled_fits = !coupled.empty() && coupled.front().fits;
   model::PlanSpec spec =
-      plan_header(run.spec.name, "folded", best.iteration_ms, coupled_fits ? coupled.front().iteration_ms : 0.0);
+      plan_header(run.spec().name, "folded", best.iteration_ms, coupled_fits ? coupled.front().iteration_ms : 0.0);
   spec.knobs.parallelism = best.config.parallel_spec();
   write_plan_file(o.output, spec);
   if (o.json) {
@@ -254,35 +261,33 @@ void run_folding_plan(const PlanOptions& o, const RunnableScenario& run, CliCont
 }
 
 void run_plan(const PlanOptions& o, CliContext& context) {
-  const RunnableScenario run = load_runnable(o.scenario, o.sets);
-  if (run.spec.schedule.family == "folding") {
+  const plan::ScenarioRun run(io::load_scenario(o.scenario, parse_overrides(o.sets)));
+  if (run.spec().schedule.family == "folding") {
     run_folding_plan(o, run, context);
     return;
   }
-  if (run.spec.schedule.family == "flowmoe") {
-    run_flowmoe_plan(o, run, chosen_schedules(run.spec, o.schedule), context);
+  std::vector<std::string> schedules;
+  for (const plan::RequestedSchedule& r : run.schedules(o.schedule)) {
+    if (r.skipped_because) {
+      context.err << fmt::format("moeplan: note: {} skipped: {}\n", r.name, *r.skipped_because);
+      continue;
+    }
+    schedules.push_back(r.name);
+  }
+  if (run.spec().schedule.family == "flowmoe") {
+    run_flowmoe_plan(o, run, schedules, context);
     return;
   }
-  if (run.spec.schedule.family == "fsmoe") {
-    run_fsmoe_plan(o, run, chosen_schedules(run.spec, o.schedule), context);
+  if (run.spec().schedule.family == "fsmoe") {
+    run_fsmoe_plan(o, run, schedules, context);
     return;
   }
-  std::vector<std::string> schedules = chosen_schedules(run.spec, o.schedule);
   // The baselines are always evaluated so speed-ups can be reported.
   std::vector<std::string> searched{"none", "tutel"};
   for (const std::string& s : schedules)
     if (s != "none" && s != "tutel") searched.push_back(s);
-  const std::int64_t max_degree = run.spec.schedule.degree.value_or(32);
-  plan::FoldMoePlan result = plan::plan_foldmoe(run.spec, *run.costs, searched, max_degree);
-  if (run.spec.schedule.degree) {
-    // The scenario fixes d: evaluate exactly that degree (none stays at 1).
-    for (plan::ScheduleChoice& c : result.schedules)
-      if (c.best.schedule != "none") {
-        const sched::BuiltSchedule built = build_schedule(run, c.best.schedule, *run.spec.schedule.degree);
-        c.best = plan::evaluate(built);
-        c.slicing_tokens = built.slicing_tokens;
-      }
-  }
+  const plan::FoldMoePlan result =
+      plan::plan_foldmoe(run.spec(), run.costs(), searched, 32, thread_count(o.threads));
   // The best among the requested schedules.
   std::size_t best = result.schedules.size();
   for (std::size_t i = 0; i < result.schedules.size(); ++i) {
@@ -295,7 +300,7 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   const plan::ScheduleChoice& chosen = result.schedules[best];
   const double none_ms = result.schedules[0].best.iteration_ms;
   const double tutel_ms = result.schedules[1].best.iteration_ms;
-  model::PlanSpec spec = plan_header(run.spec.name, chosen.best.schedule, chosen.best.iteration_ms, none_ms);
+  model::PlanSpec spec = plan_header(run.spec().name, chosen.best.schedule, chosen.best.iteration_ms, none_ms);
   spec.knobs.degree = chosen.best.degree;
   spec.knobs.slicing_tokens = chosen.slicing_tokens;
   write_plan_file(o.output, spec);
@@ -350,6 +355,7 @@ void add_plan_command(CLI::App& app, CliContext& context) {
   cmd->add_option("--schedule", o->schedule, "A schedule name, or all (default)");
   cmd->add_option("--set", o->sets, "Override a scalar field: field.path=value (repeatable)");
   cmd->add_option("-o,--output", o->output, "Write the plan (text format, or JSON for a .json name)");
+  add_threads_option(cmd, o->threads);
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o, &context] { run_plan(*o, context); });
 }

@@ -1,15 +1,18 @@
 // moeplan simulate SCENARIO [--schedule NAME|all] [--degree N] [--set k=v]...
-//                  [--trace F.json] [--svg F.svg] [--json]
+//                  [--trace F.json] [--svg F.svg] [--threads N] [--json]
 
+#include <optional>
 #include <ostream>
 
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/core/parallel.hpp>
 #include <moeplan/io/atomic_file.hpp>
 #include <moeplan/io/json.hpp>
+#include <moeplan/io/loader.hpp>
 #include <moeplan/io/timeline_writer.hpp>
-#include <moeplan/plan/folding.hpp>
+#include <moeplan/plan/scenario_run.hpp>
 
 #include "cli_context.hpp"
 #include "scenario_support.hpp"
@@ -20,10 +23,11 @@ namespace {
 struct SimulateOptions {
   std::string scenario;
   std::string schedule;
-  std::int64_t degree = 0;
+  std::optional<std::int64_t> degree;
   std::vector<std::string> sets;
   std::string trace;
   std::string svg;
+  unsigned threads = 0;
   bool json = false;
 };
 
@@ -36,64 +40,97 @@ std::string output_name(const std::string& path, const std::string& schedule, bo
   return path.substr(0, dot) + "." + schedule + path.substr(dot);
 }
 
-// A folding scenario: its own mapping, priced as the planner prices every mapping.
-void run_folding_simulate(const SimulateOptions& o, const RunnableScenario& run, CliContext& context) {
-  const plan::FoldingResult r = plan::price_mapping(
-      run.spec, *run.costs, plan::FoldingConfig::from(run.spec.parallel, run.spec.workload.micro_batch_size));
+void write_pictures(const SimulateOptions& o, const dag::TaskGraph& graph, const sim::Timeline& timeline,
+                    const std::string& schedule, bool several) {
+  if (!o.trace.empty())
+    io::write_file_atomic(output_name(o.trace, schedule, several), io::ChromeTraceWriter().write(graph, timeline));
+  if (!o.svg.empty())
+    io::write_file_atomic(output_name(o.svg, schedule, several), io::SvgGanttWriter().write(graph, timeline));
+}
+
+// A folding scenario: its own mapping, priced as the planner prices every
+// mapping; the trace shows its pipeline (one process per stage).
+void run_folding_simulate(const SimulateOptions& o, const plan::ScenarioRun& run, CliContext& context) {
+  // Options that choose an overlap schedule cannot act on a folding scenario.
+  if (!o.schedule.empty())
+    throw Error(ErrorKind::Input,
+                "--schedule: a folding scenario has no overlap schedule (the option applies to foldmoe, fsmoe and "
+                "flowmoe scenarios); its pipeline follows parallelism.pp and parallelism.vpp");
+  if (o.degree)
+    throw Error(ErrorKind::Input,
+                "--degree: applies to foldmoe, fsmoe and flowmoe scenarios; a folding scenario's pipeline degree is "
+                "parallelism.pp");
+  plan::FoldingTrace trace;
+  const plan::FoldingResult r = run.price_own_mapping(&trace);
+  write_pictures(o, trace.built.graph, trace.timeline, trace.built.schedule, false);
   io::Json j = io::Json::object();
-  j.set("scenario", run.spec.name);
-  j.set("schedule", "1f1b");
+  j.set("scenario", run.spec().name);
+  j.set("schedule", trace.built.schedule);
   j.set("degree", r.config.pp);
   j.set("iteration_ms", r.iteration_ms);
   j.set("mfu", r.mfu);
   j.set("memory_bytes_per_gpu", r.memory_bytes_per_gpu);
   j.set("fits", r.fits);
   j.set("bubble_ms", r.breakdown.pp_bubble_ms);
+  j.set("tasks", static_cast<std::int64_t>(trace.built.graph.size()));
   if (o.json) {
     context.out << j.dump() << '\n';
     return;
   }
-  context.out << fmt::format("{}: {:.1f} ms per iteration, MFU {:.1f}%, {:.1f} GiB per GPU{}\n", run.spec.name,
+  context.out << fmt::format("{}: {:.1f} ms per iteration, MFU {:.1f}%, {:.1f} GiB per GPU{}\n", run.spec().name,
                              r.iteration_ms, 100 * r.mfu, r.memory_bytes_per_gpu / (1024.0 * 1024 * 1024),
                              r.fits ? "" : " (does not fit)");
 }
 
 void run_simulate(const SimulateOptions& o, CliContext& context) {
-  const RunnableScenario run = load_runnable(o.scenario, o.sets);
-  if (run.spec.schedule.family == "folding") {
+  const plan::ScenarioRun run(io::load_scenario(o.scenario, parse_overrides(o.sets)));
+  if (run.spec().schedule.family == "folding") {
     run_folding_simulate(o, run, context);
     return;
   }
-  const std::string requested = o.schedule.empty() ? run.spec.schedule.name : o.schedule;
-  const std::vector<std::string> schedules = chosen_schedules(run.spec, requested);
-  // Degree: --degree, else the scenario's; otherwise FoldMoE uses 4 (its search
-  // covers 2..16) and FSMoE its planned per-phase degrees.
-  if (o.degree < 0) throw Error(ErrorKind::Input, "--degree: must be positive");
-  const std::int64_t degree = o.degree > 0 ? o.degree : run.spec.schedule.degree.value_or(0);
-  std::vector<io::Json> results;
-  for (const std::string& schedule : schedules) {
-    const sched::BuiltSchedule built = build_schedule(run, schedule, degree);
-    const sim::Timeline timeline = sim::simulate(built.graph);
-    const plan::Evaluation e = plan::evaluate(built, timeline);
-    const bool several = schedules.size() > 1;
-    if (!o.trace.empty())
-      io::write_file_atomic(output_name(o.trace, schedule, several),
-                            io::ChromeTraceWriter().write(built.graph, timeline));
-    if (!o.svg.empty())
-      io::write_file_atomic(output_name(o.svg, schedule, several), io::SvgGanttWriter().write(built.graph, timeline));
-    results.push_back(evaluation_to_json(run.spec.name, e));
-    if (!o.json)
-      context.out << fmt::format(
-          "{:<14} d={:<3} iteration {:9.3f} ms  forward {:9.3f}  backward {:9.3f}  exposed comm "
-          "{:8.3f}  bubbles {:8.3f}  tasks {}\n",
-          e.schedule, e.degree, e.iteration_ms, e.forward_ms, e.backward_ms, e.exposed_comm_ms, e.bubble_ms, e.tasks);
+  const std::string requested = o.schedule.empty() ? run.spec().schedule.name : o.schedule;
+  std::vector<std::string> schedules;
+  for (const plan::RequestedSchedule& r : run.schedules(requested)) {
+    if (r.skipped_because) {
+      context.err << fmt::format("moeplan: note: {} skipped: {}\n", r.name, *r.skipped_because);
+      continue;
+    }
+    schedules.push_back(r.name);
   }
+  // Every schedule is built and run on its own; results are collected by index,
+  // so the output does not depend on the thread count.
+  struct Result {
+    std::optional<sched::BuiltSchedule> built;
+    sim::Timeline timeline;
+    plan::Evaluation evaluation;
+  };
+  std::vector<Result> results(schedules.size());
+  const bool pictures = !o.trace.empty() || !o.svg.empty();
+  parallel_for(schedules.size(), thread_count(o.threads), [&](std::size_t i) {
+    sched::BuiltSchedule built = run.build(schedules[i], o.degree);
+    sim::Timeline timeline = plan::run_schedule(built);
+    results[i].evaluation = plan::evaluate(built, timeline);
+    if (pictures) {
+      results[i].timeline = std::move(timeline);
+      results[i].built = std::move(built);
+    }
+  });
+  const bool several = schedules.size() > 1;
+  for (const Result& r : results)
+    if (r.built) write_pictures(o, r.built->graph, r.timeline, r.built->schedule, several);
   if (o.json) {
     // One object for one schedule; an array for --schedule all (CLI.md).
-    if (requested != "all")
-      context.out << results.front().dump() << '\n';
-    else
-      context.out << io::Json(io::Json::Array(results)).dump() << '\n';
+    io::Json::Array list;
+    for (const Result& r : results) list.push_back(evaluation_to_json(run.spec().name, r.evaluation));
+    context.out << (requested != "all" ? list.front() : io::Json(std::move(list))).dump() << '\n';
+    return;
+  }
+  for (const Result& r : results) {
+    const plan::Evaluation& e = r.evaluation;
+    context.out << fmt::format(
+        "{:<14} d={:<3} iteration {:9.3f} ms  forward {:9.3f}  backward {:9.3f}  exposed comm "
+        "{:8.3f}  bubbles {:8.3f}  tasks {}\n",
+        e.schedule, e.degree, e.iteration_ms, e.forward_ms, e.backward_ms, e.exposed_comm_ms, e.bubble_ms, e.tasks);
   }
 }
 
@@ -104,10 +141,14 @@ void add_simulate_command(CLI::App& app, CliContext& context) {
   CLI::App* cmd = app.add_subcommand("simulate", "Simulate one training iteration (forward + backward) of a scenario");
   cmd->add_option("scenario", o->scenario, "Scenario (bundled name or path)")->required();
   cmd->add_option("--schedule", o->schedule, "A schedule name, or all (default: the scenario's)");
-  cmd->add_option("--degree", o->degree, "Overlap / pipeline degree (default: the scenario's, else 4)");
+  cmd->add_option("--degree", o->degree,
+                  "Overlap degree: FoldMoE d, FSMoE r (both phases), FlowMoE R (default: the scenario's, else 4, "
+                  "FSMoE's planned degrees, 2)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--set", o->sets, "Override a scalar field: field.path=value (repeatable)");
   cmd->add_option("--trace", o->trace, "Write a Chrome Trace Event JSON (pid = rank, tid = stream)");
   cmd->add_option("--svg", o->svg, "Write an SVG Gantt chart");
+  add_threads_option(cmd, o->threads);
   cmd->add_flag("--json", o->json, "Print JSON: one object, or an array with --schedule all");
   cmd->callback([o, &context] { run_simulate(*o, context); });
 }

@@ -1,5 +1,6 @@
 // moeplan sweep SWEEP [-o F.csv] [--threads N] [--json]
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -13,9 +14,11 @@
 #include <moeplan/io/atomic_file.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
+#include <moeplan/model/families.hpp>
 #include <moeplan/plan/sweep.hpp>
 
 #include "cli_context.hpp"
+#include "scenario_support.hpp"
 
 namespace moeplan::cli {
 namespace {
@@ -52,9 +55,35 @@ struct Mean {
 
 std::string ratio_text(double value) { return std::isfinite(value) ? fmt::format("{:.3f}x", value) : "n/a"; }
 
+// "tp1-cp4-pp8-vpp1-ep8-etp1-mb1", or empty.
+std::string mapping_cell(const plan::PlannedKnobs& k) {
+  if (!k.parallelism) return "";
+  const model::ParallelSpec& p = *k.parallelism;
+  return fmt::format("tp{}-cp{}-pp{}-vpp{}-ep{}-etp{}-mb{}", p.tp, p.cp, p.pp, p.vpp, p.ep, p.etp, k.micro_batch_size);
+}
+
+// Every schedule the sweep names must belong to every base scenario's family:
+// a sweep never runs another family's schedules on a scenario.
+void check_schedules(const io::LoadedSweep& sweep) {
+  std::vector<std::string> seen;
+  for (const io::SweepPoint& point : sweep.points) {
+    if (std::find(seen.begin(), seen.end(), point.scenario) != seen.end()) continue;
+    seen.push_back(point.scenario);
+    const model::ScenarioSpec base = io::load_scenario(point.scenario);
+    const std::vector<std::string>& own = model::family_schedules(base.schedule.family);
+    for (std::size_t i = 0; i < sweep.schedules.size(); ++i)
+      if (std::find(own.begin(), own.end(), sweep.schedules[i]) == own.end())
+        throw Error(ErrorKind::Input,
+                    fmt::format("'{}' is not a schedule of scenario {} (family {}: {})", sweep.schedules[i],
+                                point.scenario, base.schedule.family, model::join_names(own)),
+                    fmt::format("schedules[{}]", i), SourceLocation{sweep.path, 0, 0});
+  }
+}
+
 void run_sweep(const SweepOptions& o, CliContext& context) {
   const io::LoadedSweep sweep = io::load_sweep(o.sweep);
-  const unsigned threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  check_schedules(sweep);
+  const unsigned threads = thread_count(o.threads);
   std::vector<std::vector<plan::PointResult>> results(sweep.points.size());
   const auto start = std::chrono::steady_clock::now();
   parallel_for(sweep.points.size(), threads, [&](std::size_t i) {
@@ -63,7 +92,7 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
     if (!spec.profile)
       throw Error(ErrorKind::Input, fmt::format("scenario '{}' names no cost profile", spec.name), "profile_ref");
     const cost::CostModel costs(*spec.profile);
-    results[i] = plan::evaluate_point(spec, costs, sweep.schedules);
+    results[i] = plan::evaluate_point(spec, costs, sweep.schedules, 1);  // the points are the parallel work
   });
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // Rows in grid order whatever the thread count.
@@ -71,7 +100,7 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
   for (const std::string& column : sweep.columns) csv += "," + csv_cell(column);
   csv +=
       ",schedule,degree,iteration_ms,forward_ms,backward_ms,compute_ms,comm_ms,exposed_comm_ms,bubble_ms,tasks,"
-      "speedup_vs_none,speedup_vs_tutel,grad_partition_bytes,degree_forward,degree_backward,ar_chunk_bytes\n";
+      "speedup_vs_none,speedup_vs_tutel,grad_partition_bytes,degree_forward,degree_backward,ar_chunk_bytes,mapping\n";
   struct Totals {
     std::size_t points = 0;
     Mean vs_none, log_vs_none, vs_tutel;
@@ -93,12 +122,12 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
       const double vs_tutel = tutel_ms / e.iteration_ms;
       csv += fmt::format("{},{}", i, csv_cell(point.scenario));
       for (const std::string& column : sweep.columns) csv += "," + csv_cell(labels.count(column) ? labels[column] : "");
-      csv += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(e.schedule), e.degree,
+      csv += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(e.schedule), e.degree,
                          number_cell(e.iteration_ms), number_cell(e.forward_ms), number_cell(e.backward_ms),
                          number_cell(e.compute_ms), number_cell(e.comm_ms), number_cell(e.exposed_comm_ms),
                          number_cell(e.bubble_ms), e.tasks, number_cell(vs_none), number_cell(vs_tutel),
                          number_cell(r.knobs.grad_partition_bytes), r.knobs.degree_forward, r.knobs.degree_backward,
-                         r.knobs.ar_chunk_bytes);
+                         r.knobs.ar_chunk_bytes, mapping_cell(r.knobs));
       if (!totals.count(e.schedule)) order.push_back(e.schedule);
       Totals& t = totals[e.schedule];
       ++t.points;
@@ -141,7 +170,7 @@ void add_sweep_command(CLI::App& app, CliContext& context) {
   CLI::App* cmd = app.add_subcommand("sweep", "Run a grid of scenarios x schedules");
   cmd->add_option("sweep", o->sweep, "Sweep (bundled name or path)")->required();
   cmd->add_option("-o,--output", o->output, "CSV: one row per (point, schedule)");
-  cmd->add_option("--threads", o->threads, "Worker threads (default: all cores); results do not depend on it");
+  add_threads_option(cmd, o->threads);
   cmd->add_flag("--json", o->json, "Print the per-schedule summary as JSON");
   cmd->callback([o, &context] { run_sweep(*o, context); });
 }

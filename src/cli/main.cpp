@@ -1,4 +1,4 @@
-// The moeplan command line (contract: shared/CLI.md). Thin: parse arguments,
+// The moeplan command line (reference: docs/cli.md). Thin: parse arguments,
 // call the library, print, map errors to exit codes (2 input/usage, 1 runtime).
 
 #include <iostream>

@@ -4,63 +4,17 @@
 
 #include <fmt/format.h>
 
-#include <moeplan/core/error.hpp>
-#include <moeplan/io/loader.hpp>
-#include <moeplan/plan/flowmoe_planner.hpp>
-#include <moeplan/plan/sweep.hpp>
-#include <moeplan/sched/flowmoe.hpp>
-#include <moeplan/sched/foldmoe.hpp>
-#include <moeplan/sched/fsmoe.hpp>
-
-#include "cli_context.hpp"
+#include <thread>
 
 namespace moeplan::cli {
 
-RunnableScenario load_runnable(const std::string& scenario, const std::vector<std::string>& sets) {
-  RunnableScenario run;
-  run.spec = io::load_scenario(scenario, parse_overrides(sets));
-  if (!run.spec.profile)
-    throw Error(ErrorKind::Input, fmt::format("scenario '{}' names no cost profile; add profile_ref", run.spec.name),
-                "profile_ref", SourceLocation{io::resolve_path(io::FileKind::Scenario, scenario), 0, 0});
-  run.costs = std::make_unique<cost::CostModel>(*run.spec.profile);
-  return run;
+void add_threads_option(CLI::App* command, unsigned& threads) {
+  command->add_option("--threads", threads, "Worker threads (default: every core); results do not depend on it")
+      ->check(CLI::PositiveNumber);
 }
 
-std::vector<std::string> family_schedules(const model::ScenarioSpec& s) {
-  return plan::family_schedules(s.schedule.family);
-}
-
-const plan::FsMoePlan& RunnableScenario::fsmoe_plan() const {
-  if (!fsmoe) fsmoe = std::make_unique<plan::FsMoePlan>(plan::plan_fsmoe(spec, *costs, {}));
-  return *fsmoe;
-}
-
-std::vector<std::string> chosen_schedules(const model::ScenarioSpec& s, const std::string& requested) {
-  const std::vector<std::string> all = family_schedules(s);
-  if (requested == "all") return all;
-  if (std::find(all.begin(), all.end(), requested) == all.end())
-    throw Error(ErrorKind::Input, fmt::format("--schedule: '{}' is not a {} schedule", requested, s.schedule.family));
-  return {requested};
-}
-
-sched::BuiltSchedule build_schedule(const RunnableScenario& run, const std::string& schedule, std::int64_t degree) {
-  if (run.spec.schedule.family == "fsmoe") {
-    sched::FsMoeKnobs knobs = plan::fsmoe_knobs(run.fsmoe_plan(), schedule);
-    if (degree > 0) {
-      knobs.degree_forward = knobs.degree_backward = degree;
-      knobs.degree_backward_per_layer.clear();
-    }
-    return sched::build_fsmoe(run.spec, *run.costs, knobs);
-  }
-  if (run.spec.schedule.family == "flowmoe") {
-    // R: --degree, else FlowMoE's default 2 (its code fixes R = 2); Sp: the
-    // scenario's, else the largest per-block tensor's 1/4 (the code starts BO at 4 MiB).
-    const auto [lo, hi] = plan::chunk_search_space(run.spec);
-    const std::int64_t chunk = run.spec.schedule.ar_chunk_bytes.value_or(std::max(lo, hi / 4));
-    return sched::build_flowmoe(run.spec, *run.costs,
-                                plan::flowmoe_knobs(run.spec, schedule, degree > 0 ? degree : 2, chunk));
-  }
-  return sched::build_foldmoe(run.spec, *run.costs, {schedule, degree > 0 ? degree : 4});
+unsigned thread_count(unsigned requested) {
+  return requested > 0 ? requested : std::max(1u, std::thread::hardware_concurrency());
 }
 
 io::Json evaluation_to_json(const std::string& scenario, const plan::Evaluation& e) {

@@ -1,8 +1,11 @@
 #include <moeplan/io/loader.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <optional>
 
 #include <fmt/format.h>
 #include <google/protobuf/descriptor.h>
@@ -53,6 +56,77 @@ const SourceLocation kCommandLine{"--set", 0, 0};
 
 SourceLocation file_only(const std::string& path) { return SourceLocation{path, 0, 0}; }
 
+// The kind named by a "# proto-message: X" first line, if the file has one.
+std::optional<FileKind> header_kind(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  const std::string marker = "# proto-message:";
+  if (line.rfind(marker, 0) != 0) return std::nullopt;
+  std::string name = line.substr(marker.size());
+  name.erase(0, name.find_first_not_of(" \t"));
+  name.erase(name.find_last_not_of(" \t\r") + 1);
+  if (const std::size_t dot = name.rfind('.'); dot != std::string::npos) name = name.substr(dot + 1);
+  for (const KindInfo& k : kKinds)
+    if (name == k.message) return k.kind;
+  return std::nullopt;
+}
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A reference found: its path, and whether it lies beside the referencing file.
+struct FoundReference {
+  std::string path;
+  bool beside = false;
+};
+
+// The places a reference may name, in the order they are tried (see
+// resolve_reference_path): beside the referencing file, as given, bundled.
+std::vector<std::pair<std::string, bool>> reference_candidates(FileKind kind, const std::string& ref,
+                                                               const std::string& referencing_file) {
+  std::vector<std::pair<std::string, bool>> out;
+  auto add = [&](const fs::path& path, bool beside) {
+    for (const auto& [seen, unused] : out)
+      if (seen == path.string()) return;
+    out.emplace_back(path.string(), beside);
+  };
+  const bool bare = ref.find('/') == std::string::npos;
+  const std::string with_extension = ends_with(ref, ".textproto") ? ref : ref + ".textproto";
+  if (fs::path(ref).is_absolute()) {
+    add(ref, false);
+    return out;
+  }
+  if (!referencing_file.empty()) {
+    const fs::path folder = fs::path(referencing_file).parent_path();
+    add(folder / ref, true);
+    if (bare) add(folder / with_extension, true);
+  }
+  add(ref, false);
+  if (bare) add(fs::path(data_root()) / info(kind).folder / with_extension, false);
+  return out;
+}
+
+FoundReference find_reference(FileKind kind, const std::string& ref, const std::string& referencing_file) {
+  if (ref.empty()) throw Error(ErrorKind::Input, fmt::format("an empty {} reference", info(kind).name));
+  std::string tried;
+  for (const auto& [candidate, beside] : reference_candidates(kind, ref, referencing_file)) {
+    tried += (tried.empty() ? "" : ", ") + candidate;
+    std::error_code ec;
+    if (!fs::is_regular_file(candidate, ec)) continue;
+    // A file of another kind with the same name (a scenario "mixtral-8x7b"
+    // beside which model_ref "mixtral-8x7b" means the bundled model) is passed over.
+    const std::optional<FileKind> declared = header_kind(candidate);
+    if (declared && *declared != kind) {
+      tried += fmt::format(" (a {} file)", info(*declared).name);
+      continue;
+    }
+    return FoundReference{candidate, beside};
+  }
+  throw Error(ErrorKind::Input, fmt::format("no {} named '{}': tried {}", info(kind).name, ref, tried));
+}
+
 // Parses a file's text, converts and validates; errors are located in that file.
 template <typename Message, typename Spec>
 Spec load_checked(const std::string& path, const std::string& text, Message& message, LocationIndex& index,
@@ -98,15 +172,18 @@ struct ScenarioSources {
 };
 
 // Replaces "<part>_ref" by the referenced file's message, checked on its own.
+// A reference written in the scenario resolves beside it; one given with --set
+// was typed on the command line, so it resolves as given (CWD), then bundled.
 template <typename Message>
-void resolve_reference(FileKind kind, const std::string& part, std::string ref,
+void resolve_reference(FileKind kind, const std::string& part, const std::string& ref, bool from_command_line,
                        const std::function<void(const Message&)>& check, Message* target, ScenarioSources& sources) {
   const std::string ref_field = part + "_ref";
   std::string path;
   try {
-    path = resolve_path(kind, ref);
+    path = resolve_reference_path(kind, ref, from_command_line ? "" : sources.scenario.file());
   } catch (const Error& e) {
-    throw Error(ErrorKind::Input, e.reason(), ref_field, sources.scenario.find(ref_field));
+    throw Error(ErrorKind::Input, e.reason(), ref_field,
+                from_command_line ? kCommandLine : sources.scenario.find(ref_field));
   }
   Message message;
   LocationIndex index;
@@ -127,8 +204,28 @@ void validate_part(const char* part, const Spec& spec) {
   }
 }
 
+// The options a scenario writes itself: every present field of its
+// parallelism, workload and schedule messages (model, cluster and profile
+// fields describe hardware and models, not choices; setting one with --set or
+// `set:` makes it an option).
+std::vector<std::string> written_options(const pb::Scenario& scenario) {
+  std::vector<std::string> out;
+  const gpb::Message* parts[] = {&scenario.parallelism(), &scenario.workload(), &scenario.schedule()};
+  const char* names[] = {"parallelism", "workload", "schedule"};
+  for (int i = 0; i < 3; ++i) {
+    std::vector<const gpb::FieldDescriptor*> fields;
+    parts[i]->GetReflection()->ListFields(*parts[i], &fields);
+    for (const gpb::FieldDescriptor* f : fields) out.push_back(std::string(names[i]) + "." + f->name());
+  }
+  return out;
+}
+
 bool is_reference_override(const Override& o) {
   return o.field == "model_ref" || o.field == "cluster_ref" || o.field == "profile_ref";
+}
+
+bool set_on_command_line(const std::vector<Override>& overrides, const std::string& field) {
+  return std::any_of(overrides.begin(), overrides.end(), [&](const Override& o) { return o.field == field; });
 }
 
 }  // namespace
@@ -151,6 +248,10 @@ std::string resolve_path(FileKind kind, const std::string& name_or_path) {
                                               name_or_path, (fs::path(data_root()) / info(kind).folder).string()));
   }
   throw Error(ErrorKind::Input, fmt::format("no such file: {}", name_or_path));
+}
+
+std::string resolve_reference_path(FileKind kind, const std::string& ref, const std::string& referencing_file) {
+  return find_reference(kind, ref, referencing_file).path;
 }
 
 FileKind detect_kind(const std::string& path) {
@@ -240,19 +341,20 @@ model::ScenarioSpec load_scenario_text(const std::string& path, const std::strin
     if (scenario.has_model_ref()) {
       const std::string ref = scenario.model_ref();  // read before mutable_model() clears the oneof
       resolve_reference<pb::Model>(
-          FileKind::Model, "model", ref, [](const pb::Model& m) { convert_and_validate<model::ModelSpec>(m); },
-          scenario.mutable_model(), sources);
+          FileKind::Model, "model", ref, set_on_command_line(overrides, "model_ref"),
+          [](const pb::Model& m) { convert_and_validate<model::ModelSpec>(m); }, scenario.mutable_model(), sources);
     }
     if (scenario.has_cluster_ref()) {
       const std::string ref = scenario.cluster_ref();  // read before mutable_cluster() clears the oneof
       resolve_reference<pb::Cluster>(
-          FileKind::Cluster, "cluster", ref, [](const pb::Cluster& c) { convert_and_validate<model::ClusterSpec>(c); },
-          scenario.mutable_cluster(), sources);
+          FileKind::Cluster, "cluster", ref, set_on_command_line(overrides, "cluster_ref"),
+          [](const pb::Cluster& c) { convert_and_validate<model::ClusterSpec>(c); }, scenario.mutable_cluster(),
+          sources);
     }
     if (scenario.has_profile_ref()) {
       const std::string ref = scenario.profile_ref();  // read before mutable_profile() clears the oneof
       resolve_reference<pb::CostProfile>(
-          FileKind::Profile, "profile", ref,
+          FileKind::Profile, "profile", ref, set_on_command_line(overrides, "profile_ref"),
           [](const pb::CostProfile& p) { convert_and_validate<model::CostProfileSpec>(p); }, scenario.mutable_profile(),
           sources);
     }
@@ -272,6 +374,9 @@ model::ScenarioSpec load_scenario_text(const std::string& path, const std::strin
         set_scalar_field(scenario, o.field, o.value);
       }
     model::ScenarioSpec spec = to_spec(scenario);
+    spec.options = written_options(scenario);
+    for (const auto& [field, where] : sources.overridden)
+      if (std::find(spec.options.begin(), spec.options.end(), field) == spec.options.end()) spec.options.push_back(field);
     validate_part("model", spec.model);
     validate_part("cluster", spec.cluster);
     if (spec.profile) validate_part("profile", *spec.profile);
@@ -324,6 +429,7 @@ LoadedSweep load_sweep_text(const std::string& path, const std::string& text) {
   const LocationIndex index = parse_text_proto(path, text, sweep);
   LoadedSweep out;
   out.name = sweep.name();
+  out.path = path;
   if (sweep.scenarios_size() == 0)
     throw Error(ErrorKind::Input, "at least one base scenario is required", "scenarios", index.find("scenarios"));
   for (int i = 0; i < sweep.schedules_size(); ++i) {
@@ -356,6 +462,16 @@ LoadedSweep load_sweep_text(const std::string& path, const std::string& text) {
   }
   for (int b = 0; b < sweep.scenarios_size(); ++b) {
     const std::string& base = sweep.scenarios(b);
+    // A scenario beside the sweep is loaded by its path; otherwise the entry
+    // stays as written (the CSV's scenario column), which names the same file.
+    std::string scenario_path = base;
+    try {
+      const FoundReference found = find_reference(FileKind::Scenario, base, path);
+      if (found.beside) scenario_path = found.path;
+    } catch (const Error& e) {
+      const std::string at = fmt::format("scenarios[{}]", b);
+      throw Error(ErrorKind::Input, e.reason(), at, index.find(at));
+    }
     std::vector<const pb::SweepAxis*> axes;
     std::vector<int> axis_index;
     for (int a = 0; a < sweep.axes_size(); ++a) {
@@ -378,7 +494,7 @@ LoadedSweep load_sweep_text(const std::string& path, const std::string& text) {
     std::vector<int> digit(axes.size(), 0);
     while (true) {
       SweepPoint point;
-      point.scenario = base;
+      point.scenario = scenario_path;
       for (std::size_t a = 0; a < axes.size(); ++a) {
         const std::string& value = axes[a]->values(digit[a]);
         const std::string column = axes[a]->has_field() ? axes[a]->field() : fmt::format("axis{}", axis_index[a]);

@@ -43,54 +43,105 @@ double parse_double(const std::string& path, const std::string& value) {
 
 }  // namespace
 
+namespace {
+
+// "costs[3]" -> ("costs", "3"); "costs[*]" -> ("costs", "*"); "seq_len" -> ("seq_len", "").
+std::pair<std::string, std::string> split_index(const std::string& path, const std::string& part) {
+  const std::size_t open = part.find('[');
+  if (open == std::string::npos) return {part, ""};
+  if (part.back() != ']' || open == 0 || part.size() < open + 3)
+    throw_input_error(path, fmt::format("malformed index in '{}' (expected name[N] or name[*])", part));
+  return {part.substr(0, open), part.substr(open + 1, part.size() - open - 2)};
+}
+
+void set_one(gpb::Message* message, const gpb::FieldDescriptor* field, const std::string& path,
+             const std::string& value) {
+  const gpb::Reflection* reflection = message->GetReflection();
+  const bool repeated = field->is_repeated();
+  switch (field->cpp_type()) {
+    case gpb::FieldDescriptor::CPPTYPE_INT64: {
+      const std::int64_t v = parse_int(path, value);
+      repeated ? reflection->AddInt64(message, field, v) : reflection->SetInt64(message, field, v);
+      break;
+    }
+    case gpb::FieldDescriptor::CPPTYPE_INT32: {
+      const std::int64_t v = parse_int(path, value);
+      if (v < INT32_MIN || v > INT32_MAX) throw_input_error(path, "out of range");
+      repeated ? reflection->AddInt32(message, field, static_cast<std::int32_t>(v))
+               : reflection->SetInt32(message, field, static_cast<std::int32_t>(v));
+      break;
+    }
+    case gpb::FieldDescriptor::CPPTYPE_DOUBLE: {
+      const double v = parse_double(path, value);
+      repeated ? reflection->AddDouble(message, field, v) : reflection->SetDouble(message, field, v);
+      break;
+    }
+    case gpb::FieldDescriptor::CPPTYPE_BOOL:
+      if (value != "true" && value != "false")
+        throw_input_error(path, fmt::format("expected true or false, got '{}'", value));
+      repeated ? reflection->AddBool(message, field, value == "true")
+               : reflection->SetBool(message, field, value == "true");
+      break;
+    case gpb::FieldDescriptor::CPPTYPE_STRING:
+      repeated ? reflection->AddString(message, field, value) : reflection->SetString(message, field, value);
+      break;
+    case gpb::FieldDescriptor::CPPTYPE_ENUM: {
+      const gpb::EnumValueDescriptor* e = field->enum_type()->FindValueByName(value);
+      if (e == nullptr) throw_input_error(path, fmt::format("unknown value '{}'", value));
+      repeated ? reflection->AddEnum(message, field, e) : reflection->SetEnum(message, field, e);
+      break;
+    }
+    default:
+      throw_input_error(path, "unsupported field type");
+  }
+}
+
+void set_in(gpb::Message* message, const std::vector<std::string>& parts, std::size_t i, const std::string& path,
+            const std::string& value) {
+  const auto [name, index] = split_index(path, parts[i]);
+  const gpb::FieldDescriptor* field = message->GetDescriptor()->FindFieldByName(name);
+  if (field == nullptr)
+    throw_input_error(path, fmt::format("unknown field '{}' in {}", name, message->GetDescriptor()->name()));
+  const gpb::Reflection* reflection = message->GetReflection();
+  const bool last = i + 1 == parts.size();
+  if (field->cpp_type() == gpb::FieldDescriptor::CPPTYPE_MESSAGE) {
+    if (last) throw_input_error(path, "is a message; set one of its scalar fields");
+    if (!field->is_repeated()) {
+      if (!index.empty()) throw_input_error(path, fmt::format("'{}' is not repeated; drop the index", name));
+      set_in(reflection->MutableMessage(message, field), parts, i + 1, path, value);
+      return;
+    }
+    // A repeated message: one element (name[N]) or every element (name[*]).
+    const int size = reflection->FieldSize(*message, field);
+    if (index == "*") {
+      for (int k = 0; k < size; ++k) set_in(reflection->MutableRepeatedMessage(message, field, k), parts, i + 1, path, value);
+      return;
+    }
+    if (index.empty()) throw_input_error(path, fmt::format("'{}' is repeated: say {}[N] or {}[*]", name, name, name));
+    const std::int64_t k = parse_int(path, index);
+    if (k < 0 || k >= size)
+      throw_input_error(path, fmt::format("index {} is outside 0..{} ({} has {} entries)", k, size - 1, name, size));
+    set_in(reflection->MutableRepeatedMessage(message, field, static_cast<int>(k)), parts, i + 1, path, value);
+    return;
+  }
+  if (!last) throw_input_error(path, fmt::format("'{}' is a scalar and has no fields", name));
+  if (!index.empty()) throw_input_error(path, fmt::format("'{}' takes its whole list: name=v1,v2,...", name));
+  if (!field->is_repeated()) {
+    set_one(message, field, path, value);
+    return;
+  }
+  // A repeated scalar takes a comma-separated list that replaces it.
+  reflection->ClearField(message, field);
+  std::stringstream in(value);
+  for (std::string item; std::getline(in, item, ',');) set_one(message, field, path, item);
+}
+
+}  // namespace
+
 void set_scalar_field(gpb::Message& root, const std::string& path, const std::string& value) {
   const std::vector<std::string> parts = split(path);
   if (parts.empty()) throw_input_error(path, "empty field path");
-  gpb::Message* message = &root;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    const gpb::FieldDescriptor* field = message->GetDescriptor()->FindFieldByName(parts[i]);
-    if (field == nullptr)
-      throw_input_error(path, fmt::format("unknown field '{}' in {}", parts[i], message->GetDescriptor()->name()));
-    if (field->is_repeated()) throw_input_error(path, "repeated fields cannot be set with --set");
-    const gpb::Reflection* reflection = message->GetReflection();
-    const bool last = i + 1 == parts.size();
-    if (field->cpp_type() == gpb::FieldDescriptor::CPPTYPE_MESSAGE) {
-      if (last) throw_input_error(path, "is a message; set one of its scalar fields");
-      message = reflection->MutableMessage(message, field);
-      continue;
-    }
-    if (!last) throw_input_error(path, fmt::format("'{}' is a scalar and has no fields", parts[i]));
-    switch (field->cpp_type()) {
-      case gpb::FieldDescriptor::CPPTYPE_INT64:
-        reflection->SetInt64(message, field, parse_int(path, value));
-        break;
-      case gpb::FieldDescriptor::CPPTYPE_INT32: {
-        const std::int64_t v = parse_int(path, value);
-        if (v < INT32_MIN || v > INT32_MAX) throw_input_error(path, "out of range");
-        reflection->SetInt32(message, field, static_cast<std::int32_t>(v));
-        break;
-      }
-      case gpb::FieldDescriptor::CPPTYPE_DOUBLE:
-        reflection->SetDouble(message, field, parse_double(path, value));
-        break;
-      case gpb::FieldDescriptor::CPPTYPE_BOOL:
-        if (value != "true" && value != "false")
-          throw_input_error(path, fmt::format("expected true or false, got '{}'", value));
-        reflection->SetBool(message, field, value == "true");
-        break;
-      case gpb::FieldDescriptor::CPPTYPE_STRING:
-        reflection->SetString(message, field, value);
-        break;
-      case gpb::FieldDescriptor::CPPTYPE_ENUM: {
-        const gpb::EnumValueDescriptor* e = field->enum_type()->FindValueByName(value);
-        if (e == nullptr) throw_input_error(path, fmt::format("unknown value '{}'", value));
-        reflection->SetEnum(message, field, e);
-        break;
-      }
-      default:
-        throw_input_error(path, "unsupported field type");
-    }
-  }
+  set_in(&root, parts, 0, path, value);
 }
 
 }  // namespace moeplan::io

@@ -39,7 +39,7 @@ std::int64_t product(std::initializer_list<std::int64_t> factors) {
 // A graph with more micro-batches per rank than this is not worth building.
 constexpr std::int64_t kMaxMicroBatchesPerRank = 65536;
 
-// Schedule names of CLI.md; the schedule builders own their meaning.
+// Schedule names of the CLI (docs/cli.md); the schedule builders own their meaning.
 constexpr std::array<std::string_view, 12> kScheduleNames{
     "none",         "tutel",        "aaam",  "1a1m",       "1a1m-uniform", "tutel-improved",
     "pipemoe-lina", "fsmoe-no-iio", "fsmoe", "flowmoe-at", "flowmoe-ar",   "flowmoe"};
@@ -126,6 +126,16 @@ void validate(const CostProfileSpec& p) {
   }
 }
 
+void validate_tensor_parallel_heads(const ModelSpec& m, std::int64_t tp) {
+  // Megatron-Core shards Q by query heads and K, V by query groups over the TP
+  // group; with tp above the KV head count it refuses to start rather than
+  // replicate KV heads, so a mapping that needs replication is not one it runs.
+  require(tp > 0 && m.num_heads % tp == 0 && m.num_kv_heads % tp == 0, "parallelism.tp",
+          fmt::format("num_heads {} and num_kv_heads {} must both be divisible by tp {} (Megatron-Core splits "
+                      "query and KV heads over tp and does not replicate KV heads)",
+                      m.num_heads, m.num_kv_heads, tp));
+}
+
 bool is_known_schedule(const std::string& name) {
   return std::find(kScheduleNames.begin(), kScheduleNames.end(), name) != kScheduleNames.end();
 }
@@ -149,10 +159,7 @@ void validate(const ScenarioSpec& s) {
   require(product({p.etp, p.ep, p.edp, p.pp}) == world, "parallelism",
           fmt::format("etp*ep*edp*pp = {}*{}*{}*{} = {} but the cluster has {} GPUs", p.etp, p.ep, p.edp, p.pp,
                       product({p.etp, p.ep, p.edp, p.pp}), world));
-  require(m.num_heads % p.tp == 0, "parallelism.tp",
-          fmt::format("num_heads {} is not divisible by tp {}", m.num_heads, p.tp));
-  require(m.num_kv_heads % p.tp == 0 || p.tp % m.num_kv_heads == 0, "parallelism.tp",
-          fmt::format("num_kv_heads {} and tp {} do not divide one another", m.num_kv_heads, p.tp));
+  validate_tensor_parallel_heads(m, p.tp);
   require(m.moe.num_experts % p.ep == 0, "parallelism.ep",
           fmt::format("num_experts {} is not divisible by ep {}", m.moe.num_experts, p.ep));
   require(m.num_layers % (p.pp * p.vpp) == 0, "parallelism.pp",
@@ -172,9 +179,9 @@ void validate(const ScenarioSpec& s) {
   require(s.schedule.family == "foldmoe" || s.schedule.family == "fsmoe" || s.schedule.family == "flowmoe" ||
               s.schedule.family == "folding",
           "schedule.family", fmt::format("unknown family '{}' (foldmoe, fsmoe, flowmoe, folding)", s.schedule.family));
-  require(w.micro_batches_per_rank(p.dp) <= kMaxMicroBatchesPerRank, "workload.global_batch_size",
-          fmt::format("{} micro-batches per DP rank; at most {}", w.micro_batches_per_rank(p.dp),
-                      kMaxMicroBatchesPerRank));
+  require(
+      w.micro_batches_per_rank(p.dp) <= kMaxMicroBatchesPerRank, "workload.global_batch_size",
+      fmt::format("{} micro-batches per DP rank; at most {}", w.micro_batches_per_rank(p.dp), kMaxMicroBatchesPerRank));
   require(is_known_schedule(s.schedule.name), "schedule.name", fmt::format("unknown schedule '{}'", s.schedule.name));
   for (auto [value, field] : {std::pair{s.schedule.degree, "degree"},
                               {s.schedule.degree_forward, "degree_forward"},

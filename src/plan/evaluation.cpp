@@ -37,10 +37,12 @@ Evaluation evaluate(const sched::BuiltSchedule& built, const sim::Timeline& tl) 
   return e;
 }
 
-Evaluation evaluate(const sched::BuiltSchedule& built) {
+sim::Timeline run_schedule(const sched::BuiltSchedule& built) {
   sim::EngineOptions options;
   options.rank_compute_slowdown = built.rank_compute_slowdown;
-  return evaluate(built, sim::simulate(built.graph, options));
+  return sim::simulate(built.graph, options);
 }
+
+Evaluation evaluate(const sched::BuiltSchedule& built) { return evaluate(built, run_schedule(built)); }
 
 }  // namespace moeplan::plan

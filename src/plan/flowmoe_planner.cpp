@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <moeplan/core/parallel.hpp>
+
 namespace moeplan::plan {
 
 const std::vector<std::int64_t>& flowmoe_degrees() {
@@ -25,40 +27,57 @@ sched::FlowMoeKnobs flowmoe_knobs(const model::ScenarioSpec& s, const std::strin
 }
 
 FlowMoePlan plan_flowmoe(const model::ScenarioSpec& s, const cost::CostModel& costs,
-                         const std::vector<std::string>& schedules, const BayesSettings& settings) {
-  FlowMoePlan out;
+                         const std::vector<std::string>& schedules, const BayesSettings& settings, unsigned threads) {
   const auto [lo, hi] = chunk_search_space(s);
-  for (const std::string& name : schedules) {
-    FlowMoeChoice choice;
-    bool first = true;
+  // One job per (schedule, R); each tunes Sp on its own (BO is sequential).
+  struct Job {
+    std::size_t schedule;
+    std::int64_t degree;
+  };
+  std::vector<Job> jobs;
+  for (std::size_t i = 0; i < schedules.size(); ++i) {
+    if (schedules[i] == "none") {
+      jobs.push_back({i, 1});
+      continue;
+    }
+    if (s.schedule.degree) {
+      jobs.push_back({i, *s.schedule.degree});  // the scenario fixes R
+      continue;
+    }
+    for (std::int64_t r : flowmoe_degrees()) jobs.push_back({i, r});
+  }
+  std::vector<FlowMoeChoice> tried(jobs.size());
+  parallel_for(jobs.size(), threads, [&](std::size_t j) {
+    const std::string& name = schedules[jobs[j].schedule];
+    const std::int64_t r = jobs[j].degree;
     const bool chunked = name == "flowmoe" || name == "flowmoe-ar";
-    const std::vector<std::int64_t> degrees = name == "none" ? std::vector<std::int64_t>{1} : flowmoe_degrees();
-    const std::vector<std::int64_t> fixed_r =
-        s.schedule.degree ? std::vector<std::int64_t>{*s.schedule.degree} : degrees;
-    for (std::int64_t r : name == "none" ? degrees : fixed_r) {
-      TunerResult tuning;
-      std::int64_t chunk = hi;
-      if (chunked) {
-        if (s.schedule.ar_chunk_bytes) {
-          chunk = *s.schedule.ar_chunk_bytes;  // the scenario fixes Sp
-        } else {
-          tuning = tune_bayesian(
-              [&](std::int64_t bytes) {
-                return evaluate(sched::build_flowmoe(s, costs, flowmoe_knobs(s, name, r, bytes))).iteration_ms;
-              },
-              lo, hi, settings);
-          chunk = tuning.best_bytes;
-        }
-      }
-      const Evaluation e = evaluate(sched::build_flowmoe(s, costs, flowmoe_knobs(s, name, r, chunk)));
-      if (first || e.iteration_ms < choice.best.iteration_ms) {
-        choice.best = e;
-        choice.ar_chunk_bytes = chunked ? chunk : 0;
-        choice.tuning = tuning;
-        first = false;
+    FlowMoeChoice& c = tried[j];
+    std::int64_t chunk = hi;
+    if (chunked) {
+      if (s.schedule.ar_chunk_bytes) {
+        chunk = *s.schedule.ar_chunk_bytes;  // the scenario fixes Sp
+      } else {
+        c.tuning = tune_bayesian(
+            [&](std::int64_t bytes) {
+              return evaluate(sched::build_flowmoe(s, costs, flowmoe_knobs(s, name, r, bytes))).iteration_ms;
+            },
+            lo, hi, settings);
+        chunk = c.tuning.best_bytes;
       }
     }
-    out.schedules.push_back(std::move(choice));
+    c.best = evaluate(sched::build_flowmoe(s, costs, flowmoe_knobs(s, name, r, chunk)));
+    c.ar_chunk_bytes = chunked ? chunk : 0;
+  });
+  // Jobs are in schedule order, R ascending: ties keep the smaller R.
+  FlowMoePlan out;
+  out.schedules.resize(schedules.size());
+  std::vector<bool> seen(schedules.size(), false);
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    FlowMoeChoice& best = out.schedules[jobs[j].schedule];
+    if (!seen[jobs[j].schedule] || tried[j].best.iteration_ms < best.best.iteration_ms) {
+      best = std::move(tried[j]);
+      seen[jobs[j].schedule] = true;
+    }
   }
   for (std::size_t i = 1; i < out.schedules.size(); ++i)
     if (out.schedules[i].best.iteration_ms < out.schedules[out.best].best.iteration_ms) out.best = i;

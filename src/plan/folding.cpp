@@ -10,6 +10,7 @@
 #include <moeplan/core/parallel.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/model_stats.hpp>
+#include <moeplan/model/validate.hpp>
 #include <moeplan/parallel/rank_groups.hpp>
 #include <moeplan/sched/pipeline.hpp>
 #include <moeplan/sim/analysis.hpp>
@@ -94,7 +95,7 @@ double params_per_gpu(const model::ModelSpec& m, const FoldingConfig& c) {
 }
 
 FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel& costs, const FoldingConfig& in,
-                            const MemoryModel& mem) {
+                            const MemoryModel& mem, FoldingTrace* trace) {
   const model::ModelSpec& m = s.model;
   FoldingResult out;
   out.config = in;
@@ -105,8 +106,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   c.dp = map.dp;
   c.edp = map.edp;
   if (m.num_layers % (c.pp * c.vpp) != 0) throw_input_error("parallelism.pp", "layers do not split over pp x vpp");
-  if (m.num_heads % c.tp != 0 || m.num_kv_heads % c.tp != 0)
-    throw_input_error("parallelism.tp", "heads do not split over tp");
+  model::validate_tensor_parallel_heads(m, c.tp);
   if (s.workload.seq_len % (2 * c.cp * c.tp) != 0) throw_input_error("workload.seq_len", "sequence does not split");
   if (s.workload.global_batch_size % (c.micro_batch * c.dp) != 0)
     throw_input_error("workload.global_batch_size", "batch does not split into micro-batches over dp");
@@ -164,26 +164,28 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   const double layers_per_stage = as_double(m.num_layers) / as_double(c.pp);
   // LM head (first/last stage) is left to the chunk costs of every stage alike.
   const double p2p = c.pp > 1 ? comm(costs, OpClass::P2P, pp_pair, act_bytes / as_double(c.tp)) : 0.0;
-  sched::PipelineSpec pipe;
-  pipe.stages = c.pp;
-  pipe.virtual_stages = c.vpp;
-  pipe.micro_batches = micro_batches;
-  pipe.chunk = {layers_per_chunk * layer_fwd, layers_per_chunk * layer_bwd, c.pp > 1 ? p2p : 0.0};
-  const sched::BuiltSchedule built = sched::build_pipeline(pipe);
-  const sim::Timeline tl = sim::simulate(built.graph);
-  // Distributed optimizer (Megatron-Core DDP): after the pipeline drains, the
-  // fp32 gradients are reduce-scattered and the updated bf16 parameters
+  // Distributed optimizer (Megatron-Core DDP): after a stage's last backward,
+  // the fp32 gradients are reduce-scattered and the updated bf16 parameters
   // all-gathered. Every parameter that is not a routed expert (attention,
   // norms, router, shared experts, embeddings) is reduced over the
   // data-parallel group with context parallelism (dp x cp: CP ranks hold the
   // same weights and see other tokens of the same samples); routed experts
-  // over edp.
+  // over edp. Priced for the stage that holds the most (embedding or LM head).
   const HeldParams held = held_params(m, c);
   const double dp_ms = comm(costs, OpClass::ReduceScatter, dp_cp_g, held.dense * 4) +
                        comm(costs, OpClass::AllGather, dp_cp_g, held.dense * b) +
                        comm(costs, OpClass::ReduceScatter, edp_g, held.expert * 4) +
                        comm(costs, OpClass::AllGather, edp_g, held.expert * b);
-  out.iteration_ms = tl.makespan_ms + dp_ms;
+  sched::PipelineSpec pipe;
+  pipe.stages = c.pp;
+  pipe.virtual_stages = c.vpp;
+  pipe.micro_batches = micro_batches;
+  pipe.chunk = {layers_per_chunk * layer_fwd, layers_per_chunk * layer_bwd, c.pp > 1 ? p2p : 0.0};
+  pipe.optimizer_ms = dp_ms;
+  sched::BuiltSchedule built = sched::build_pipeline(pipe);
+  sim::Timeline tl = sim::simulate(built.graph);
+  // Stage 0 runs the last backward, so the iteration ends with its optimizer step.
+  out.iteration_ms = tl.makespan_ms;
   // Breakdown for the stage: per micro-batch costs times micro-batches and layers per stage.
   const double per_stage = as_double(micro_batches) * layers_per_stage;
   out.breakdown.attention_ms = per_stage * 3 * att_fwd;
@@ -192,7 +194,8 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   out.breakdown.agrs_ms = per_stage * 2 * (tp_fwd + etp_agrs + cp_exposed);
   out.breakdown.dp_ms = dp_ms;
   const sim::Summary summary = sim::summarize(built.graph, tl);
-  out.breakdown.pp_bubble_ms = summary.ranks.empty() ? 0.0 : summary.ranks.front().bubble_ms;
+  // Stage 0's idle time, less its optimizer step (counted in dp_ms).
+  out.breakdown.pp_bubble_ms = summary.ranks.empty() ? 0.0 : std::max(0.0, summary.ranks.front().bubble_ms - dp_ms);
   // MFU: model FLOPs (3 x forward, causal attention, LM head) per iteration over peak.
   const double tokens = as_double(s.workload.global_batch_size) * seq;
   const double model_flops = 3.0 * tokens * model::forward_flops_per_token(m, s.workload.seq_len);
@@ -228,6 +231,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   if (s.schedule.recompute == "full") bytes += full_layer;  // the layer being recomputed
   out.memory_bytes_per_gpu = bytes;
   out.fits = bytes <= s.cluster.gpu.memory_bytes * (1.0 - mem.reserve_fraction);
+  if (trace != nullptr) *trace = FoldingTrace{std::move(built), std::move(tl)};
   return out;
 }
 

@@ -4,6 +4,10 @@
 #include <cmath>
 #include <random>
 
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/core/parallel.hpp>
 #include <moeplan/cost/bus_factor.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 
@@ -189,33 +193,71 @@ sched::FsMoeKnobs fsmoe_knobs(const FsMoePlan& plan, const std::string& schedule
   return k;
 }
 
+namespace {
+
+// A degree the scenario fixes: it must be one Tutel's runtime accepts.
+std::int64_t fixed_degree(std::int64_t r, const std::vector<std::int64_t>& allowed, const char* field) {
+  if (std::find(allowed.begin(), allowed.end(), r) == allowed.end()) {
+    std::string list;
+    for (std::int64_t a : allowed) list += (list.empty() ? "" : " ") + std::to_string(a);
+    throw Error(ErrorKind::Input,
+                fmt::format("r = {} is not an allowed degree: 1..32 dividing the expert capacity ({})", r, list),
+                field);
+  }
+  return r;
+}
+
+DegreeChoice at_degree(const MoeLayerModel& m, std::int64_t r) {
+  const double rr = as_double(r);
+  return {r, moe_time_ms(m, rr), case_at(m, rr)};
+}
+
+}  // namespace
+
 FsMoePlan plan_fsmoe(const model::ScenarioSpec& s, const cost::CostModel& costs,
-                     const std::vector<std::string>& schedules) {
+                     const std::vector<std::string>& schedules, unsigned threads) {
   FsMoePlan out;
   const std::vector<std::int64_t> allowed = allowed_degrees(expert_capacity_tokens(s));
   const ReleasedSolverRules rules{s.schedule.fsmoe_released_solver_rules, 1.0};
-  const std::vector<std::int64_t> degrees = rules.enabled ? released_solver_degrees() : allowed;
-  out.degrees = choose_degrees(fsmoe_layer_model(s, costs, false), fsmoe_layer_model(s, costs, true), allowed, rules);
-  out.overlap_gap_ms = overlappable_ms(fsmoe_layer_model(s, costs, true), as_double(out.degrees.backward.r));
+  std::vector<std::int64_t> degrees = rules.enabled ? released_solver_degrees() : allowed;
+  const MoeLayerModel forward = fsmoe_layer_model(s, costs, false), backward = fsmoe_layer_model(s, costs, true);
+  out.degrees = choose_degrees(forward, backward, allowed, rules);
+  // The scenario may fix a phase's degree (degree_forward / degree_backward, or
+  // degree for both): Algorithm 1 then does not choose it.
+  const std::optional<std::int64_t> fwd = s.schedule.degree_forward ? s.schedule.degree_forward : s.schedule.degree;
+  const std::optional<std::int64_t> bwd = s.schedule.degree_backward ? s.schedule.degree_backward : s.schedule.degree;
+  if (fwd)
+    out.degrees.forward = at_degree(
+        forward, fixed_degree(*fwd, allowed, s.schedule.degree_forward ? "schedule.degree_forward" : "schedule.degree"));
+  if (bwd) {
+    out.degrees.backward = at_degree(
+        backward,
+        fixed_degree(*bwd, allowed, s.schedule.degree_backward ? "schedule.degree_backward" : "schedule.degree"));
+    degrees = {out.degrees.backward.r};  // every layer's backward at the fixed degree
+  }
+  out.overlap_gap_ms = overlappable_ms(backward, as_double(out.degrees.backward.r));
   out.partition = partition_gradients(s, costs, degrees, out.degrees.backward.r);
-  if (rules.enabled && out.degrees.forward.r == 1)  // the released solver forces backward r = 1 with forward 1
+  if (rules.enabled && !bwd && out.degrees.forward.r == 1)  // the released solver forces backward r = 1 with forward 1
     std::fill(out.partition.degree_backward.begin(), out.partition.degree_backward.end(), 1);
-  // PipeMoE's adaptive degree for Tutel: the single r that simulates fastest.
-  double best_ms = 0;
-  for (std::int64_t r : allowed) {
+  // PipeMoE's adaptive degree for Tutel: the single r that simulates fastest
+  // (or the scenario's degree).
+  const std::vector<std::int64_t> tutel_tried =
+      s.schedule.degree ? std::vector<std::int64_t>{fixed_degree(*s.schedule.degree, allowed, "schedule.degree")}
+                        : allowed;
+  std::vector<double> tutel_ms(tutel_tried.size());
+  parallel_for(tutel_tried.size(), threads, [&](std::size_t i) {
     sched::FsMoeKnobs k;
     k.schedule = "tutel";
-    k.degree_forward = k.degree_backward = r;
-    const double ms = evaluate(sched::build_fsmoe(s, costs, k)).iteration_ms;
-    if (r == allowed.front() || ms < best_ms) {
-      best_ms = ms;
-      out.tutel_degree = r;
-    }
-  }
-  for (const std::string& name : schedules) {
-    out.knobs.push_back(fsmoe_knobs(out, name));
-    out.schedules.push_back(evaluate(sched::build_fsmoe(s, costs, out.knobs.back())));
-  }
+    k.degree_forward = k.degree_backward = tutel_tried[i];
+    tutel_ms[i] = evaluate(sched::build_fsmoe(s, costs, k)).iteration_ms;
+  });
+  const std::size_t fastest =
+      static_cast<std::size_t>(std::min_element(tutel_ms.begin(), tutel_ms.end()) - tutel_ms.begin());
+  out.tutel_degree = tutel_tried[fastest];  // ties: the smallest r
+  for (const std::string& name : schedules) out.knobs.push_back(fsmoe_knobs(out, name));
+  out.schedules.resize(schedules.size());
+  parallel_for(schedules.size(), threads,
+               [&](std::size_t i) { out.schedules[i] = evaluate(sched::build_fsmoe(s, costs, out.knobs[i])); });
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/model/families.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 
 namespace moeplan::sched {
@@ -283,10 +284,7 @@ class Builder {
 
 }  // namespace
 
-const std::vector<std::string>& flowmoe_schedules() {
-  static const std::vector<std::string> names{"none", "tutel", "flowmoe-at", "flowmoe-ar", "flowmoe"};
-  return names;
-}
+const std::vector<std::string>& flowmoe_schedules() { return model::family_schedules("flowmoe"); }
 
 double flowmoe_block_allreduce_bytes(const model::ScenarioSpec& s) {
   const double dense = cost::dense_gradient_bytes_per_block(s.model, s.parallel);

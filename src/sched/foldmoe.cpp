@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/model/families.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/model_stats.hpp>
 #include <moeplan/sched/slicing.hpp>
@@ -171,23 +172,28 @@ std::vector<Step> forward_program(std::size_t slices, const std::vector<std::siz
 
 class IterationBuilder {
  public:
-  IterationBuilder(const model::ScenarioSpec& s, const Pricing& pricing, Kind kind, std::int64_t degree)
+  IterationBuilder(const model::ScenarioSpec& s, const Pricing& pricing, Kind kind, std::int64_t degree,
+                   const std::vector<std::int64_t>& slicing)
       : s_(s), p_(pricing), kind_(kind), degree_(degree) {
     const std::int64_t L = s.workload.seq_len;
     const std::int64_t d = kind == Kind::None ? 1 : degree;
     moe_ = token_uniform_slicing(L, d);
-    switch (kind) {
-      case Kind::None:
-      case Kind::Tutel:
-        attention_ = {L};
-        break;
-      case Kind::Aaam:
-      case Kind::OneAOneM:
-        attention_ = token_uniform_slicing(L, d);
-        break;
-      case Kind::OneAOneMUniform:
-        attention_ = time_uniform_slicing(s.model, L, d);
-        break;
+    if (!slicing.empty()) {
+      attention_ = slicing;  // the user's slices (build_foldmoe checked them)
+    } else {
+      switch (kind) {
+        case Kind::None:
+        case Kind::Tutel:
+          attention_ = {L};
+          break;
+        case Kind::Aaam:
+        case Kind::OneAOneM:
+          attention_ = token_uniform_slicing(L, d);
+          break;
+        case Kind::OneAOneMUniform:
+          attention_ = time_uniform_slicing(s.model, L, d);
+          break;
+      }
     }
     ready_after_ = buffer_ready_after(attention_, moe_);
     covering_ = moe_batches_of_slices(attention_, moe_);
@@ -420,21 +426,38 @@ class IterationBuilder {
 
 }  // namespace
 
-const std::vector<std::string>& foldmoe_schedules() {
-  static const std::vector<std::string> names{"none", "tutel", "aaam", "1a1m", "1a1m-uniform"};
-  return names;
-}
+const std::vector<std::string>& foldmoe_schedules() { return model::family_schedules("foldmoe"); }
 
 BuiltSchedule build_foldmoe(const model::ScenarioSpec& s, const cost::CostModel& costs, const ScheduleKnobs& knobs) {
   const Kind kind = kind_of(knobs.schedule);
+  std::int64_t degree = knobs.degree;
+  if (!knobs.slicing_tokens.empty()) {
+    if (kind != Kind::Aaam && kind != Kind::OneAOneM)
+      throw Error(ErrorKind::Input,
+                  fmt::format("slicing fixes the attention slices of aaam and 1a1m; schedule '{}' {}", knobs.schedule,
+                              kind == Kind::OneAOneMUniform ? "chooses its own (Algorithm 1)" : "does not slice"),
+                  "schedule.slicing");
+    std::int64_t sum = 0;
+    for (std::int64_t t : knobs.slicing_tokens) {
+      if (t < 1)
+        throw Error(ErrorKind::Input, fmt::format("slices must hold at least 1 token, got {}", t), "schedule.slicing");
+      sum += t;
+    }
+    if (sum != s.workload.seq_len)
+      throw Error(ErrorKind::Input,
+                  fmt::format("the {} slices hold {} tokens; the sequence has {}", knobs.slicing_tokens.size(), sum,
+                              s.workload.seq_len),
+                  "schedule.slicing");
+    degree = static_cast<std::int64_t>(knobs.slicing_tokens.size());
+  }
   // Each MoE micro-batch needs at least one token on each rank.
   const std::int64_t max_degree = s.workload.seq_len / (s.parallel.sequence_parallel ? s.parallel.tp : 1);
-  if (kind != Kind::None && (knobs.degree < 1 || knobs.degree > max_degree))
+  if (kind != Kind::None && (degree < 1 || degree > max_degree))
     throw Error(ErrorKind::Input,
-                fmt::format("degree {} is outside 1..{} (tokens per rank of one sequence)", knobs.degree, max_degree),
+                fmt::format("degree {} is outside 1..{} (tokens per rank of one sequence)", degree, max_degree),
                 "schedule.degree");
   const Pricing pricing(s, costs);
-  return IterationBuilder(s, pricing, kind, knobs.degree).build(knobs.schedule);
+  return IterationBuilder(s, pricing, kind, degree, knobs.slicing_tokens).build(knobs.schedule);
 }
 
 }  // namespace moeplan::sched

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/model/families.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/model_stats.hpp>
 
@@ -331,11 +332,7 @@ class Builder {
 
 }  // namespace
 
-const std::vector<std::string>& fsmoe_schedules() {
-  static const std::vector<std::string> names{"none",         "tutel",        "tutel-improved",
-                                              "pipemoe-lina", "fsmoe-no-iio", "fsmoe"};
-  return names;
-}
+const std::vector<std::string>& fsmoe_schedules() { return model::family_schedules("fsmoe"); }
 
 double generalized_layer_gradient_bytes(const model::ScenarioSpec& s, std::int32_t) {
   return cost::dense_gradient_bytes_per_block(s.model, s.parallel);

@@ -50,10 +50,14 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
                 "parallelism.vpp");
   dag::TaskGraphBuilder b;
   std::vector<dag::ResourceId> compute, send;
+  std::vector<dag::ResourceId> optimizer;
   for (std::int64_t r = 0; r < p; ++r) {
     compute.push_back(b.add_resource({"compute", static_cast<std::int32_t>(r), dag::DispatchPolicy::InOrder}));
     send.push_back(b.add_resource({"p2p", static_cast<std::int32_t>(r), dag::DispatchPolicy::InOrder}));
+    if (s.optimizer_ms > 0)
+      optimizer.push_back(b.add_resource({"dp", static_cast<std::int32_t>(r), dag::DispatchPolicy::InOrder}));
   }
+  std::vector<std::vector<dag::TaskId>> stage_tasks(static_cast<std::size_t>(p));
   // Model chunk c of stage r holds virtual stage c p + r; activations flow 0 .. p v - 1.
   std::map<std::tuple<bool, std::int64_t, std::int64_t>, dag::TaskId> done;  // (forward, virtual stage, mb) -> task
   std::map<std::tuple<bool, std::int64_t, std::int64_t>, dag::TaskId> sent;  // its P2P to the next virtual stage
@@ -78,6 +82,7 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
       t.layer = static_cast<std::int32_t>(vstage);
       t.micro_batch = static_cast<std::int32_t>(step.micro_batch);
       const dag::TaskId id = b.add_task(t);
+      stage_tasks[static_cast<std::size_t>(r)].push_back(id);
       done[{step.forward, vstage, step.micro_batch}] = id;
       pending.push_back({id, step.forward, vstage, step.micro_batch});
       // Send the activation forward (or the gradient backward) unless at the end of the line.
@@ -96,6 +101,7 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
         msg.layer = t.layer;
         msg.micro_batch = t.micro_batch;
         const dag::TaskId m_id = b.add_task(msg);
+        stage_tasks[static_cast<std::size_t>(r)].push_back(m_id);
         b.add_dependency(id, m_id);
         sent[{step.forward, vstage, step.micro_batch}] = m_id;
       }
@@ -112,6 +118,18 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
       b.add_dependency(done.at({true, x.vstage, x.mb}), x.task);
       if (x.vstage < p * v - 1) b.add_dependency(input(false, x.vstage + 1), x.task);
     }
+  }
+  // The optimizer step of a stage waits for everything the stage did.
+  for (std::int64_t r = 0; r < p && s.optimizer_ms > 0; ++r) {
+    dag::TaskSpec opt;
+    opt.name = "optimizer";
+    opt.kind = dag::TaskKind::Communication;
+    opt.op = model::OpClass::ReduceScatter;
+    opt.duration_ms = s.optimizer_ms;
+    opt.resources = {optimizer[static_cast<std::size_t>(r)]};
+    opt.phase = dag::Phase::Backward;
+    const dag::TaskId id = b.add_task(opt);
+    for (dag::TaskId t : stage_tasks[static_cast<std::size_t>(r)]) b.add_dependency(t, id);
   }
   return BuiltSchedule{std::move(b).build(), v > 1 ? "interleaved-1f1b" : "1f1b", p, {}, {}};
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CLI contract tests (shared/CLI.md): exit codes, one-line errors, --help and
+# CLI contract tests (docs/cli.md): exit codes, one-line errors, --help and
 # --version, JSON on stdout only; and the values commands print, checked against
 # hand arithmetic or against `simulate` of the same scenario (plan, sweep and
 # simulate --schedule all must agree with it). Usage: cli_test.sh MOEPLAN_BINARY SOURCE_DIR
@@ -277,7 +277,7 @@ PY
 check "simulate one" 0 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule 1a1m --degree 6 --json
 head -c 1 "$tmp/out" | grep -q '{' && grep -q '"degree": 6' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL simulate one object"; }
 check "simulate bad schedule" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule fsmoe
-expect_err "simulate bad schedule" "--schedule: 'fsmoe' is not a foldmoe schedule"
+expect_err "simulate bad schedule" "--schedule: 'fsmoe' is a fsmoe schedule; this scenario is foldmoe"
 check "simulate bad degree" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule 1a1m --degree 100000
 expect_err "simulate bad degree" "degree 100000 is outside"
 check "plan" 0 "$bin" plan foldmoe-gpt-moe-m-16k --json -o "$tmp/plan.textproto"
@@ -472,13 +472,8 @@ ranks = moeplan("simulate", "flowmoe-gpt2-tiny-moe-c1", "--schedule", "flowmoe",
 expect_close(ranks["iteration_ms"], symmetric["iteration_ms"], "multi_rank iteration_ms", 1e-9)
 done()
 PY
-# Known bug (issue 12, found by these checks): `simulate` runs the engine without
-# the schedule's per-rank slow-downs (src/cli/cmd_simulate.cpp calls
-# sim::simulate(built.graph) without built.rank_compute_slowdown), so stragglers
-# do not slow the iteration, while `plan` and `sweep` apply them. Recorded as an
-# expected failure: it reports XFAIL while the bug stands and FAIL once fixed,
-# when it should become a plain pycheck.
-if python3 - "$tmp/out" >"$tmp/py" 2>&1 <<'PY'
+# Stragglers act in simulate as in plan (issue 13, item 1).
+pycheck "flowmoe straggler slows simulate" "$tmp/out" <<'PY'
 # Half the GPUs at half speed: every collective waits for them (K.1), so the
 # iteration is longer than with identical ranks, and simulate = plan at the
 # same R and Sp.
@@ -493,8 +488,6 @@ s = moeplan("simulate", "flowmoe-gpt2-tiny-moe-c1", "--schedule", "flowmoe", "--
 expect_close(p["iteration_ms"], s["iteration_ms"], "plan vs simulate with stragglers")
 done()
 PY
-then fail=$((fail + 1)); echo "FAIL flowmoe straggler: the known simulate bug is fixed; make this a pycheck"
-else pass=$((pass + 1)); echo "XFAIL flowmoe straggler (simulate ignores slow ranks):"; sed 's/^/  /' "$tmp/py"; fi
 
 # mappings: the issue's example, JSON keys and the intra/inter marks.
 check "mappings" 0 "$bin" mappings --world 16 --tp 2 --cp 2 --pp 2 --ep 4 --etp 1 --json --gpus-per-node 8
@@ -547,6 +540,51 @@ check "mappings bad order" 2 "$bin" mappings --world 16 --tp 2 --pp 2 --ep 8 --e
 expect_err "mappings bad order" "parallelism.order: attention and expert pipeline groups differ"
 check "mappings bad world" 2 "$bin" mappings --world 10 --tp 4
 expect_err "mappings bad world" "parallelism.dp: world 10 is not divisible by tp*cp*pp = 4"
+
+
+# --- Issue 13: references beside their file; one tensor-parallel head rule ---
+in_dir() {  # in_dir DIR COMMAND...: runs COMMAND with DIR as working directory
+  local dir=$1
+  shift
+  (cd "$dir" && "$@")
+}
+# A scenario copied into proj/ with its model beside it (bare name local-moe, 4
+# experts) and its cluster under parts/ (a path), run from a sibling folder:
+# references resolve against the scenario's folder, then the bundle.
+mkdir -p "$tmp/proj/parts" "$tmp/elsewhere"
+sed -e 's/model_ref: "gpt-moe-m"/model_ref: "local-moe"/' -e 's|cluster_ref: "foldmoe-g5"|cluster_ref: "parts/g5.textproto"|' \
+  -e 's/ep: 16/ep: 4/' "$src/scenarios/foldmoe-gpt-moe-m-16k.textproto" >"$tmp/proj/s.textproto"
+sed -e 's/name: "gpt-moe-m"/name: "local-moe"/' -e 's/num_experts: 16/num_experts: 4/' \
+  "$src/models/gpt-moe-m.textproto" >"$tmp/proj/local-moe.textproto"
+cp "$src/scenarios/clusters/foldmoe-g5.textproto" "$tmp/proj/parts/g5.textproto"
+check "reference beside the scenario" 0 in_dir "$tmp/elsewhere" "$bin" validate ../proj/s.textproto
+grep -q "local-moe: 6 blocks (3 MoE), d_model 768, 4 experts top-1" "$tmp/out" && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL reference beside the scenario: loaded another model"; cat "$tmp/out"; }
+check "simulate with references beside" 0 in_dir "$tmp/elsewhere" "$bin" simulate "$tmp/proj/s.textproto" --json
+printf '# proto-message: Sweep\nname: "grid"\nscenarios: "s"\naxes { field: "workload.seq_len" values: "8192" values: "16384" }\n' \
+  >"$tmp/proj/grid.textproto"
+check "sweep scenario beside the sweep" 0 in_dir "$tmp/elsewhere" "$bin" sweep ../proj/grid.textproto --json
+check "validate sweep beside" 0 in_dir "$tmp/elsewhere" "$bin" validate ../proj/grid.textproto
+sed 's|parts/g5.textproto|parts/none.textproto|' "$tmp/proj/s.textproto" >"$tmp/proj/t.textproto"
+check "missing reference lists what was tried" 2 in_dir "$tmp/elsewhere" "$bin" validate ../proj/t.textproto
+expect_err "missing reference lists what was tried" \
+  "../proj/t.textproto:11:1: cluster_ref: no cluster named 'parts/none.textproto': tried ../proj/parts/none.textproto, parts/none.textproto"
+# A reference given with --set is typed on the command line: as given, then bundled.
+check "--set reference from the CWD" 0 in_dir "$tmp/proj" "$bin" validate foldmoe-gpt-moe-m-16k \
+  --set model_ref=local-moe.textproto --set parallelism.ep=4
+
+# Mixtral 8x22B has 48 query and 8 KV heads: tp 16 divides the query heads but
+# would replicate KV heads, which Megatron-Core refuses. validate, simulate and
+# plan answer with one exit code and one message.
+tp_rule="--set: parallelism.tp: num_heads 48 and num_kv_heads 8 must both be divisible by tp 16"
+for cmd in validate simulate plan; do
+  check "$cmd tp 16 on 8 KV heads" 2 "$bin" "$cmd" folding-mixtral-8x22b-128 --set parallelism.tp=16
+  expect_err "$cmd tp 16 on 8 KV heads" "$tp_rule"
+  cp "$tmp/err" "$tmp/err.$cmd"
+done
+cmp -s "$tmp/err.validate" "$tmp/err.simulate" && cmp -s "$tmp/err.validate" "$tmp/err.plan" && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL tp rule: validate, simulate and plan differ"; cat "$tmp"/err.*; }
+check "tp dividing both kinds of heads" 0 "$bin" validate folding-mixtral-8x22b-128 --set parallelism.tp=4
 
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]

@@ -20,7 +20,18 @@ const char* to_string(FileKind kind);
 std::string data_root();
 
 /// A path as given if it names a file; else the bundled file of that kind and name.
+/// For files named on the command line (relative paths are relative to the CWD).
 std::string resolve_path(FileKind kind, const std::string& name_or_path);
+
+/// Where a reference written in referencing_file (a scenario's model_ref,
+/// cluster_ref or profile_ref, a sweep's scenarios) points. An absolute path is
+/// used as given. A relative one is tried, in order: in the referencing file's
+/// folder (a bare name also with ".textproto" added); as given, relative to the
+/// CWD (the rule before references resolved beside their file); and, for a bare
+/// name, the bundled file of that kind. A candidate whose "# proto-message:"
+/// header names another kind is passed over. An empty referencing_file (a
+/// reference given with --set) skips the first step. The error lists every path tried.
+std::string resolve_reference_path(FileKind kind, const std::string& ref, const std::string& referencing_file);
 
 /// The kind a file holds: from a "# proto-message: Model" header line, else
 /// from the folder it is in (models/, clusters/, profiles/, sweeps/, plans/, scenarios/).
@@ -57,6 +68,7 @@ struct SweepPoint {
 /// @brief A loaded sweep: its name and every grid point, in order.
 struct LoadedSweep {
   std::string name;
+  std::string path;                    ///< the file it was read from
   std::vector<std::string> schedules;  ///< empty = all that apply
   std::vector<SweepPoint> points;
   std::vector<std::string> columns;  ///< axis names, in order, for the CSV header

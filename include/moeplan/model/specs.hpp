@@ -192,6 +192,11 @@ struct ScenarioSpec {
   ParallelSpec parallel;
   WorkloadSpec workload;
   ScheduleSpec schedule;
+  /// Field paths the user set as options (e.g. "schedule.ar_chunk_bytes",
+  /// "model.num_layers"): the parallelism, workload and schedule fields the
+  /// scenario writes and every `set:` line and --set. Validation rejects an
+  /// option that cannot act on the scenario's family (model/options.hpp).
+  std::vector<std::string> options;
 };
 
 const char* to_string(OpClass op);

@@ -3,6 +3,8 @@
 // kind Input whose field path is relative to the spec checked (e.g.
 // "moe.top_k", "parallelism.tp"); the loader turns that into a file position.
 
+#include <cstdint>
+
 #include <moeplan/model/specs.hpp>
 
 namespace moeplan::model {
@@ -13,7 +15,14 @@ void validate(const CostProfileSpec& profile);
 /// Cross-part checks: world size, divisibility of heads and experts, batch split.
 void validate(const ScenarioSpec& scenario);
 
-/// True for the schedule names of CLI.md.
+/// The one tensor-parallel rule for attention heads, used by every command:
+/// Megatron-Core's (TransformerConfig: num_attention_heads and num_query_groups
+/// must both be multiples of tensor_model_parallel_size), so tp divides both
+/// the query heads and the KV heads and KV heads are never replicated. Throws
+/// an input error on field "parallelism.tp" naming num_heads, num_kv_heads and tp.
+void validate_tensor_parallel_heads(const ModelSpec& model, std::int64_t tp);
+
+/// True for the schedule names of the CLI (docs/cli.md).
 bool is_known_schedule(const std::string& name);
 
 }  // namespace moeplan::model

@@ -34,6 +34,10 @@ struct Evaluation {
   std::vector<double> attention_flops_backward_per_layer;
 };
 
+/// Runs a built schedule on the engine with everything the builder asked of it
+/// (per-rank compute slow-downs): the one way a built schedule is simulated.
+sim::Timeline run_schedule(const sched::BuiltSchedule& built);
+
 Evaluation evaluate(const sched::BuiltSchedule& built, const sim::Timeline& timeline);
 Evaluation evaluate(const sched::BuiltSchedule& built);
 

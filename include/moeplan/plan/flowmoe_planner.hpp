@@ -36,7 +36,10 @@ std::pair<std::int64_t, std::int64_t> chunk_search_space(const model::ScenarioSp
 sched::FlowMoeKnobs flowmoe_knobs(const model::ScenarioSpec& scenario, const std::string& schedule, std::int64_t degree,
                                   std::int64_t chunk_bytes);
 
+/// The scenario's schedule.degree fixes R, its schedule.ar_chunk_bytes fixes Sp.
+/// Results do not depend on `threads`.
 FlowMoePlan plan_flowmoe(const model::ScenarioSpec& scenario, const cost::CostModel& costs,
-                         const std::vector<std::string>& schedules, const BayesSettings& settings = {});
+                         const std::vector<std::string>& schedules, const BayesSettings& settings = {},
+                         unsigned threads = 1);
 
 }  // namespace moeplan::plan

@@ -14,6 +14,8 @@
 
 #include <moeplan/cost/cost_model.hpp>
 #include <moeplan/model/specs.hpp>
+#include <moeplan/sched/schedule.hpp>
+#include <moeplan/sim/engine.hpp>
 
 namespace moeplan::plan {
 
@@ -53,9 +55,17 @@ struct MemoryModel {
   double reserve_fraction = 0.1;  ///< CUDA context, NCCL buffers, fragmentation
 };
 
-/// Prices one configuration (throws an input Error if it is not valid for the scenario).
+/// @brief The pipeline a priced mapping ran on the engine (stages as ranks, each
+/// stage's optimizer step at the end), for traces and pictures.
+struct FoldingTrace {
+  sched::BuiltSchedule built;
+  sim::Timeline timeline;
+};
+
+/// Prices one configuration (throws an input Error if it is not valid for the
+/// scenario); fills `trace` when given.
 FoldingResult price_mapping(const model::ScenarioSpec& scenario, const cost::CostModel& costs, const FoldingConfig& c,
-                            const MemoryModel& memory = {});
+                            const MemoryModel& memory = {}, FoldingTrace* trace = nullptr);
 
 /// Every valid configuration of a mode ("coupled" or "folded"), priced, those that
 /// fit first by iteration time (ties: smaller tp, cp, pp, ep, etp), then the rest.

@@ -27,8 +27,12 @@ struct FoldMoePlan {
   double tutel_ms = 0;
 };
 
-/// Degrees tried: 1..max_degree (<= 32, and no more than a rank's tokens per sequence).
+/// Degrees tried: 1..max_degree (<= 32, and no more than a rank's tokens per
+/// sequence); the scenario's schedule.degree fixes d, its schedule.slicing fixes
+/// aaam's and 1a1m's attention slices (the caller leaves 1a1m-uniform out then).
+/// Results do not depend on `threads`.
 FoldMoePlan plan_foldmoe(const model::ScenarioSpec& scenario, const cost::CostModel& costs,
-                         const std::vector<std::string>& schedules, std::int64_t max_degree = 32);
+                         const std::vector<std::string>& schedules, std::int64_t max_degree = 32,
+                         unsigned threads = 1);
 
 }  // namespace moeplan::plan

@@ -61,8 +61,11 @@ struct FsMoePlan {
   std::vector<sched::FsMoeKnobs> knobs;
 };
 
+/// The scenario's schedule.degree fixes r of every schedule (both phases);
+/// degree_forward / degree_backward fix one phase of fsmoe and fsmoe-no-iio.
+/// Results do not depend on `threads`.
 FsMoePlan plan_fsmoe(const model::ScenarioSpec& scenario, const cost::CostModel& costs,
-                     const std::vector<std::string>& schedules);
+                     const std::vector<std::string>& schedules, unsigned threads = 1);
 
 /// The knobs plan_fsmoe uses for one schedule.
 sched::FsMoeKnobs fsmoe_knobs(const FsMoePlan& plan, const std::string& schedule);

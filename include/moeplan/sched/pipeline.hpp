@@ -24,6 +24,9 @@ struct PipelineSpec {
   std::int64_t virtual_stages = 1;  ///< vpp (chunks per stage); > 1: interleaved 1F1B
   std::int64_t micro_batches = 1;   ///< per iteration per DP rank
   PipelineChunkCost chunk;
+  /// Each stage's optimizer step after its last task (gradient ReduceScatter and
+  /// parameter AllGather of the distributed optimizer), on its own stream; 0: none.
+  double optimizer_ms = 0;
 };
 
 /// The order of one stage's work items: (+chunk, micro-batch) forward or

@@ -27,6 +27,9 @@ struct BuiltSchedule {
 struct ScheduleKnobs {
   std::string schedule = "none";
   std::int64_t degree = 1;
+  /// FoldMoE: attention slice token counts fixed by the user (aaam, 1a1m); the
+  /// degree is then their number. Empty: the schedule's own slicing.
+  std::vector<std::int64_t> slicing_tokens = {};
 };
 
 /// @brief The labels of one task, for builders that emit many alike.

@@ -1,11 +1,21 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/message.h>
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/io/loader.hpp>
+
+#include "io/proto/moeplan.pb.h"
+#include "proto_text.hpp"
 
 namespace fs = std::filesystem;
 using moeplan::Error;
@@ -23,7 +33,123 @@ std::string error_of(const std::string& path, const std::vector<moeplan::io::Ove
   return "";
 }
 
+// A text the way a generator with a stray index writes it: the file's name
+// followed at once by a digit ("mixtral-8x7b0", "fsmoe-testbed-a-gpt2-xl3").
+bool has_name_and_stray_digit(const std::string& text, const std::string& name) {
+  for (std::size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+    const std::size_t after = at + name.size();
+    if (after < text.size() && std::isdigit(static_cast<unsigned char>(text[after]))) return true;
+  }
+  return false;
+}
+
+std::unique_ptr<google::protobuf::Message> message_of(moeplan::io::FileKind kind) {
+  using moeplan::io::FileKind;
+  namespace pb = moeplan::pb;
+  switch (kind) {
+    case FileKind::Model:
+      return std::make_unique<pb::Model>();
+    case FileKind::Cluster:
+      return std::make_unique<pb::Cluster>();
+    case FileKind::Profile:
+      return std::make_unique<pb::CostProfile>();
+    case FileKind::Scenario:
+      return std::make_unique<pb::Scenario>();
+    case FileKind::Sweep:
+      return std::make_unique<pb::Sweep>();
+    case FileKind::Plan:
+      return std::make_unique<pb::Plan>();
+  }
+  return nullptr;
+}
+
+// The first comment line after the "# proto-message:" header ("" if none).
+std::string header_comment(const std::string& text) {
+  std::size_t start = text.find('\n') + 1;
+  const std::size_t end = text.find('\n', start);
+  const std::string line = text.substr(start, end - start);
+  return line.rfind("# ", 0) == 0 ? line.substr(2) : "";
+}
+
+// Writes text to path, making its folder.
+void write_file(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+std::string read_file(const fs::path& path) { return moeplan::io::read_text_file(path.string()); }
+
+// Runs the rest of a scope in another working directory.
+class WorkingDirectory {
+ public:
+  explicit WorkingDirectory(const fs::path& to) : from_(fs::current_path()) { fs::current_path(to); }
+  ~WorkingDirectory() { fs::current_path(from_); }
+  WorkingDirectory(const WorkingDirectory&) = delete;
+  WorkingDirectory& operator=(const WorkingDirectory&) = delete;
+
+ private:
+  fs::path from_;
+};
+
+// A fresh folder under the system's temporary folder, removed at scope end.
+class TempFolder {
+ public:
+  explicit TempFolder(const std::string& tag)
+      : path_(fs::temp_directory_path() / ("moeplan-" + tag + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempFolder() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempFolder(const TempFolder&) = delete;
+  TempFolder& operator=(const TempFolder&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
 }  // namespace
+
+TEST_CASE("bundled files describe themselves with no stray digit after their name", "[io][zoo]") {
+  // Models, clusters, scenarios and sweeps are what users pick by name, so each
+  // needs a one-line description. Profiles are written by `moeplan fit` and
+  // `datasheet-profile`, which put their provenance in the header comment (and a
+  // source on every line) instead, so a profile needs that comment. No
+  // description or header comment may be the name plus a digit, as
+  // "mixtral-8x7b0" and "fsmoe-testbed-a-gpt2-xl3" were.
+  using moeplan::io::FileKind;
+  int checked = 0;
+  for (const char* folder : {"models", "scenarios", "calibration/profiles"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(fs::path(MOEPLAN_SOURCE_DIR) / folder)) {
+      if (entry.path().extension() != ".textproto") continue;
+      const std::string path = entry.path().string();
+      INFO(path);
+      const FileKind kind = moeplan::io::detect_kind(path);
+      const std::unique_ptr<google::protobuf::Message> message = message_of(kind);
+      REQUIRE(message);
+      const std::string text = read_file(entry.path());
+      moeplan::io::parse_text_proto(path, text, *message);
+      const google::protobuf::Reflection& reflection = *message->GetReflection();
+      const google::protobuf::Descriptor& descriptor = *message->GetDescriptor();
+      const std::string name = reflection.GetString(*message, descriptor.FindFieldByName("name"));
+      const std::string description = reflection.GetString(*message, descriptor.FindFieldByName("description"));
+      const std::string comment = header_comment(text);
+      CHECK(name == entry.path().stem().string());
+      if (kind == FileKind::Profile)
+        CHECK_FALSE(comment.empty());
+      else
+        CHECK(description.find_first_not_of(' ') != std::string::npos);
+      CHECK(description != name);
+      CHECK_FALSE(has_name_and_stray_digit(description, name));
+      CHECK_FALSE(has_name_and_stray_digit(comment, name));
+      ++checked;
+    }
+  }
+  CHECK(checked >= 17 + 6 + 8 + 1);  // models, clusters, profiles, at least the sweep
+}
 
 TEST_CASE("io::validate_file accepts every bundled file", "[io][zoo]") {
   int checked = 0;
@@ -91,4 +217,67 @@ TEST_CASE("io::resolve_path prefers files, then bundled names", "[io]") {
                     Catch::Contains("no bundled model named 'nope'"));
   CHECK_THROWS_WITH(moeplan::io::resolve_path(moeplan::io::FileKind::Model, "dir/nope.textproto"),
                     Catch::Contains("no such file"));
+}
+
+TEST_CASE("io::load_scenario resolves references beside the scenario first, from any working directory", "[io]") {
+  // A copy of foldmoe-gpt-moe-m-16k in proj/ whose model is proj/local-moe
+  // (bare name; 4 experts instead of 16, so the copy is told from the bundled
+  // gpt-moe-m) and whose cluster is proj/parts/g5.textproto (a path), loaded
+  // from a sibling folder: the old rule looked in the CWD and the bundle only.
+  const TempFolder tmp("refs");
+  const fs::path proj = tmp.path() / "proj";
+  const fs::path src(MOEPLAN_SOURCE_DIR);
+  std::string scenario = read_file(src / "scenarios/foldmoe-gpt-moe-m-16k.textproto");
+  scenario.replace(scenario.find("model_ref: \"gpt-moe-m\""), 22, "model_ref: \"local-moe\"");
+  scenario.replace(scenario.find("cluster_ref: \"foldmoe-g5\""), 25, "cluster_ref: \"parts/g5.textproto\"");
+  scenario.replace(scenario.find("ep: 16"), 6, "ep: 4");
+  write_file(proj / "s.textproto", scenario);
+  std::string model = read_file(src / "models/gpt-moe-m.textproto");
+  model.replace(model.find("name: \"gpt-moe-m\""), 17, "name: \"local-moe\"");
+  model.replace(model.find("num_experts: 16"), 15, "num_experts: 4");
+  write_file(proj / "local-moe.textproto", model);
+  write_file(proj / "parts/g5.textproto", read_file(src / "scenarios/clusters/foldmoe-g5.textproto"));
+  // A scenario named like the bundled profile it references: passed over as a profile.
+  write_file(proj / "foldmoe-g5-datasheet.textproto", scenario);
+  fs::create_directories(tmp.path() / "elsewhere");
+  const WorkingDirectory cwd(tmp.path() / "elsewhere");
+
+  SECTION("bare name and path beside the scenario, the profile from the bundle") {
+    const auto s = moeplan::io::load_scenario("../proj/s.textproto");
+    CHECK(s.model.name == "local-moe");
+    CHECK(s.model.moe.num_experts == 4);
+    CHECK(s.cluster.name == "foldmoe-g5");
+    REQUIRE(s.profile);
+    CHECK(s.profile->name == "foldmoe-g5-datasheet");
+  }
+  SECTION("the candidates in order: beside the file, as given, bundled") {
+    using moeplan::io::FileKind;
+    const std::string from = "../proj/s.textproto";
+    CHECK(moeplan::io::resolve_reference_path(FileKind::Model, "local-moe", from) == "../proj/local-moe.textproto");
+    CHECK(moeplan::io::resolve_reference_path(FileKind::Model, "gpt-moe-m", from) ==
+          (fs::path(moeplan::io::data_root()) / "models/gpt-moe-m.textproto").string());
+    CHECK(moeplan::io::resolve_reference_path(FileKind::Model, "local-moe.textproto", from) ==
+          "../proj/local-moe.textproto");
+    // As given (CWD), for a reference typed on the command line.
+    CHECK(moeplan::io::resolve_reference_path(FileKind::Model, "../proj/local-moe.textproto", "") ==
+          "../proj/local-moe.textproto");
+  }
+  SECTION("a missing reference names its field and every path tried") {
+    std::string text = scenario;
+    text.replace(text.find("parts/g5.textproto"), 18, "parts/none.textproto");
+    write_file(proj / "t.textproto", text);
+    CHECK(error_of("../proj/t.textproto") ==
+          "../proj/t.textproto:11:1: cluster_ref: no cluster named 'parts/none.textproto': tried "
+          "../proj/parts/none.textproto, parts/none.textproto");
+  }
+  SECTION("a sweep's scenarios resolve beside the sweep") {
+    write_file(proj / "grid.textproto",
+               "# proto-message: Sweep\nname: \"grid\"\nscenarios: \"s\"\n"
+               "axes { field: \"workload.seq_len\" values: \"8192\" values: \"16384\" }\n");
+    const auto sweep = moeplan::io::load_sweep("../proj/grid.textproto");
+    REQUIRE(sweep.points.size() == 2);
+    CHECK(sweep.points[0].scenario == "../proj/s.textproto");
+    CHECK(error_of("../proj/grid.textproto").empty());
+    CHECK(moeplan::io::load_scenario(sweep.points[1].scenario, sweep.points[1].overrides).model.name == "local-moe");
+  }
 }

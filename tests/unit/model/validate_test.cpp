@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <string>
+
 #include <moeplan/core/error.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/model/validate.hpp>
@@ -93,4 +96,43 @@ TEST_CASE("model::validate checks a model on its own", "[model]") {
     m.dtype_bytes = 3;
     CHECK_THROWS_WITH(moeplan::model::validate(m), Catch::Contains("must be 1, 2 or 4"));
   }
+}
+
+TEST_CASE("model::validate_tensor_parallel_heads: Megatron-Core's rule, tp divides query and KV heads", "[model]") {
+  // Megatron-Core's TransformerConfig requires num_attention_heads and
+  // num_query_groups (KV heads) to be multiples of tensor_model_parallel_size:
+  // KV heads are split, never replicated. Mixtral 8x22B: 48 query, 8 KV heads.
+  const moeplan::model::ModelSpec m = moeplan::io::load_model("mixtral-8x22b");
+  auto reason = [&](std::int64_t tp) -> std::string {
+    try {
+      moeplan::model::validate_tensor_parallel_heads(m, tp);
+    } catch (const Error& e) {
+      CHECK(e.field() == "parallelism.tp");
+      return e.reason();
+    }
+    return "";
+  };
+  SECTION("tp dividing both is accepted") {
+    for (std::int64_t tp : {1, 2, 4, 8}) CHECK(reason(tp).empty());
+  }
+  SECTION("tp 16 divides the 48 query heads but not the 8 KV heads: rejected (no replication)") {
+    CHECK(reason(16) ==
+          "num_heads 48 and num_kv_heads 8 must both be divisible by tp 16 (Megatron-Core splits query and KV heads "
+          "over tp and does not replicate KV heads)");
+  }
+  SECTION("tp 12 divides the query heads only, tp 32 neither") {
+    CHECK_FALSE(reason(12).empty());
+    CHECK_FALSE(reason(32).empty());
+  }
+}
+
+TEST_CASE("model::validate rejects a scenario whose tp would replicate KV heads", "[model]") {
+  // 128 GPUs = tp 16 x pp 4 x dp 2: everything else about the mapping is valid,
+  // so only the head rule can reject it (the old rule let tp be a multiple of
+  // the KV heads, replicating them, which Megatron-Core refuses).
+  ScenarioSpec s = moeplan::io::load_scenario("folding-mixtral-8x22b-128");
+  REQUIRE(failing_field(s).empty());
+  s.parallel.tp = 16;
+  s.parallel.dp = 2;
+  CHECK(failing_field(s) == "parallelism.tp");
 }

@@ -2,6 +2,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/io/loader.hpp>
+#include <moeplan/model/validate.hpp>
 #include <moeplan/plan/folding.hpp>
 
 #include "../test_support.hpp"
@@ -258,6 +259,31 @@ TEST_CASE("plan::price_mapping: invalid mappings and memory limits", "[plan][fol
   tiny.cluster.gpu.memory_bytes = 1e9;
   CHECK_FALSE(plan::price_mapping(tiny, costs, c).fits);
   CHECK_THROWS_AS(plan::price_mapping(s, costs, plan::FoldingConfig{3, 1, 1, 1, 1, 1, 1, 0, 0}), Error);
+}
+
+TEST_CASE("plan::price_mapping: the head rule and its message are scenario validation's", "[plan][folding]") {
+  // Mixtral 8x22B (48 query, 8 KV heads) at tp 16: the search and simulate of a
+  // folding scenario must refuse it with the words `validate` uses.
+  model::ScenarioSpec s = io::load_scenario("folding-mixtral-8x22b-128");
+  const cost::CostModel costs(*s.profile);
+  std::string priced, validated;
+  try {
+    plan::price_mapping(s, costs, mapping(16, 1, 4, 8, 1));
+  } catch (const Error& e) {
+    CHECK(e.field() == "parallelism.tp");
+    priced = e.reason();
+  }
+  s.parallel.tp = 16;
+  s.parallel.dp = 2;
+  try {
+    model::validate(s);
+  } catch (const Error& e) {
+    CHECK(e.field() == "parallelism.tp");
+    validated = e.reason();
+  }
+  CHECK_FALSE(priced.empty());
+  CHECK(priced == validated);
+  CHECK_THAT(priced, Catch::Contains("num_heads 48") && Catch::Contains("num_kv_heads 8") && Catch::Contains("tp 16"));
 }
 
 TEST_CASE("plan::price_mapping: recomputation trades memory", "[plan][folding]") {
