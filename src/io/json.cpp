@@ -75,7 +75,9 @@ void Json::write(std::string& out, int indent, int depth) const {
   } else if (const std::int64_t* i = std::get_if<std::int64_t>(&value_)) {
     out += fmt::format("{}", *i);
   } else if (const double* d = std::get_if<double>(&value_)) {
-    out += std::isfinite(*d) ? fmt::format("{}", *d) : "null";
+    // Negative zero (-1e-400 reads as -0.0) is written "0": "-0" would read
+    // back as the integer 0 and dump differently; its sign means nothing here.
+    out += !std::isfinite(*d) ? "null" : *d == 0 ? "0" : fmt::format("{}", *d);
   } else if (const std::string* s = std::get_if<std::string>(&value_)) {
     out += json_quote(*s);
   } else if (const Array* a = std::get_if<Array>(&value_)) {

@@ -401,8 +401,14 @@ std::string resolve_any_path(const std::string& name_or_path) {
 namespace {
 
 // The grid is expanded in memory, and every point is a simulation: a few axes
-// of many values must be refused rather than expanded.
+// of many values must be refused rather than expanded. The largest bundled
+// sweep (scenarios/sweeps/fsmoe-table4.textproto) has 2 x 1458 = 2916 points
+// and expands to about 1 MiB; both limits are more than 20x that.
 constexpr std::size_t kMaxSweepPoints = 65536;
+constexpr std::size_t kMaxSweepBytes = std::size_t{64} << 20;
+// What one axis value costs at each point besides its text: a label pair and
+// an override (two std::string each, 32 bytes on libstdc++) and the vectors' share.
+constexpr std::size_t kBytesPerCell = 160;
 
 std::vector<Override> axis_value_overrides(const std::string& field, const std::string& value) {
   if (value.find('=') == std::string::npos) return {Override{field, value}};
@@ -460,6 +466,7 @@ LoadedSweep load_sweep_text(const std::string& path, const std::string& text) {
       }
     }
   }
+  std::size_t expanded_bytes = 0;  // of the points so far, estimated (kBytesPerCell)
   for (int b = 0; b < sweep.scenarios_size(); ++b) {
     const std::string& base = sweep.scenarios(b);
     // A scenario beside the sweep is loaded by its path; otherwise the entry
@@ -489,6 +496,18 @@ LoadedSweep load_sweep_text(const std::string& path, const std::string& text) {
       if (out.points.size() + points > kMaxSweepPoints)
         throw Error(ErrorKind::Input, fmt::format("the grid has more than {} points", kMaxSweepPoints), "axes",
                     index.find("axes"));
+    }
+    // Every point copies one value of each axis (twice: label and override);
+    // long values make a small file expand to gigabytes.
+    for (const pb::SweepAxis* axis : axes) {
+      std::size_t value_bytes = 0;
+      for (const std::string& value : axis->values()) value_bytes += 2 * value.size();
+      expanded_bytes += points / static_cast<std::size_t>(axis->values_size()) * value_bytes +
+                        points * (2 * axis->field().size() + kBytesPerCell);
+      if (expanded_bytes > kMaxSweepBytes)
+        throw Error(ErrorKind::Input,
+                    fmt::format("the grid's values would take more than {} MiB in memory", kMaxSweepBytes >> 20),
+                    "axes", index.find("axes"));
     }
     // Odometer over the applicable axes, last axis fastest.
     std::vector<int> digit(axes.size(), 0);

@@ -51,3 +51,13 @@ TEST_CASE("io::Json reads integers beyond int64 as doubles", "[io]") {
   CHECK(Json::parse("-18446744073709551616").as_number() == -18446744073709551616.0);
   CHECK(Json::parse("9223372036854775807").dump() == "9223372036854775807");
 }
+
+TEST_CASE("io::Json writes negative zero as 0, so that a dump parses back to the same text", "[io]") {
+  // Found by fuzz_json: -0.69e-324 underflows to -0.0, which was written "-0";
+  // "-0" reads back as the integer 0, which is written "0": the second dump differed.
+  CHECK(Json::parse("-0.6931345e-324").dump() == "0");
+  CHECK(Json(-0.0).dump() == "0");
+  const std::string once = Json::parse("[-1e-400, -0, 0.0]").dump();
+  CHECK(once == "[0,0,0]");
+  CHECK(Json::parse(once).dump() == once);
+}
