@@ -403,9 +403,11 @@ namespace {
 // The grid is expanded in memory, and every point is a simulation: a few axes
 // of many values must be refused rather than expanded. The largest bundled
 // sweep (scenarios/sweeps/fsmoe-table4.textproto) has 2 x 1458 = 2916 points
-// and expands to about 1 MiB; both limits are more than 20x that.
+// of 7 axes, 4.1 MiB by the estimate below; the limits are 22x (points) and
+// 62x (bytes) that. The byte limit matters on its own: in a 4 kB sweep of 16
+// two-valued axes, a 3 kB value is copied into 65536 points (about 400 MB).
 constexpr std::size_t kMaxSweepPoints = 65536;
-constexpr std::size_t kMaxSweepBytes = std::size_t{64} << 20;
+constexpr std::size_t kMaxSweepBytes = std::size_t{256} << 20;
 // What one axis value costs at each point besides its text: a label pair and
 // an override (two std::string each, 32 bytes on libstdc++) and the vectors' share.
 constexpr std::size_t kBytesPerCell = 160;

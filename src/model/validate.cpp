@@ -146,11 +146,8 @@ void validate(const ClusterSpec& c) {
                               {c.gpu.peak_flops_per_s_fp16, "gpu.peak_tflops_fp16"},
                               {c.gpu.peak_flops_per_s_bf16, "gpu.peak_tflops_bf16"}})
     if (flops != 0) require_range(flops / 1e12, kMinPeakTflops, kMaxPeakTflops, field, "TFLOP/s");
-  require_positive(c.gpu.memory_bytes, "gpu.memory_gib");
   require_range(c.gpu.memory_bytes / (1024.0 * 1024.0 * 1024.0), kMinMemoryGib, kMaxMemoryGib, "gpu.memory_gib",
                 "GiB");
-  require_positive(c.intra_link.bandwidth_bytes_per_s, "intra_link.bandwidth_gbit_s");
-  require_positive(c.inter_link.bandwidth_bytes_per_s, "inter_link.bandwidth_gbit_s");
   for (auto [link, part] : {std::pair{&c.intra_link, std::string("intra_link")}, {&c.inter_link, "inter_link"}}) {
     require_range(link->bandwidth_bytes_per_s * 8.0 / 1e9, kMinLinkGbitS, kMaxLinkGbitS, part + ".bandwidth_gbit_s",
                   "Gbit/s");
