@@ -403,10 +403,13 @@ namespace {
 // The grid is expanded in memory, and every point is a simulation: a few axes
 // of many values must be refused rather than expanded. The largest bundled
 // sweep (scenarios/sweeps/fsmoe-table4.textproto) has 2 x 1458 = 2916 points
-// of 7 axes, 4.1 MiB by the estimate below; the limits are 22x (points) and
-// 62x (bytes) that. The byte limit matters on its own: in a 4 kB sweep of 16
-// two-valued axes, a 3 kB value is copied into 65536 points (about 400 MB).
-constexpr std::size_t kMaxSweepPoints = 65536;
+// of 7 axes, 4.1 MiB by the estimate below; the limits are 5.6x (points) and
+// 62x (bytes) that. Points: in the long run, fuzz_text_format timed out (10 s)
+// on a 1.2 kB sweep of 21870 + 7290 points, which took 5 s under ASan when
+// rerun (docs/reliability.md). Bytes matter on their own: in a 21 kB sweep of
+// 14 two-valued axes, one with 10 kB values, each of the 16384 points copies a
+// 10 kB value twice (label and override), 330 MB.
+constexpr std::size_t kMaxSweepPoints = 16384;
 constexpr std::size_t kMaxSweepBytes = std::size_t{256} << 20;
 // What one axis value costs at each point besides its text: a label pair and
 // an override (two std::string each, 32 bytes on libstdc++) and the vectors' share.

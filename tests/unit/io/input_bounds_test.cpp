@@ -90,17 +90,18 @@ TEST_CASE("io::load_model_text steps moe_layer_interval without overflowing", "[
 }
 
 TEST_CASE("io::load_sweep_text refuses grids too large to expand", "[io]") {
-  // Found by fuzz_text_format (a timeout): the old code expanded every grid.
-  // 5 axes of 10 values are 10^5 points, above the 65536 allowed.
+  // Found by fuzz_text_format (timeouts): the old code expanded every grid.
+  // 5 axes of 10 values are 10^5 points, above the 16384 allowed.
   const std::vector<std::string> ten{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10"};
   const std::string message = error_of([&] { io::load_sweep_text("big.textproto", sweep_with({ten, ten, ten, ten, ten})); });
-  CHECK(message.find("axes: the grid has more than 65536 points") != std::string::npos);
+  CHECK(message.find("axes: the grid has more than 16384 points") != std::string::npos);
   // 4 such axes are 10^4 points, and expand.
   CHECK(io::load_sweep_text("big.textproto", sweep_with({ten, ten, ten, ten})).points.size() == 10000);
 
-  // 14 two-valued axes are 16384 points; one more axis of two 10 kB values is
-  // copied into each: 2 x 16384 x 10^4 bytes = 328 MB of text, above 256 MiB.
-  std::vector<std::vector<std::string>> axes(14, std::vector<std::string>{"1", "2"});
+  // 13 two-valued axes and one of two 10 kB values are 16384 points, each with
+  // a copy of one long value as label and as override: 2 x 16384 x 10^4 bytes
+  // = 328 MB, above 256 MiB.
+  std::vector<std::vector<std::string>> axes(13, std::vector<std::string>{"1", "2"});
   axes.push_back({std::string(10000, 'a'), std::string(10000, 'b')});
   const std::string long_values = error_of([&] { io::load_sweep_text("big.textproto", sweep_with(axes)); });
   CHECK(long_values.find("axes: the grid's values would take more than 256 MiB in memory") != std::string::npos);
