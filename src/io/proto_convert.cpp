@@ -29,6 +29,7 @@ constexpr std::int64_t kMaxParallel = 1 << 20;      // any one parallel size
 constexpr std::int64_t kMaxSeq = 1 << 27;           // 134M tokens
 constexpr std::int64_t kMaxBatch = 1 << 24;
 constexpr std::int64_t kMaxDegree = 4096;
+constexpr double kMaxSlowRanksFactor = 100.0;  // see its use
 
 // Negative sizes are refused by validation; very negative ones must not reach a product before it.
 std::int64_t at_most(std::int64_t value, std::int64_t max, const char* field) {
@@ -331,6 +332,11 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
   if (o.has_slow_ranks_compute_factor()) {
     if (!(o.slow_ranks_compute_factor() >= 1.0))
       throw_input_error("schedule.slow_ranks_compute_factor", "must be at least 1");
+    // Plausibility (issue 13): a rank 100x slower than its peers is a failed
+    // node, not a straggler; 1e300 gave iteration times of 5e299 ms.
+    if (o.slow_ranks_compute_factor() > kMaxSlowRanksFactor)
+      throw_input_error("schedule.slow_ranks_compute_factor",
+                        fmt::format("{} is implausible: at most {}", o.slow_ranks_compute_factor(), kMaxSlowRanksFactor));
     s.schedule.slow_ranks_compute_factor = o.slow_ranks_compute_factor();
   }
   if (o.has_recompute()) {

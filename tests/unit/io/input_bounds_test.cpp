@@ -176,3 +176,17 @@ TEST_CASE("io::load_profile_text refuses cost lines far outside physical reality
     CHECK(message.find(c.error) != std::string::npos);
   }
 }
+
+TEST_CASE("io::load_scenario refuses an implausible straggler factor", "[io]") {
+  // Issue 13 plausibility: slow_ranks_compute_factor 1e300 was accepted and
+  // `simulate --set schedule.mode=multi_rank` printed an iteration of 5e299 ms.
+  const std::string message = error_of([] {
+    io::load_scenario("flowmoe-gpt2-tiny-moe-c1",
+                      {{"schedule.mode", "multi_rank"}, {"schedule.slow_ranks_compute_factor", "1e300"}});
+  });
+  CHECK(message.find("schedule.slow_ranks_compute_factor: 1e+300 is implausible: at most 100") != std::string::npos);
+  CHECK(error_of([] {
+          io::load_scenario("flowmoe-gpt2-tiny-moe-c1",
+                            {{"schedule.mode", "multi_rank"}, {"schedule.slow_ranks_compute_factor", "1.5"}});
+        }).empty());
+}
