@@ -272,4 +272,12 @@ TEST_CASE("calibration readers and cost::fit_profile refuse implausible timings 
   CHECK(input_error_of([&] { cost::fit_profile(slow, "p", "c"); })
             .find("t.csv:2:1: gemm local group 1: fitted line refused: beta_ms: 1 ms per FLOP is outside") !=
         std::string::npos);
+  // Found by fuzz_calibration's long run (before the check): an all-reduce of
+  // 1, 2 and 3 GB in 1, 1.000001 and 1.000002 ms has a slope of 1e-15 ms per
+  // byte (1000 PB/s), whose profile the loader refused after the fit wrote it.
+  const std::vector<model::TimingSample> fast{sample(1e9, 1.0), sample(2e9, 1.000001), sample(3e9, 1.000002)};
+  const std::string too_fast = input_error_of([&] { cost::fit_profile(fast, "p", "c"); });
+  INFO(too_fast);
+  CHECK(too_fast.find("allreduce inter group 16: fitted line refused: beta_ms: ") != std::string::npos);
+  CHECK(too_fast.find(" ms per byte is outside the plausible range [1e-12, 1]") != std::string::npos);
 }
