@@ -17,6 +17,7 @@
 #include "proto_convert.hpp"
 #include "proto_text.hpp"
 #include "scalar_fields.hpp"
+#include "scenario_resolution.hpp"
 
 #ifndef MOEPLAN_SOURCE_DATA_DIR
 #define MOEPLAN_SOURCE_DATA_DIR "."
@@ -301,11 +302,6 @@ model::CostProfileSpec load_profile(const std::string& name_or_path) {
   return load_profile_text(path, read_text_file(path));
 }
 
-model::ScenarioSpec load_scenario(const std::string& name_or_path, const std::vector<Override>& overrides) {
-  const std::string path = resolve_path(FileKind::Scenario, name_or_path);
-  return load_scenario_text(path, read_text_file(path), overrides);
-}
-
 model::ModelSpec load_model_text(const std::string& path, const std::string& text) {
   pb::Model message;
   LocationIndex index;
@@ -327,10 +323,13 @@ model::CostProfileSpec load_profile_text(const std::string& path, const std::str
       path, text, message, index, convert_and_validate<model::CostProfileSpec, pb::CostProfile>);
 }
 
-model::ScenarioSpec load_scenario_text(const std::string& path, const std::string& text,
-                                       const std::vector<Override>& overrides) {
-  pb::Scenario scenario;
-  ScenarioSources sources;
+namespace {
+
+// Parses a scenario, puts each referenced file in place of its reference and
+// applies the scenario's `set:` lines, then the overrides: the message every
+// field of which the scenario's result may read.
+void resolve_scenario(const std::string& path, const std::string& text, const std::vector<Override>& overrides,
+                      pb::Scenario& scenario, ScenarioSources& sources) {
   sources.scenario = parse_text_proto(path, text, scenario);
   for (const Override& o : overrides)
     if (is_reference_override(o)) {
@@ -362,7 +361,7 @@ model::ScenarioSpec load_scenario_text(const std::string& path, const std::strin
       const std::string at = fmt::format("set[{}]", i);
       try {
         const Override o = parse_override(scenario.set(i));
-        set_scalar_field(scenario, o.field, o.value);
+        override_scalar_field(scenario, o.field, o.value);
         sources.overridden.emplace_back(o.field, sources.scenario.find(at));
       } catch (const Error& e) {
         throw Error(ErrorKind::Input, e.reason(), at, sources.scenario.find(at));
@@ -371,8 +370,34 @@ model::ScenarioSpec load_scenario_text(const std::string& path, const std::strin
     for (const Override& o : overrides)
       if (!is_reference_override(o)) {
         sources.overridden.emplace_back(o.field, kCommandLine);
-        set_scalar_field(scenario, o.field, o.value);
+        override_scalar_field(scenario, o.field, o.value);
       }
+  } catch (const Error& e) {
+    throw sources.locate(e);
+  }
+}
+
+}  // namespace
+
+pb::Scenario resolved_scenario_message(const std::string& name_or_path, const std::vector<Override>& overrides) {
+  pb::Scenario scenario;
+  ScenarioSources sources;
+  const std::string path = resolve_path(FileKind::Scenario, name_or_path);
+  resolve_scenario(path, read_text_file(path), overrides, scenario, sources);
+  return scenario;
+}
+
+model::ScenarioSpec load_scenario(const std::string& name_or_path, const std::vector<Override>& overrides) {
+  const std::string path = resolve_path(FileKind::Scenario, name_or_path);
+  return load_scenario_text(path, read_text_file(path), overrides);
+}
+
+model::ScenarioSpec load_scenario_text(const std::string& path, const std::string& text,
+                                       const std::vector<Override>& overrides) {
+  pb::Scenario scenario;
+  ScenarioSources sources;
+  resolve_scenario(path, text, overrides, scenario, sources);
+  try {
     model::ScenarioSpec spec = to_spec(scenario);
     spec.options = written_options(scenario);
     for (const auto& [field, where] : sources.overridden)

@@ -144,4 +144,44 @@ void set_scalar_field(gpb::Message& root, const std::string& path, const std::st
   set_in(&root, parts, 0, path, value);
 }
 
+void clear_field(gpb::Message& root, const std::string& path) {
+  const std::vector<std::string> parts = split(path);
+  gpb::Message* message = &root;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const gpb::FieldDescriptor* field = message->GetDescriptor()->FindFieldByName(parts[i]);
+    if (field == nullptr || (field->is_repeated() && i + 1 < parts.size()))
+      throw_input_error(path, "not a field path of non-repeated messages");
+    const gpb::Reflection* reflection = message->GetReflection();
+    if (i + 1 == parts.size()) {
+      reflection->ClearField(message, field);
+      return;
+    }
+    if (field->cpp_type() != gpb::FieldDescriptor::CPPTYPE_MESSAGE) throw_input_error(path, "not a message path");
+    if (!reflection->HasField(*message, field)) return;
+    message = reflection->MutableMessage(message, field);
+  }
+}
+
+void override_scalar_field(gpb::Message& scenario, const std::string& path, const std::string& value) {
+  // What a model states in place of each field: setting one replaces the other.
+  struct Alternative {
+    const char* field;
+    const char* value;  // only when set to this value; nullptr = any value
+    std::vector<const char*> clears;
+  };
+  static const Alternative kAlternatives[] = {
+      {"model.moe.dropless", "true", {"model.moe.capacity_factor"}},
+      {"model.moe.capacity_factor", nullptr, {"model.moe.dropless"}},
+      {"model.moe.expert_ffn_hidden", nullptr, {"model.moe.expert_ffn_hidden_scale"}},
+      {"model.moe.expert_ffn_hidden_scale", nullptr, {"model.moe.expert_ffn_hidden"}},
+      {"model.moe.moe_layers", nullptr, {"model.moe.moe_layer_interval", "model.moe.moe_layer_offset"}},
+      {"model.moe.moe_layer_interval", nullptr, {"model.moe.moe_layers"}},
+      {"model.moe.moe_layer_offset", nullptr, {"model.moe.moe_layers"}},
+  };
+  for (const Alternative& a : kAlternatives)
+    if (path == a.field && (a.value == nullptr || value == a.value))
+      for (const char* other : a.clears) clear_field(scenario, other);
+  set_scalar_field(scenario, path, value);
+}
+
 }  // namespace moeplan::io

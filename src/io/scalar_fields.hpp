@@ -15,4 +15,17 @@ namespace moeplan::io {
 /// and unparsable values are input errors naming the path.
 void set_scalar_field(google::protobuf::Message& message, const std::string& path, const std::string& value);
 
+/// Clears message.<path> (a field of non-repeated messages) when present; a
+/// path through an unset message is already clear.
+void clear_field(google::protobuf::Message& message, const std::string& path);
+
+/// set_scalar_field, after clearing the fields a model states instead of this
+/// one (docs/formats.md, "Overrides"): `moe.dropless=true` clears
+/// moe.capacity_factor and `moe.capacity_factor` clears moe.dropless;
+/// `moe.expert_ffn_hidden` and `moe.expert_ffn_hidden_scale` clear each
+/// other; `moe.moe_layers` clears moe.moe_layer_interval and
+/// moe.moe_layer_offset, and either of those clears moe.moe_layers. `path`
+/// is relative to the Scenario (model.moe....).
+void override_scalar_field(google::protobuf::Message& scenario, const std::string& path, const std::string& value);
+
 }  // namespace moeplan::io

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/model/options.hpp>
 
 namespace moeplan::model {
 namespace {
@@ -266,10 +267,33 @@ void validate(const ScenarioSpec& s) {
                               {s.schedule.degree_backward, "degree_backward"},
                               {s.schedule.ar_chunk_bytes, "ar_chunk_bytes"}})
     if (value) require_positive(*value, std::string("schedule.") + field);
+  for (std::int64_t tokens : s.schedule.slicing_tokens) require_positive(tokens, "schedule.slicing");
   if (s.profile)
     require(s.profile->cluster == s.cluster.name, "profile",
             fmt::format("profile '{}' belongs to cluster '{}' but the scenario runs on '{}'", s.profile->name,
                         s.profile->cluster, s.cluster.name));
+  // Last: an option that cannot act is refused once the scenario is otherwise valid,
+  check_options(s);
+  // and so is what a family's schedules cannot build, however it was written
+  // (a referenced model file included): never simulated as something else.
+  const std::string& family = s.schedule.family;
+  if (family == "fsmoe" || family == "flowmoe")
+    require(m.num_moe_layers() == m.num_layers, "model.moe",
+            fmt::format("{} of {} blocks are dense; the {} schedules build every block as an MoE block",
+                        m.num_layers - m.num_moe_layers(), m.num_layers, family));
+  if (family == "flowmoe") {
+    require(p.etp == 1, "parallelism.etp",
+            fmt::format("etp = {}; FlowMoE's schedule splits experts over ep only", p.etp));
+    require(w.micro_batches_per_rank(p.dp) == 1, "workload.global_batch_size",
+            fmt::format("{} micro-batches per rank; FlowMoE's schedule runs one per iteration (set "
+                        "global_batch_size = micro_batch_size x dp = {})",
+                        w.micro_batches_per_rank(p.dp), w.micro_batch_size * p.dp));
+  }
+  if (family != "folding")
+    require(p.pp == 1 && p.vpp == 1, "parallelism.pp",
+            fmt::format("pp = {}, vpp = {}; the {} schedules run every layer on one pipeline stage (folding maps "
+                        "pipelines)",
+                        p.pp, p.vpp, family));
 }
 
 }  // namespace moeplan::model

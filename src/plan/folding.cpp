@@ -199,8 +199,10 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   // MFU: model FLOPs (3 x forward, causal attention, LM head) per iteration over peak.
   const double tokens = as_double(s.workload.global_batch_size) * seq;
   const double model_flops = 3.0 * tokens * model::forward_flops_per_token(m, s.workload.seq_len);
-  const double peak = s.cluster.gpu.peak_flops_per_s_bf16 > 0 ? s.cluster.gpu.peak_flops_per_s_bf16
-                                                              : s.cluster.gpu.peak_flops_per_s_fp16;
+  // The peak of the model's datatype: fp32 for 4-byte elements, else BF16 (FP16 where the GPU has no BF16).
+  const double half_peak = s.cluster.gpu.peak_flops_per_s_bf16 > 0 ? s.cluster.gpu.peak_flops_per_s_bf16
+                                                                   : s.cluster.gpu.peak_flops_per_s_fp16;
+  const double peak = m.dtype_bytes == 4 ? s.cluster.gpu.peak_flops_per_s_fp32 : half_peak;
   out.mfu = model_flops / (out.iteration_ms / 1e3 * as_double(world) * peak);
   // Memory: bf16 weights (2 B) and fp32 gradients (4 B) per parameter held; fp32
   // master weights and Adam moments (12 B) sharded by the distributed optimizer

@@ -1,0 +1,355 @@
+// Every scenario field acts or is refused (issue 13, "make the class
+// impossible"). For one bundled scenario per family, every scalar field of the
+// resolved scenario (its model, cluster and profile in place) is perturbed
+// through --set (x2, +1, /2, -1, the other enum values, the other choices of
+// a named field) until a perturbation loads; the field passes when the result
+// changes, when validation refuses it because model::option_rules() says it
+// cannot act there, or when model::label_fields() lists it as a label. A field
+// that loads, changes nothing and is in neither table fails: that is an option
+// which would be silently ignored (the class of bugs behind issue 13's items 1
+// and 2: slow ranks ignored by simulate, --schedule ignored on folding).
+
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/io/loader.hpp>
+#include <moeplan/io/scenario_fields.hpp>
+#include <moeplan/model/families.hpp>
+#include <moeplan/model/options.hpp>
+#include <moeplan/plan/evaluation.hpp>
+#include <moeplan/plan/scenario_run.hpp>
+
+namespace {
+
+using moeplan::io::Override;
+using moeplan::io::ScenarioField;
+
+// Everything a command reports about the scenario's own knobs: each schedule of
+// the family simulated (simulate --schedule all), or the folding mapping priced.
+std::string result_of(const moeplan::model::ScenarioSpec& spec) {
+  const moeplan::plan::ScenarioRun run(spec);
+  // simulate without --schedule runs the scenario's own schedule
+  std::string out = spec.schedule.name + ";";
+  if (spec.schedule.family == "folding") {
+    const moeplan::plan::FoldingResult r = run.price_own_mapping();
+    const moeplan::plan::FoldingBreakdown& b = r.breakdown;
+    return fmt::format("{} {} {} {} {} {} {} {} {} {}", r.iteration_ms, r.mfu, r.memory_bytes_per_gpu, r.fits,
+                       b.attention_ms, b.moe_compute_ms, b.a2a_ms, b.agrs_ms, b.dp_ms, b.pp_bubble_ms);
+  }
+  for (const moeplan::plan::RequestedSchedule& s : run.schedules("all")) {
+    if (s.skipped_because) continue;
+    const moeplan::plan::Evaluation e = moeplan::plan::evaluate(run.build(s.name));
+    out += fmt::format("{}: {} {} {} {} {} {} {} {} {} {} {} {} {};", s.name, e.degree, e.iteration_ms, e.forward_ms,
+                       e.backward_ms, e.compute_ms, e.comm_ms, e.exposed_comm_ms, e.bubble_ms, e.tasks, e.a2a_total_ms,
+                       e.a2a_critical_ms, e.attention_flops_forward, e.attention_flops_backward);
+  }
+  return out;
+}
+
+std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = list.find(',', start);
+    out.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& i : items) out += (out.empty() ? "" : ",") + i;
+  return out;
+}
+
+// Values a field of this type can take that differ from its value.
+std::vector<std::string> perturbations(const ScenarioField& f, const std::string& family,
+                                       const moeplan::model::ScenarioSpec& base) {
+  // Named choices: the other schedules of the family, modes, orders, recompute levels.
+  static const std::map<std::string, std::vector<std::string>> named = {
+      {"schedule.mode", {"multi_rank", "symmetric"}},
+      {"schedule.recompute", {"none", "full", "selective"}},
+      {"schedule.family", {"foldmoe", "fsmoe", "flowmoe", "folding"}},
+      {"parallelism.order", {"tp-cp-dp-ep-pp", "tp-ep-cp-dp-pp"}},
+  };
+  std::vector<std::string> out;
+  if (f.path == "schedule.name") {
+    out = moeplan::model::family_schedules(family);
+    out.push_back("none");
+  } else if (f.path == "schedule.slicing") {
+    // Two slices of the sequence, even and uneven (the slices hold seq_len tokens).
+    const std::int64_t l = base.workload.seq_len;
+    out = {fmt::format("{},{}", l / 2, l / 2), fmt::format("{},{}", l / 4, l - l / 4)};
+  } else if (const auto it = named.find(f.path); it != named.end()) {
+    out = it->second;
+  } else if (f.type == ScenarioField::Type::Enum) {
+    out = f.choices;
+  } else if (f.type == ScenarioField::Type::Boolean) {
+    out = {"true", "false"};
+  } else if (f.type == ScenarioField::Type::Integer && f.repeated) {
+    if (f.value) {
+      std::vector<std::string> doubled;
+      for (const std::string& v : split_list(*f.value)) doubled.push_back(std::to_string(2 * std::stoll(v)));
+      out = {join(doubled)};
+    } else {
+      out = {"0", "1", "0,1"};
+    }
+  } else if (f.type == ScenarioField::Type::Integer) {
+    if (f.value) {
+      const long long v = std::stoll(*f.value);
+      out = {std::to_string(2 * v), std::to_string(v + 1)};
+      if (v >= 2) out.insert(out.end(), {std::to_string(v / 2), std::to_string(v - 1)});
+      if (v == 0) out.push_back("2");
+    } else {
+      out = {"1", "2", "4", "8", "3"};
+    }
+  } else if (f.type == ScenarioField::Type::Real) {
+    if (f.value) {
+      const double v = std::stod(*f.value);
+      out = {fmt::format("{}", 2 * v), fmt::format("{}", v / 2), fmt::format("{}", 1.1 * v)};
+      if (v == 0) out = {"0.5", "1", "2"};
+    } else {
+      out = {"0.5", "1", "2", "1.5"};
+    }
+  }
+  std::erase_if(out, [&](const std::string& v) { return f.value && v == *f.value; });
+  return out;
+}
+
+// One perturbation: `with` applied on top of `context`, compared with `context` alone.
+struct Candidate {
+  std::vector<Override> with;
+  std::vector<Override> context;
+};
+
+// Fields that cannot change alone (the products tp*cp*dp*pp and etp*ep*edp*pp
+// must equal the world size, a batch must split over dp): each moves with the
+// fields it is tied to, chosen by hand from the scenario's own sizes.
+using Compounds = std::map<std::string, std::vector<Candidate>>;
+
+Compounds compounds_for(const std::string& scenario) {
+  auto o = [](const char* f, const char* v) { return Override{f, v}; };
+  // Dense blocks need a dense FFN width: a model of MoE blocks only has none.
+  const Compounds layers = {
+      {"model.moe.moe_layer_interval", {{{o("model.moe.moe_layer_interval", "2"), o("model.ffn_hidden", "4096")}, {}}}},
+      {"model.moe.moe_layer_offset",
+       {{{o("model.moe.moe_layer_interval", "2"), o("model.moe.moe_layer_offset", "1"), o("model.ffn_hidden", "4096")},
+         {}}}},
+      {"model.moe.moe_layers", {{{o("model.moe.moe_layers", "0"), o("model.ffn_hidden", "4096")}, {}}}},
+  };
+  Compounds c;
+  if (scenario == "foldmoe-gpt-moe-m-16k") {  // 2 nodes x 8; tp 8, dp 2, ep 16, etp 1; 16 experts; batch 2
+    const Override dp4 = o("parallelism.dp", "4"), batch4 = o("workload.global_batch_size", "4");
+    c = {{"cluster.num_nodes", {{{o("cluster.num_nodes", "4"), dp4, batch4}, {}}}},
+         {"cluster.gpus_per_node", {{{o("cluster.gpus_per_node", "16"), dp4, batch4}, {}}}},
+         {"parallelism.tp", {{{o("parallelism.tp", "4"), dp4, batch4}, {}}}},
+         {"parallelism.etp", {{{o("parallelism.etp", "2"), o("parallelism.ep", "8")}, {}}}},
+         {"parallelism.cp", {{{o("parallelism.cp", "2"), o("parallelism.dp", "1")}, {}}}},
+         {"parallelism.pp", {{{o("parallelism.pp", "2"), o("parallelism.dp", "1"), o("parallelism.ep", "8")}, {}}}},
+         {"parallelism.vpp",
+          {{{o("parallelism.pp", "2"), o("parallelism.vpp", "3"), o("parallelism.dp", "1"), o("parallelism.ep", "8")},
+            {}}}},
+         {"model.num_kv_heads", {{{o("model.num_kv_heads", "4")}, {o("parallelism.tp", "4"), dp4, batch4}}}},
+         {"workload.micro_batch_size",
+          {{{o("workload.micro_batch_size", "2"), o("workload.global_batch_size", "4")}, {}}}}};
+  } else if (scenario == "fsmoe-testbed-b-gpt2-xl") {  // 8 nodes x 4; tp 4, dp 8, ep 8, etp 4, edp 1
+    const Override batch64 = o("workload.global_batch_size", "64");
+    c = {{"cluster.num_nodes",
+          {{{o("cluster.num_nodes", "16"), o("parallelism.dp", "16"), o("parallelism.edp", "2"), batch64}, {}}}},
+         {"cluster.gpus_per_node",
+          {{{o("cluster.gpus_per_node", "8"), o("parallelism.tp", "8"), o("parallelism.etp", "8")}, {}}}},
+         {"parallelism.tp", {{{o("parallelism.tp", "2"), o("parallelism.dp", "16"), batch64}, {}}}},
+         {"parallelism.ep", {{{o("parallelism.ep", "4"), o("parallelism.edp", "2")}, {}}}},
+         {"parallelism.etp", {{{o("parallelism.etp", "2"), o("parallelism.edp", "2")}, {}}}},
+         {"parallelism.cp", {{{o("parallelism.cp", "2"), o("parallelism.dp", "4")}, {}}}},
+         {"parallelism.pp", {{{o("parallelism.pp", "2"), o("parallelism.dp", "4"), o("parallelism.ep", "4")}, {}}}},
+         {"parallelism.vpp",
+          {{{o("parallelism.pp", "2"), o("parallelism.vpp", "2"), o("parallelism.dp", "4"), o("parallelism.ep", "4")},
+            {}}}}};
+  } else if (scenario == "flowmoe-gpt2-tiny-moe-c1") {  // 2 nodes x 8; dp 16, ep 16; micro-batch 4
+    c = {{"cluster.num_nodes", {{{o("cluster.num_nodes", "4"), o("parallelism.dp", "32")}, {}}}},
+         {"cluster.gpus_per_node", {{{o("cluster.gpus_per_node", "16"), o("parallelism.dp", "32")}, {}}}},
+         {"parallelism.tp", {{{o("parallelism.tp", "2"), o("parallelism.dp", "8"), o("parallelism.etp", "1")}, {}}}},
+         {"parallelism.etp", {{{o("parallelism.etp", "2"), o("parallelism.ep", "8")}, {}}}},
+         {"parallelism.cp", {{{o("parallelism.cp", "2"), o("parallelism.dp", "8")}, {}}}},
+         {"parallelism.pp", {{{o("parallelism.pp", "2"), o("parallelism.dp", "8"), o("parallelism.ep", "8")}, {}}}},
+         {"parallelism.vpp",
+          {{{o("parallelism.pp", "2"), o("parallelism.vpp", "2"), o("parallelism.dp", "8"), o("parallelism.ep", "8")},
+            {}}}},
+         {"workload.global_batch_size", {{{o("workload.global_batch_size", "128")}, {}}}},
+         // Sequence parallelism splits over tp: with tp = 1 it splits by one.
+         {"parallelism.sequence_parallel",
+          {{{o("parallelism.sequence_parallel", "true")},
+            {o("parallelism.tp", "2"), o("parallelism.dp", "8"), o("parallelism.etp", "1")}}}}};
+  }
+  for (const auto& [field, candidates] : layers) c[field] = candidates;
+  // Dropless routing of balanced tokens is capacity factor 1 (docs/cost-model.md): it acts beside another factor.
+  c["model.moe.dropless"] = {{{o("model.moe.dropless", "true")}, {o("model.moe.capacity_factor", "1.5")}}};
+
+  return c;
+}
+
+// A profile line is found by its key (op, link, group, placement): a key field
+// acts when two lines swap it, so that each prices what the other did.
+std::vector<Candidate> key_swaps(const ScenarioField& f, const std::vector<ScenarioField>& all) {
+  static const std::set<std::string> keys = {"op", "link", "group", "ranks_per_node", "concurrent_groups"};
+  const std::string prefix = "profile.costs[";
+  if (f.path.rfind(prefix, 0) != 0 || !f.value) return {};
+  const std::string key = f.path.substr(f.path.find("].") + 2);
+  if (!keys.count(key)) return {};
+  std::vector<Candidate> out;
+  for (const ScenarioField& other : all)
+    if (other.schema_path == f.schema_path && other.path != f.path && other.value && *other.value != *f.value)
+      out.push_back({{Override{f.path, *other.value}, Override{other.path, *f.value}}, {}});
+  return out;
+}
+
+enum class Outcome { Acts, Refused, Label, Unchanged, NoValidValue };
+
+struct Probe {
+  Outcome outcome = Outcome::NoValidValue;
+  std::string detail;
+};
+
+bool is_label(const std::string& schema_path) {
+  for (const moeplan::model::LabelField& l : moeplan::model::label_fields())
+    if (l.field == schema_path) return true;
+  return false;
+}
+
+std::string describe(const std::vector<Override>& overrides) {
+  std::string out;
+  for (const Override& o : overrides) out += (out.empty() ? "" : " ") + o.field + "=" + o.value;
+  return out;
+}
+
+class Prober {
+ public:
+  explicit Prober(std::string scenario) : scenario_(std::move(scenario)) {}
+
+  // The result under `overrides`, or the input error that refuses them.
+  std::string result(const std::vector<Override>& overrides) {
+    const std::string key = describe(overrides);
+    if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
+    return cache_[key] = result_of(moeplan::io::load_scenario(scenario_, overrides));
+  }
+
+  Probe probe(const std::vector<Candidate>& candidates) {
+    Probe p;
+    bool loaded = false;
+    for (const Candidate& c : candidates) {
+      std::vector<Override> both = c.context;
+      both.insert(both.end(), c.with.begin(), c.with.end());
+      std::string changed;
+      try {
+        changed = result(both);
+      } catch (const moeplan::Error& e) {
+        if (e.kind() != moeplan::ErrorKind::Input) throw;
+        if (e.reason().find("cannot act on this") != std::string::npos) return {Outcome::Refused, e.reason()};
+        p.detail += fmt::format(" [{}: {}]", describe(c.with), e.what());
+        continue;  // not a valid value for this scenario: try the next
+      }
+      loaded = true;
+      if (changed != result(c.context)) return {Outcome::Acts, describe(c.with)};
+      p.detail += fmt::format(" [{}: same result]", describe(c.with));
+    }
+    p.outcome = loaded ? Outcome::Unchanged : Outcome::NoValidValue;
+    return p;
+  }
+
+ private:
+  std::string scenario_;
+  std::map<std::string, std::string> cache_;
+};
+
+void check_every_field(const std::string& scenario) {
+  const moeplan::model::ScenarioSpec base = moeplan::io::load_scenario(scenario);
+  const Compounds compounds = compounds_for(scenario);
+  const std::vector<ScenarioField> fields = moeplan::io::scenario_fields(scenario);
+  Prober prober(scenario);
+  // A schema field passes when any of its elements (repeated messages) passes.
+  std::map<std::string, std::vector<std::pair<std::string, Probe>>> failures;
+  std::set<std::string> passed;
+  int acted = 0;
+  for (const ScenarioField& f : fields) {
+    if (passed.count(f.schema_path)) continue;
+    if (is_label(f.schema_path)) {
+      passed.insert(f.schema_path);
+      continue;
+    }
+    std::vector<Candidate> candidates;
+    for (const std::string& v : perturbations(f, base.schedule.family, base)) candidates.push_back({{Override{f.path, v}}, {}});
+    const std::vector<Candidate> swaps = key_swaps(f, fields);
+    candidates.insert(candidates.end(), swaps.begin(), swaps.end());
+    if (const auto it = compounds.find(f.path); it != compounds.end())
+      candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+    if (f.path == "cluster.inter_link.ports_per_node") {
+      // A node's NICs scale a line by the share of them a group gets over the
+      // share its measured group got (cost::nic_share). Groups that tile full
+      // nodes, priced by lines measured on full nodes, get the same share at
+      // any NIC count: the count acts when a line was measured with fewer
+      // ranks per node than the group runs, e.g. the inter-node AlltoAll line
+      // measured at half its ranks per node. Eight NICs: 8 ranks per node
+      // drive them all, 4 drive half (1 NIC: all drive it), so the A2A costs change.
+      for (const ScenarioField& g : fields)
+        if (g.path.rfind("profile.costs[", 0) == 0 && g.path.ends_with("].ranks_per_node") && g.value &&
+            std::stoll(*g.value) >= 2) {
+          const std::string line = g.path.substr(0, g.path.size() - std::string("ranks_per_node").size());
+          auto value_of = [&](const std::string& key) {
+            const auto it = std::find_if(fields.begin(), fields.end(),
+                                         [&](const ScenarioField& x) { return x.path == line + key; });
+            return it == fields.end() ? std::optional<std::string>() : it->value;
+          };
+          if (value_of("op") != "A2A" || value_of("link") != "INTER") continue;
+          candidates.push_back({{Override{f.path, "8"}}, {Override{g.path, std::to_string(std::stoll(*g.value) / 2)}}});
+          break;
+        }
+    }
+    const Probe p = prober.probe(candidates);
+    if (p.outcome == Outcome::Acts) ++acted;
+    if (p.outcome == Outcome::Acts || p.outcome == Outcome::Refused)
+      passed.insert(f.schema_path);
+    else
+      failures[f.schema_path].emplace_back(f.path, p);
+  }
+  // The walk reached the schema (Scenario, Model, MoeConfig, Cluster, Gpu, Link, CostProfile, LinearCost, ...).
+  CHECK(fields.size() >= 80);
+  CHECK(acted >= 30);
+  for (const auto& [schema, probes] : failures) {
+    if (passed.count(schema)) continue;
+    for (const auto& [path, p] : probes) {
+      INFO(scenario << ": " << path << (p.outcome == Outcome::Unchanged ? " changes nothing:" : " has no valid value:")
+                    << p.detail);
+      CHECK(false);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every field of a FoldMoE scenario acts or is refused", "[plan][options]") {
+  check_every_field("foldmoe-gpt-moe-m-16k");
+}
+
+TEST_CASE("every field of an FSMoE scenario acts or is refused", "[plan][options]") {
+  check_every_field("fsmoe-testbed-b-gpt2-xl");
+}
+
+TEST_CASE("every field of a FlowMoE scenario acts or is refused", "[plan][options]") {
+  check_every_field("flowmoe-gpt2-tiny-moe-c1");
+}
+
+TEST_CASE("every field of a folding scenario acts or is refused", "[plan][options]") {
+  check_every_field("folding-mixtral-8x22b-128");
+}
