@@ -29,6 +29,13 @@ void add_mappings_command(CLI::App& app, CliContext& context);
 /// fit, and datasheet-profile.
 void add_fit_command(CLI::App& app, CliContext& context);
 
+/// The one rule for sizes, counts and degrees given on the command line: zero
+/// and negative values are errors ("--group: must be positive, got 0"), never
+/// a silent "default" (issue 13, item 9).
+const CLI::Validator& positive();
+/// For quantities where zero is a real question, not a default (cost --size 0: the latency term).
+const CLI::Validator& non_negative();
+
 /// Parses repeated --set values.
 std::vector<io::Override> parse_overrides(const std::vector<std::string>& values);
 

@@ -136,7 +136,7 @@ void add_fit_command(CLI::App& app, CliContext& context) {
   cmd->add_option("--cluster", o->cluster, "Name of the cluster the profile prices");
   cmd->add_option("--op", o->op, "nccl-tests: the collective, if the file name does not say");
   cmd->add_option("--link", o->link, "nccl-tests: intra or inter, if the device list does not say");
-  cmd->add_option("--group", o->group, "nccl-tests: ranks, if the device list does not say");
+  cmd->add_option("--group", o->group, "nccl-tests: ranks, if the device list does not say")->check(positive());
   cmd->add_flag("--in-place", o->in_place, "nccl-tests: fit in-place instead of out-of-place times");
   cmd->add_flag("--json", o->json, "Print one JSON array of the fitted lines");
   cmd->callback([o, &context] { run_fit(*o, context); });

@@ -82,15 +82,15 @@ void run_mappings(const MappingsOptions& o, CliContext& context) {
 void add_mappings_command(CLI::App& app, CliContext& context) {
   auto o = std::make_shared<MappingsOptions>();
   CLI::App* cmd = app.add_subcommand("mappings", "Print Megatron-Core rank groups for attention and experts");
-  cmd->add_option("--world", o->request.world, "World size")->required();
-  cmd->add_option("--tp", o->request.tp, "Tensor parallel");
-  cmd->add_option("--cp", o->request.cp, "Context parallel");
-  cmd->add_option("--pp", o->request.pp, "Pipeline parallel");
-  cmd->add_option("--ep", o->request.ep, "Expert parallel");
-  cmd->add_option("--etp", o->etp, "Expert tensor parallel (default: tp)");
-  cmd->add_option("--vpp", o->request.vpp, "Virtual pipeline stages");
+  cmd->add_option("--world", o->request.world, "World size")->required()->check(positive());
+  cmd->add_option("--tp", o->request.tp, "Tensor parallel")->check(positive());
+  cmd->add_option("--cp", o->request.cp, "Context parallel")->check(positive());
+  cmd->add_option("--pp", o->request.pp, "Pipeline parallel")->check(positive());
+  cmd->add_option("--ep", o->request.ep, "Expert parallel")->check(positive());
+  cmd->add_option("--etp", o->etp, "Expert tensor parallel (default: tp)")->check(positive());
+  cmd->add_option("--vpp", o->request.vpp, "Virtual pipeline stages")->check(positive());
   cmd->add_option("--order", o->request.order, "Rank order, fastest first (default tp-cp-ep-dp-pp)");
-  cmd->add_option("--gpus-per-node", o->gpus_per_node, "Mark each group intra- or inter-node");
+  cmd->add_option("--gpus-per-node", o->gpus_per_node, "Mark each group intra- or inter-node")->check(positive());
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o, &context] { run_mappings(*o, context); });
 }

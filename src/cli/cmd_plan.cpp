@@ -13,6 +13,7 @@
 #include <moeplan/plan/flowmoe_planner.hpp>
 #include <moeplan/plan/folding.hpp>
 #include <moeplan/plan/foldmoe_planner.hpp>
+#include <moeplan/plan/plausibility.hpp>
 #include <moeplan/plan/scenario_run.hpp>
 #include <moeplan/plan/sweep.hpp>
 
@@ -40,6 +41,7 @@ model::PlanSpec plan_header(const std::string& scenario, const std::string& sche
   spec.iteration_ms = iteration_ms;
   spec.baseline_ms = baseline_ms;
   spec.speedup = baseline_ms > 0 ? baseline_ms / iteration_ms : 0.0;
+  if (baseline_ms > 0) plan::check_plausible_speedup(spec.speedup, "plan speedup");
   return spec;
 }
 

@@ -144,7 +144,7 @@ void add_simulate_command(CLI::App& app, CliContext& context) {
   cmd->add_option("--degree", o->degree,
                   "Overlap degree: FoldMoE d, FSMoE r (both phases), FlowMoE R (default: the scenario's, else 4, "
                   "FSMoE's planned degrees, 2)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   cmd->add_option("--set", o->sets, "Override a scalar field: field.path=value (repeatable)");
   cmd->add_option("--trace", o->trace, "Write a Chrome Trace Event JSON (pid = rank, tid = stream)");
   cmd->add_option("--svg", o->svg, "Write an SVG Gantt chart");

@@ -6,11 +6,13 @@
 
 #include <thread>
 
+#include "cli_context.hpp"
+
 namespace moeplan::cli {
 
 void add_threads_option(CLI::App* command, unsigned& threads) {
   command->add_option("--threads", threads, "Worker threads (default: every core); results do not depend on it")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
 }
 
 unsigned thread_count(unsigned requested) {

@@ -58,10 +58,9 @@ const SourceLocation kCommandLine{"--set", 0, 0};
 SourceLocation file_only(const std::string& path) { return SourceLocation{path, 0, 0}; }
 
 // The kind named by a "# proto-message: X" first line, if the file has one.
-std::optional<FileKind> header_kind(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
+// The kind named by a "# proto-message: X" first line of a text, if it has one.
+std::optional<FileKind> header_kind_of_text(const std::string& text) {
+  const std::string line = text.substr(0, text.find('\n'));
   const std::string marker = "# proto-message:";
   if (line.rfind(marker, 0) != 0) return std::nullopt;
   std::string name = line.substr(marker.size());
@@ -71,6 +70,14 @@ std::optional<FileKind> header_kind(const std::string& path) {
   for (const KindInfo& k : kKinds)
     if (name == k.message) return k.kind;
   return std::nullopt;
+}
+
+// The kind named by a "# proto-message: X" first line of a file, if it has one.
+std::optional<FileKind> header_kind(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  return header_kind_of_text(line);
 }
 
 bool ends_with(const std::string& text, const std::string& suffix) {
@@ -330,7 +337,31 @@ namespace {
 // field of which the scenario's result may read.
 void resolve_scenario(const std::string& path, const std::string& text, const std::vector<Override>& overrides,
                       pb::Scenario& scenario, ScenarioSources& sources) {
-  sources.scenario = parse_text_proto(path, text, scenario);
+  // Another kind of file given where a scenario belongs (a plan written by
+  // `moeplan plan`, a model, ...): say so rather than report its first field.
+  const auto not_a_scenario = [&](FileKind kind) {
+    return Error(ErrorKind::Input,
+                 fmt::format("this is a {} file, not a scenario{}", info(kind).name,
+                             kind == FileKind::Plan ? " (written by `moeplan plan`; give the scenario it was planned "
+                                                      "for, with the plan's knobs as --set)"
+                                                    : ""),
+                 "", file_only(path));
+  };
+  if (const std::optional<FileKind> declared = header_kind_of_text(text); declared && *declared != FileKind::Scenario)
+    throw not_a_scenario(*declared);
+  try {
+    sources.scenario = parse_text_proto(path, text, scenario);
+  } catch (const Error&) {
+    pb::Plan plan;  // a plan without its header line?
+    bool is_plan = false;
+    try {
+      parse_text_proto(path, text, plan);
+      is_plan = true;
+    } catch (const Error&) {
+    }
+    if (is_plan) throw not_a_scenario(FileKind::Plan);
+    throw;  // the scenario's own error
+  }
   for (const Override& o : overrides)
     if (is_reference_override(o)) {
       set_scalar_field(scenario, o.field, o.value);

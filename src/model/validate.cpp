@@ -272,6 +272,24 @@ void validate(const ScenarioSpec& s) {
     require(s.profile->cluster == s.cluster.name, "profile",
             fmt::format("profile '{}' belongs to cluster '{}' but the scenario runs on '{}'", s.profile->name,
                         s.profile->cluster, s.cluster.name));
+  // A compute line faster than the GPU's peak for the model's datatype is a
+  // profile for another datatype or GPU (e.g. a BF16 datasheet profile under a
+  // 4-byte model): its times would give an MFU above 1. 5% over the peak is
+  // allowed for fits of noisy measurements.
+  if (s.profile) {
+    const GpuSpec& gpu = s.cluster.gpu;
+    const double half_peak = gpu.peak_flops_per_s_bf16 > 0 ? gpu.peak_flops_per_s_bf16 : gpu.peak_flops_per_s_fp16;
+    const double peak = m.dtype_bytes == 4 ? gpu.peak_flops_per_s_fp32 : half_peak;
+    for (std::size_t i = 0; i < s.profile->costs.size(); ++i) {
+      const LinearCostSpec& c = s.profile->costs[i];
+      if ((c.op != OpClass::Gemm && c.op != OpClass::Attention) || c.beta_ms_per_unit <= 0 || peak <= 0) continue;
+      const double flops_per_s = 1e3 / c.beta_ms_per_unit;
+      require(flops_per_s <= 1.05 * peak, fmt::format("profile.costs[{}].beta_ms", i),
+              fmt::format("prices {} at {:.4g} TFLOP/s, above the GPU's {:.4g} TFLOP/s peak for {}-byte elements "
+                          "(a profile for another datatype or GPU?)",
+                          to_string(c.op), flops_per_s / 1e12, peak / 1e12, m.dtype_bytes));
+    }
+  }
   // Last: an option that cannot act is refused once the scenario is otherwise valid,
   check_options(s);
   // and so is what a family's schedules cannot build, however it was written

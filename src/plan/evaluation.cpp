@@ -1,4 +1,5 @@
 #include <moeplan/plan/evaluation.hpp>
+#include <moeplan/plan/plausibility.hpp>
 
 #include <algorithm>
 
@@ -34,6 +35,7 @@ Evaluation evaluate(const sched::BuiltSchedule& built, const sim::Timeline& tl) 
   }
   for (const sim::CriticalStep& step : sim::critical_path(g, tl))
     if (g.op(step.task) == model::OpClass::A2A) e.a2a_critical_ms += tl.end_ms[step.task] - tl.start_ms[step.task];
+  check_plausible(e);
   return e;
 }
 

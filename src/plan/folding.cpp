@@ -1,4 +1,5 @@
 #include <moeplan/plan/folding.hpp>
+#include <moeplan/plan/plausibility.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -234,6 +235,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   out.memory_bytes_per_gpu = bytes;
   out.fits = bytes <= s.cluster.gpu.memory_bytes * (1.0 - mem.reserve_fraction);
   if (trace != nullptr) *trace = FoldingTrace{std::move(built), std::move(tl)};
+  check_plausible(out);
   return out;
 }
 

@@ -586,5 +586,38 @@ cmp -s "$tmp/err.validate" "$tmp/err.simulate" && cmp -s "$tmp/err.validate" "$t
   { fail=$((fail + 1)); echo "FAIL tp rule: validate, simulate and plan differ"; cat "$tmp"/err.*; }
 check "tp dividing both kinds of heads" 0 "$bin" validate folding-mixtral-8x22b-128 --set parallelism.tp=4
 
+
+# Issue 13, item 3: a plan written by `plan` is not a scenario; say so (with or without its header line).
+check "plan writes a plan" 0 "$bin" plan foldmoe-gpt-moe-m-16k -o "$tmp/p.textproto"
+for cmd in simulate plan; do
+  check "$cmd of a plan file" 2 "$bin" "$cmd" "$tmp/p.textproto"
+  expect_err "$cmd of a plan file" "this is a plan file, not a scenario"
+done
+tail -n +2 "$tmp/p.textproto" >"$tmp/p-noheader.textproto"
+check "simulate of a plan without its header" 2 "$bin" simulate "$tmp/p-noheader.textproto"
+expect_err "simulate of a plan without its header" "this is a plan file, not a scenario"
+
+check "cost --size -5" 2 "$bin" cost --profile foldmoe-g5-datasheet --op a2a --link inter --size -5
+expect_err "cost --size -5" "--size: must not be negative, got -5"
+
+# Issue 13, item 9: zero and negative sizes, counts and degrees are errors everywhere, never "default".
+while IFS='|' read -r name args; do
+  read -r -a argv <<<"$args"
+  check "$name" 2 "$bin" "${argv[@]}"
+  expect_err "$name" "must be positive, got"
+done <<EOF
+simulate --degree 0|simulate foldmoe-gpt-moe-m-16k --degree 0
+simulate --degree -2|simulate foldmoe-gpt-moe-m-16k --degree -2
+plan --threads 0|plan foldmoe-gpt-moe-m-16k --threads 0
+sweep --threads 0|sweep $src/tests/data/sweeps/small-fsmoe.textproto --threads 0
+cost --group 0|cost --profile foldmoe-g5-datasheet --op a2a --link inter --size 1e6 --group 0
+cost --ranks-per-node 0|cost --profile foldmoe-g5-datasheet --op a2a --link inter --size 1e6 --ranks-per-node 0
+mappings --gpus-per-node 0|mappings --world 16 --gpus-per-node 0
+mappings --tp 0|mappings --world 16 --tp 0
+fit --group -3|fit $src/tests/data/calibration/all_gather_perf.log -o $tmp/f.textproto --group -3
+set schedule.degree=0|simulate foldmoe-gpt-moe-m-16k --set schedule.degree=0
+set schedule.slicing=-5|simulate foldmoe-gpt-moe-m-16k --set schedule.slicing=-5,16389
+EOF
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]

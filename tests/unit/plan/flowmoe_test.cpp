@@ -1,10 +1,14 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include <moeplan/io/loader.hpp>
+#include <moeplan/plan/evaluation.hpp>
 #include <moeplan/plan/flowmoe_planner.hpp>
+#include <moeplan/plan/plausibility.hpp>
+#include <moeplan/plan/scenario_run.hpp>
 #include <moeplan/sched/flowmoe.hpp>
 #include <moeplan/sim/engine.hpp>
 
@@ -390,4 +394,74 @@ TEST_CASE("plan::tune_bayesian can pick either end of the Sp range", "[plan][flo
   // And the mirror image: the smallest chunk is best.
   const plan::ChunkObjective smaller_wins = [&](std::int64_t bytes) { return static_cast<double>(bytes) * 1e-6; };
   CHECK(plan::tune_bayesian(smaller_wins, lo, hi).best_bytes == lo);
+}
+
+TEST_CASE("plan::run_schedule applies a straggler's compute slow-down (issue 13, item 1)", "[plan][straggler]") {
+  // Two ranks, each computes 3 ms then joins one 1 ms collective over both
+  // ranks' links. By hand: without stragglers 3 + 1 = 4 ms; rank 1 at factor 2
+  // computes 6 ms, the collective waits for it: 6 + 1 = 7 ms. Compute tasks
+  // only are slowed: factor 2 on the collective would give 8.
+  moeplan::dag::TaskGraphBuilder b;
+  const auto c0 = b.add_resource({"compute", 0, moeplan::dag::DispatchPolicy::InOrder});
+  const auto c1 = b.add_resource({"compute", 1, moeplan::dag::DispatchPolicy::InOrder});
+  const auto l0 = b.add_resource({"link", 0, moeplan::dag::DispatchPolicy::InOrder});
+  const auto l1 = b.add_resource({"link", 1, moeplan::dag::DispatchPolicy::InOrder});
+  auto task = [&](const char* name, double ms, std::vector<moeplan::dag::ResourceId> on, moeplan::dag::TaskKind kind) {
+    moeplan::dag::TaskSpec s;
+    s.name = name;
+    s.duration_ms = ms;
+    s.resources = std::move(on);
+    s.kind = kind;
+    return b.add_task(s);
+  };
+  const auto a = task("compute r0", 3, {c0}, moeplan::dag::TaskKind::Compute);
+  const auto bb = task("compute r1", 3, {c1}, moeplan::dag::TaskKind::Compute);
+  const auto ar = task("allreduce", 1, {l0, l1}, moeplan::dag::TaskKind::Communication);
+  b.add_dependency(a, ar);
+  b.add_dependency(bb, ar);
+  moeplan::sched::BuiltSchedule built;
+  built.graph = std::move(b).build();
+  CHECK(moeplan::plan::run_schedule(built).makespan_ms == Approx(4.0));
+  built.rank_compute_slowdown = {1.0, 2.0};
+  CHECK(moeplan::plan::run_schedule(built).makespan_ms == Approx(7.0));
+}
+
+TEST_CASE("simulate's FlowMoE multi-rank graph slows with its stragglers (issue 13, item 1)", "[plan][straggler]") {
+  // The README's example gave 47.0253 ms at every factor: simulate ran the graph
+  // without the slow-down. Every rank slowed by 2 (fraction 1): the critical
+  // rank's compute alone then takes twice its compute at factor 1, a lower bound
+  // on the iteration independent of how communication overlaps.
+  using moeplan::io::Override;
+  const auto at = [](const char* factor) {
+    const moeplan::plan::ScenarioRun run(moeplan::io::load_scenario(
+        "flowmoe-gpt2-tiny-moe-c1", {Override{"schedule.mode", "multi_rank"}, Override{"schedule.slow_ranks_fraction", "1"},
+                                     Override{"schedule.slow_ranks_compute_factor", factor}}));
+    return moeplan::plan::evaluate(run.build("flowmoe"));
+  };
+  const moeplan::plan::Evaluation one = at("1"), two = at("2"), four = at("4");
+  CHECK(two.iteration_ms >= 2.0 * one.compute_ms);
+  CHECK(four.iteration_ms >= 4.0 * one.compute_ms);
+  CHECK(four.iteration_ms > two.iteration_ms);
+  CHECK(two.iteration_ms > one.iteration_ms);
+}
+
+TEST_CASE("an implausible result is an internal error, never an output (issue 13)", "[plan][plausibility]") {
+  moeplan::plan::Evaluation e;
+  e.schedule = "x";
+  e.iteration_ms = 10;
+  e.compute_ms = 4;
+  CHECK_NOTHROW(moeplan::plan::check_plausible(e));
+  e.compute_ms = 10.5;  // a compute stream busy longer than the iteration
+  CHECK_THROWS_WITH(moeplan::plan::check_plausible(e), Catch::Contains("x compute_ms = 10.5"));
+  e.compute_ms = 4;
+  e.iteration_ms = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH(moeplan::plan::check_plausible(e), Catch::Contains("internal error"));
+  moeplan::plan::FoldingResult r;
+  r.iteration_ms = 100;
+  r.memory_bytes_per_gpu = 1e9;
+  r.mfu = 4.7e302;  // a GPU of 1e-300 TFLOP/s gave this before issue 13
+  CHECK_THROWS_WITH(moeplan::plan::check_plausible(r), Catch::Contains("mfu"));
+  r.mfu = 0.4;
+  CHECK_NOTHROW(moeplan::plan::check_plausible(r));
+  CHECK_THROWS(moeplan::plan::check_plausible_speedup(std::nan(""), "speed-up"));
 }

@@ -255,7 +255,7 @@ class Prober {
       try {
         changed = result(both);
       } catch (const moeplan::Error& e) {
-        if (e.kind() != moeplan::ErrorKind::Input) throw;
+        if (e.kind() != moeplan::ErrorKind::Input) FAIL(describe(both) << ": " << e.what());
         if (e.reason().find("cannot act on this") != std::string::npos) return {Outcome::Refused, e.reason()};
         p.detail += fmt::format(" [{}: {}]", describe(c.with), e.what());
         continue;  // not a valid value for this scenario: try the next
