@@ -5,7 +5,11 @@ set -euo pipefail
 packages=(g++ make cmake pkg-config
           libboost-graph-dev libeigen3-dev libnlopt-cxx-dev
           libprotobuf-dev protobuf-compiler libfmt-dev
-          catch2 libcli11-dev libbenchmark-dev)
+          catch2 libcli11-dev libbenchmark-dev
+          # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes;
+          # llvm-14 has llvm-symbolizer, for reports with file and line
+          # (a Recommends of clang-14 that --no-install-recommends leaves out).
+          clang libclang-rt-14-dev llvm-14)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -9,6 +9,7 @@
 #include <Eigen/Dense>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/model/validate.hpp>
 
 namespace moeplan::cost {
 namespace {
@@ -43,6 +44,9 @@ LineFit fit_line(const std::vector<model::TimingSample>& samples) {
   for (const auto& s : samples) {
     if (!std::isfinite(s.size) || !std::isfinite(s.time_ms)) reject(s, "size and time must be finite numbers");
     if (s.size < 0 || s.time_ms < 0) reject(s, "size and time must not be negative");
+    if (s.size > model::kMaxSampleSize || s.time_ms > model::kMaxSampleTimeMs)
+      reject(s, fmt::format("size {} or time {} ms is implausible: at most {} and {} ms", s.size, s.time_ms,
+                            model::kMaxSampleSize, model::kMaxSampleTimeMs));
     sizes.insert(s.size);
   }
   if (sizes.size() < 3)
@@ -135,6 +139,14 @@ ProfileFit fit_profile(const std::vector<model::TimingSample>& samples, const st
     line.points = fit.points;
     line.provenance = model::Provenance::Measured;
     line.source = fmt::format("least-squares fit of {} points (moeplan fit)", fit.points);
+    // The line must be one that the profile loader accepts (plausible alpha and
+    // beta, src/model/validate.cpp): a fit is refused rather than written as a
+    // profile that no later command can read.
+    try {
+      model::validate_cost_line(line, "");
+    } catch (const Error& e) {
+      reject(groups[i].front(), fmt::format("{}: fitted line refused: {}: {}", what, e.field(), e.reason()));
+    }
     result.profile.costs.push_back(line);
     result.reports.push_back(report);
   }

@@ -46,6 +46,10 @@ std::vector<std::string> words(const std::string& line) {
 }
 
 double number(const std::string& text, const std::string& file, int line, int column, const std::string& field) {
+  // strtod reads hexadecimal floats ("0x1p3" = 8); neither nccl-tests nor a
+  // timing CSV writes them, so one is a corrupt cell, not a number to fit.
+  if (text.find_first_of("xX") != std::string::npos)
+    fail(file, line, column, field, fmt::format("expected a decimal number, got '{}'", text));
   errno = 0;
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
@@ -116,6 +120,11 @@ std::vector<model::TimingSample> read_timing_csv(const std::string& file, const 
     s.time_ms = number(cells[4], file, number_of_line, 1, "time_ms");
     if (s.size < 0) fail(file, number_of_line, 1, "size", "must not be negative");
     if (s.time_ms < 0) fail(file, number_of_line, 1, "time_ms", "must not be negative");
+    if (s.size > model::kMaxSampleSize)
+      fail(file, number_of_line, 1, "size", fmt::format("{} is implausible: at most {}", s.size, model::kMaxSampleSize));
+    if (s.time_ms > model::kMaxSampleTimeMs)
+      fail(file, number_of_line, 1, "time_ms",
+           fmt::format("{} ms is implausible for one operation: at most {} ms", s.time_ms, model::kMaxSampleTimeMs));
     samples.push_back(s);
   }
   if (!header_seen) fail(file, 1, 1, "header", fmt::format("empty input; expected the header '{}'", kCsvHeader));
@@ -126,6 +135,8 @@ std::vector<model::TimingSample> read_timing_csv(const std::string& file, const 
 std::vector<model::TimingSample> read_nccl_tests(const std::string& file, const std::string& text,
                                                  const NcclTestsOptions& options) {
   std::optional<model::OpClass> op = options.op;
+  if (op && is_compute(*op))
+    fail(file, 1, 1, "op", fmt::format("nccl-tests times collectives, not {}", model::to_string(*op)));
   if (!op) op = op_from_name(std::filesystem::path(file).filename().string());
   std::map<std::string, std::int64_t> hosts;  // ranks per host name
   std::int64_t ranks = 0;
@@ -164,6 +175,23 @@ std::vector<model::TimingSample> read_nccl_tests(const std::string& file, const 
     const double time_us =
         number(w[time_column], file, at, 1, options.use_in_place ? "in-place time" : "out-of-place time");
     if (size < 0 || time_us < 0) fail(file, at, 1, "size", "size and time must not be negative");
+    if (size > model::kMaxSampleSize)
+      fail(file, at, 1, "size", fmt::format("{} bytes is implausible: at most {}", size, model::kMaxSampleSize));
+    if (time_us > model::kMaxSampleTimeMs * 1000.0)
+      fail(file, at, 1, options.use_in_place ? "in-place time" : "out-of-place time",
+           fmt::format("{} us is implausible for one collective: at most {} ms", time_us, model::kMaxSampleTimeMs));
+    // nccl-tests checks the results (-c 1, its default) and counts wrong
+    // elements in the #wrong columns, "N/A" when not checked. A run that
+    // computed wrong values is broken, and its times are not timings to fit;
+    // both results of the row count (the in-place run shares the setup).
+    for (const auto& [column, which] : {std::pair{w.size() - 5, "out-of-place"}, {w.size() - 1, "in-place"}}) {
+      if (w[column] == "N/A") continue;
+      const double wrong = number(w[column], file, at, 1, "#wrong");
+      if (wrong != 0)
+        fail(file, at, 1, "#wrong",
+             fmt::format("{} wrong values in the {} result: a run with wrong results is not a timing to fit",
+                         w[column], which));
+    }
     rows.push_back({size, time_us, at});
   }
   if (!table_seen) fail(file, 1, 1, "", "not nccl-tests output: no 'out-of-place' table header");
@@ -176,9 +204,10 @@ std::vector<model::TimingSample> read_nccl_tests(const std::string& file, const 
   if (group < 1) fail(file, 1, 1, "group", "no '#  Rank' lines to count the ranks; pass --group");
   const model::LinkClass link =
       options.link.value_or(hosts.size() > 1 ? model::LinkClass::Inter : model::LinkClass::Intra);
-  // The most ranks any host ran tells how the group sat on nodes.
+  // The most ranks any host ran tells how the group sat on nodes, unless a
+  // given link says otherwise (containers can share one host name).
   std::optional<std::int64_t> ranks_per_node;
-  if (!options.group && !hosts.empty()) {
+  if (!options.group && !hosts.empty() && (link == model::LinkClass::Inter) == (hosts.size() > 1)) {
     ranks_per_node = 0;
     for (const auto& [host, count] : hosts) ranks_per_node = std::max(*ranks_per_node, count);
   }

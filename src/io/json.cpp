@@ -1,5 +1,6 @@
 #include <moeplan/io/json.hpp>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
@@ -74,7 +75,9 @@ void Json::write(std::string& out, int indent, int depth) const {
   } else if (const std::int64_t* i = std::get_if<std::int64_t>(&value_)) {
     out += fmt::format("{}", *i);
   } else if (const double* d = std::get_if<double>(&value_)) {
-    out += std::isfinite(*d) ? fmt::format("{}", *d) : "null";
+    // Negative zero (-1e-400 reads as -0.0) is written "0": "-0" would read
+    // back as the integer 0 and dump differently; its sign means nothing here.
+    out += !std::isfinite(*d) ? "null" : *d == 0 ? "0" : fmt::format("{}", *d);
   } else if (const std::string* s = std::get_if<std::string>(&value_)) {
     out += json_quote(*s);
   } else if (const Array* a = std::get_if<Array>(&value_)) {
@@ -288,11 +291,15 @@ class JsonParser {
     if (token.empty() || token == "-") fail("expected a value");
     char* end = nullptr;
     if (integral) {
+      // Beyond int64 strtoll saturates: such integers are read as doubles instead.
+      errno = 0;
       const long long v = std::strtoll(token.c_str(), &end, 10);
-      if (*end == '\0') return Json(static_cast<std::int64_t>(v));
+      if (*end == '\0' && errno != ERANGE) return Json(static_cast<std::int64_t>(v));
     }
     const double d = std::strtod(token.c_str(), &end);
     if (*end != '\0') fail("malformed number");
+    // Infinity has no JSON form: dump() would write it as null.
+    if (!std::isfinite(d)) fail("number out of range");
     return Json(d);
   }
 

@@ -58,10 +58,9 @@ const SourceLocation kCommandLine{"--set", 0, 0};
 SourceLocation file_only(const std::string& path) { return SourceLocation{path, 0, 0}; }
 
 // The kind named by a "# proto-message: X" first line, if the file has one.
-std::optional<FileKind> header_kind(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
+// The kind named by a "# proto-message: X" first line of a text, if it has one.
+std::optional<FileKind> header_kind_of_text(const std::string& text) {
+  const std::string line = text.substr(0, text.find('\n'));
   const std::string marker = "# proto-message:";
   if (line.rfind(marker, 0) != 0) return std::nullopt;
   std::string name = line.substr(marker.size());
@@ -71,6 +70,14 @@ std::optional<FileKind> header_kind(const std::string& path) {
   for (const KindInfo& k : kKinds)
     if (name == k.message) return k.kind;
   return std::nullopt;
+}
+
+// The kind named by a "# proto-message: X" first line of a file, if it has one.
+std::optional<FileKind> header_kind(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  return header_kind_of_text(line);
 }
 
 bool ends_with(const std::string& text, const std::string& suffix) {
@@ -128,11 +135,11 @@ FoundReference find_reference(FileKind kind, const std::string& ref, const std::
   throw Error(ErrorKind::Input, fmt::format("no {} named '{}': tried {}", info(kind).name, ref, tried));
 }
 
-// Parses a file, converts and validates; errors are located in that file.
+// Parses a file's text, converts and validates; errors are located in that file.
 template <typename Message, typename Spec>
-Spec load_checked(const std::string& path, Message& message, LocationIndex& index,
+Spec load_checked(const std::string& path, const std::string& text, Message& message, LocationIndex& index,
                   const std::function<Spec(const Message&)>& convert) {
-  index = parse_text_proto(path, read_text_file(path), message);
+  index = parse_text_proto(path, text, message);
   try {
     return convert(message);
   } catch (const Error& e) {
@@ -188,7 +195,7 @@ void resolve_reference(FileKind kind, const std::string& part, const std::string
   }
   Message message;
   LocationIndex index;
-  load_checked<Message, int>(path, message, index, [&](const Message& m) {
+  load_checked<Message, int>(path, read_text_file(path), message, index, [&](const Message& m) {
     check(m);
     return 0;
   });
@@ -288,25 +295,39 @@ Override parse_override(const std::string& text) {
 }
 
 model::ModelSpec load_model(const std::string& name_or_path) {
-  pb::Model message;
-  LocationIndex index;
-  return load_checked<pb::Model, model::ModelSpec>(resolve_path(FileKind::Model, name_or_path), message, index,
-                                                   convert_and_validate<model::ModelSpec, pb::Model>);
+  const std::string path = resolve_path(FileKind::Model, name_or_path);
+  return load_model_text(path, read_text_file(path));
 }
 
 model::ClusterSpec load_cluster(const std::string& name_or_path) {
-  pb::Cluster message;
-  LocationIndex index;
-  return load_checked<pb::Cluster, model::ClusterSpec>(resolve_path(FileKind::Cluster, name_or_path), message, index,
-                                                       convert_and_validate<model::ClusterSpec, pb::Cluster>);
+  const std::string path = resolve_path(FileKind::Cluster, name_or_path);
+  return load_cluster_text(path, read_text_file(path));
 }
 
 model::CostProfileSpec load_profile(const std::string& name_or_path) {
+  const std::string path = resolve_path(FileKind::Profile, name_or_path);
+  return load_profile_text(path, read_text_file(path));
+}
+
+model::ModelSpec load_model_text(const std::string& path, const std::string& text) {
+  pb::Model message;
+  LocationIndex index;
+  return load_checked<pb::Model, model::ModelSpec>(path, text, message, index,
+                                                   convert_and_validate<model::ModelSpec, pb::Model>);
+}
+
+model::ClusterSpec load_cluster_text(const std::string& path, const std::string& text) {
+  pb::Cluster message;
+  LocationIndex index;
+  return load_checked<pb::Cluster, model::ClusterSpec>(path, text, message, index,
+                                                       convert_and_validate<model::ClusterSpec, pb::Cluster>);
+}
+
+model::CostProfileSpec load_profile_text(const std::string& path, const std::string& text) {
   pb::CostProfile message;
   LocationIndex index;
   return load_checked<pb::CostProfile, model::CostProfileSpec>(
-      resolve_path(FileKind::Profile, name_or_path), message, index,
-      convert_and_validate<model::CostProfileSpec, pb::CostProfile>);
+      path, text, message, index, convert_and_validate<model::CostProfileSpec, pb::CostProfile>);
 }
 
 namespace {
@@ -314,8 +335,8 @@ namespace {
 // Parses a scenario, puts each referenced file in place of its reference and
 // applies the scenario's `set:` lines, then the overrides: the message every
 // field of which the scenario's result may read.
-void resolve_scenario(const std::string& path, const std::vector<Override>& overrides, pb::Scenario& scenario,
-                      ScenarioSources& sources) {
+void resolve_scenario(const std::string& path, const std::string& text, const std::vector<Override>& overrides,
+                      pb::Scenario& scenario, ScenarioSources& sources) {
   // Another kind of file given where a scenario belongs (a plan written by
   // `moeplan plan`, a model, ...): say so rather than report its first field.
   const auto not_a_scenario = [&](FileKind kind) {
@@ -326,9 +347,8 @@ void resolve_scenario(const std::string& path, const std::vector<Override>& over
                                                     : ""),
                  "", file_only(path));
   };
-  if (const std::optional<FileKind> declared = header_kind(path); declared && *declared != FileKind::Scenario)
+  if (const std::optional<FileKind> declared = header_kind_of_text(text); declared && *declared != FileKind::Scenario)
     throw not_a_scenario(*declared);
-  const std::string text = read_text_file(path);
   try {
     sources.scenario = parse_text_proto(path, text, scenario);
   } catch (const Error&) {
@@ -393,14 +413,21 @@ void resolve_scenario(const std::string& path, const std::vector<Override>& over
 pb::Scenario resolved_scenario_message(const std::string& name_or_path, const std::vector<Override>& overrides) {
   pb::Scenario scenario;
   ScenarioSources sources;
-  resolve_scenario(resolve_path(FileKind::Scenario, name_or_path), overrides, scenario, sources);
+  const std::string path = resolve_path(FileKind::Scenario, name_or_path);
+  resolve_scenario(path, read_text_file(path), overrides, scenario, sources);
   return scenario;
 }
 
 model::ScenarioSpec load_scenario(const std::string& name_or_path, const std::vector<Override>& overrides) {
+  const std::string path = resolve_path(FileKind::Scenario, name_or_path);
+  return load_scenario_text(path, read_text_file(path), overrides);
+}
+
+model::ScenarioSpec load_scenario_text(const std::string& path, const std::string& text,
+                                       const std::vector<Override>& overrides) {
   pb::Scenario scenario;
   ScenarioSources sources;
-  resolve_scenario(resolve_path(FileKind::Scenario, name_or_path), overrides, scenario, sources);
+  resolve_scenario(path, text, overrides, scenario, sources);
   try {
     model::ScenarioSpec spec = to_spec(scenario);
     spec.options = written_options(scenario);
@@ -429,6 +456,21 @@ std::string resolve_any_path(const std::string& name_or_path) {
 
 namespace {
 
+// The grid is expanded in memory, and every point is a simulation: a few axes
+// of many values must be refused rather than expanded. The largest bundled
+// sweep (scenarios/sweeps/fsmoe-table4.textproto) has 2 x 1458 = 2916 points
+// of 7 axes, 4.1 MiB by the estimate below; the limits are 5.6x (points) and
+// 62x (bytes) that. Points: in the long run, fuzz_text_format timed out (10 s)
+// on a 1.2 kB sweep of 21870 + 7290 points, which took 5 s under ASan when
+// rerun (docs/reliability.md). Bytes matter on their own: in a 21 kB sweep of
+// 14 two-valued axes, one with 10 kB values, each of the 16384 points copies a
+// 10 kB value twice (label and override), 330 MB.
+constexpr std::size_t kMaxSweepPoints = 16384;
+constexpr std::size_t kMaxSweepBytes = std::size_t{256} << 20;
+// What one axis value costs at each point besides its text: a label pair and
+// an override (two std::string each, 32 bytes on libstdc++) and the vectors' share.
+constexpr std::size_t kBytesPerCell = 160;
+
 std::vector<Override> axis_value_overrides(const std::string& field, const std::string& value) {
   if (value.find('=') == std::string::npos) return {Override{field, value}};
   std::vector<Override> out;
@@ -446,8 +488,12 @@ std::vector<Override> axis_value_overrides(const std::string& field, const std::
 
 LoadedSweep load_sweep(const std::string& name_or_path) {
   const std::string path = resolve_path(FileKind::Sweep, name_or_path);
+  return load_sweep_text(path, read_text_file(path));
+}
+
+LoadedSweep load_sweep_text(const std::string& path, const std::string& text) {
   pb::Sweep sweep;
-  const LocationIndex index = parse_text_proto(path, read_text_file(path), sweep);
+  const LocationIndex index = parse_text_proto(path, text, sweep);
   LoadedSweep out;
   out.name = sweep.name();
   out.path = path;
@@ -481,6 +527,7 @@ LoadedSweep load_sweep(const std::string& name_or_path) {
       }
     }
   }
+  std::size_t expanded_bytes = 0;  // of the points so far, estimated (kBytesPerCell)
   for (int b = 0; b < sweep.scenarios_size(); ++b) {
     const std::string& base = sweep.scenarios(b);
     // A scenario beside the sweep is loaded by its path; otherwise the entry
@@ -503,6 +550,25 @@ LoadedSweep load_sweep(const std::string& name_or_path) {
         axes.push_back(&axis);
         axis_index.push_back(a);
       }
+    }
+    std::size_t points = 1;
+    for (const pb::SweepAxis* axis : axes) {
+      points *= static_cast<std::size_t>(axis->values_size());
+      if (out.points.size() + points > kMaxSweepPoints)
+        throw Error(ErrorKind::Input, fmt::format("the grid has more than {} points", kMaxSweepPoints), "axes",
+                    index.find("axes"));
+    }
+    // Every point copies one value of each axis (twice: label and override);
+    // long values make a small file expand to gigabytes.
+    for (const pb::SweepAxis* axis : axes) {
+      std::size_t value_bytes = 0;
+      for (const std::string& value : axis->values()) value_bytes += 2 * value.size();
+      expanded_bytes += points / static_cast<std::size_t>(axis->values_size()) * value_bytes +
+                        points * (2 * axis->field().size() + kBytesPerCell);
+      if (expanded_bytes > kMaxSweepBytes)
+        throw Error(ErrorKind::Input,
+                    fmt::format("the grid's values would take more than {} MiB in memory", kMaxSweepBytes >> 20),
+                    "axes", index.find("axes"));
     }
     // Odometer over the applicable axes, last axis fastest.
     std::vector<int> digit(axes.size(), 0);

@@ -29,9 +29,12 @@ constexpr std::int64_t kMaxParallel = 1 << 20;      // any one parallel size
 constexpr std::int64_t kMaxSeq = 1 << 27;           // 134M tokens
 constexpr std::int64_t kMaxBatch = 1 << 24;
 constexpr std::int64_t kMaxDegree = 4096;
+constexpr double kMaxSlowRanksFactor = 100.0;  // see its use
 
+// Negative sizes are refused by validation; very negative ones must not reach a product before it.
 std::int64_t at_most(std::int64_t value, std::int64_t max, const char* field) {
   if (value > max) throw_input_error(field, fmt::format("{} is too large: at most {}", value, max));
+  if (value < -max) throw_input_error(field, fmt::format("must not be negative, got {}", value));
   return value;
 }
 
@@ -98,8 +101,9 @@ std::vector<bool> moe_layer_flags(const pb::Model& m, std::int64_t num_layers) {
   if (interval <= 0) throw_input_error("moe.moe_layer_interval", fmt::format("must be positive, got {}", interval));
   if (offset < 0 || offset >= interval)
     throw_input_error("moe.moe_layer_offset", fmt::format("must be in 0..{}, got {}", interval - 1, offset));
-  for (std::int64_t layer = offset; layer < num_layers; layer += interval)
-    flags[static_cast<std::size_t>(layer)] = true;
+  // A step past the last block ends the loop as the interval would, without overflowing.
+  const std::int64_t step = std::min(interval, std::max<std::int64_t>(num_layers, 1));
+  for (std::int64_t layer = offset; layer < num_layers; layer += step) flags[static_cast<std::size_t>(layer)] = true;
   return flags;
 }
 
@@ -328,6 +332,11 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
   if (o.has_slow_ranks_compute_factor()) {
     if (!(o.slow_ranks_compute_factor() >= 1.0))
       throw_input_error("schedule.slow_ranks_compute_factor", "must be at least 1");
+    // Plausibility (issue 13): a rank 100x slower than its peers is a failed
+    // node, not a straggler; 1e300 gave iteration times of 5e299 ms.
+    if (o.slow_ranks_compute_factor() > kMaxSlowRanksFactor)
+      throw_input_error("schedule.slow_ranks_compute_factor",
+                        fmt::format("{} is implausible: at most {}", o.slow_ranks_compute_factor(), kMaxSlowRanksFactor));
     s.schedule.slow_ranks_compute_factor = o.slow_ranks_compute_factor();
   }
   if (o.has_recompute()) {

@@ -40,6 +40,59 @@ std::int64_t product(std::initializer_list<std::int64_t> factors) {
 // A graph with more micro-batches per rank than this is not worth building.
 constexpr std::int64_t kMaxMicroBatchesPerRank = 65536;
 
+// Plausibility bounds (issue 13): hardware and cost figures far outside physical
+// reality are refused with their field named, rather than carried into results
+// (a GPU of 1e-300 TFLOP/s gave an MFU of 4.7e302). Each bound is generous, 40x
+// or more beyond the bundled files (scenarios/clusters/, calibration/profiles/),
+// so that it only catches typos, wrong units and garbage.
+
+// Peak FLOP/s of one GPU in any precision. The fastest bundled figure is the
+// H100 SXM5's 989.5 TFLOP/s dense BF16 (NVIDIA datasheet, dgx-h100.textproto);
+// 1e5 TFLOP/s is 100x that, beyond any part announced by 2026. The slowest is
+// 13.4 TFLOP/s FP32 (flowmoe-cluster2); 0.01 TFLOP/s is 1340x below it.
+constexpr double kMinPeakTflops = 0.01;
+constexpr double kMaxPeakTflops = 1e5;
+// GPU memory: bundled GPUs have 11 GiB (GTX 1080 Ti) to 80 GiB (H100); 1/4 GiB
+// is 44x below the smallest, 16384 GiB 200x above the largest.
+constexpr double kMinMemoryGib = 0.25;
+constexpr double kMaxMemoryGib = 16384;
+// Per-direction bandwidth of one link port: bundled links run 10 Gbit/s
+// (Ethernet, flowmoe-cluster2) to 3600 Gbit/s (NVLink 4, 450 GB/s); 0.1 Gbit/s
+// is 100x below, 1e6 Gbit/s 278x above.
+constexpr double kMinLinkGbitS = 0.1;
+constexpr double kMaxLinkGbitS = 1e6;
+// Ports of one link class per node: DGX H100 has 8 ConnectX-7 NICs, the most
+// of any bundled cluster; 1024 is 128x that (and as many as kMaxGpusPerNode in
+// src/io/proto_convert.cpp).
+constexpr std::int64_t kMaxPortsPerNode = 1024;
+// A cost line's startup: the largest bundled alpha is 0.511 ms; a kernel or
+// collective that takes a second before moving any data is 2000x that.
+constexpr double kMaxAlphaMs = 1000.0;
+// A compute line's slope, ms per FLOP, is the inverse of its throughput: the
+// peak bounds above give 1e-14 (1e5 TFLOP/s) at the fast end; at the slow end
+// 1e-6 ms per FLOP is 1 GFLOP/s, 10x below the slowest peak allowed (measured
+// kernels run below peak). Bundled compute slopes are 1.7e-12 to 1.9e-10.
+constexpr double kMinComputeBetaMs = 1e-14;
+constexpr double kMaxComputeBetaMs = 1e-6;
+// A communication line's slope, ms per byte: 1e-12 is 1 PB/s, 8x the fastest
+// link allowed (algorithm bandwidth can exceed a link's by the bus-bandwidth
+// factor, under 2x for ring collectives); 1 ms per byte is 1 kB/s, 12500x below
+// the slowest link allowed. Bundled communication slopes are 2.4e-9 to 1.75e-6.
+constexpr double kMinCommBetaMs = 1e-12;
+constexpr double kMaxCommBetaMs = 1.0;
+// Compute under an overlapping communication kernel: the slowdown is a factor
+// of SM and memory contention; one of 100 would make every overlap schedule
+// pointless by two orders of magnitude.
+constexpr double kMaxOverlapSlowdown = 100.0;
+// Ranks of a measured collective and concurrent groups: the limit of the
+// calibration CSV reader (src/io/calibration_input.cpp), 2^20.
+constexpr std::int64_t kMaxGroup = 1048576;
+
+void require_range(double value, double min, double max, const std::string& field, const char* unit) {
+  require(std::isfinite(value) && value >= min && value <= max, field,
+          fmt::format("{} {} is outside the plausible range [{}, {}] {}", value, unit, min, max, unit));
+}
+
 // Schedule names of the CLI (docs/cli.md); the schedule builders own their meaning.
 constexpr std::array<std::string_view, 12> kScheduleNames{
     "none",         "tutel",        "aaam",  "1a1m",       "1a1m-uniform", "tutel-improved",
@@ -89,11 +142,50 @@ void validate(const ClusterSpec& c) {
           "gpu", "peak FLOP/s must not be negative");
   require(c.gpu.peak_flops_per_s_fp16 > 0 || c.gpu.peak_flops_per_s_bf16 > 0, "gpu.peak_tflops_fp16",
           "a half-precision peak (fp16 or bf16) is required");
-  require_positive(c.gpu.memory_bytes, "gpu.memory_gib");
-  require_positive(c.intra_link.bandwidth_bytes_per_s, "intra_link.bandwidth_gbit_s");
-  require_positive(c.inter_link.bandwidth_bytes_per_s, "inter_link.bandwidth_gbit_s");
-  require_positive(c.intra_link.ports_per_node, "intra_link.ports_per_node");
-  require_positive(c.inter_link.ports_per_node, "inter_link.ports_per_node");
+  // A peak of 0 means the GPU lacks that precision (no BF16 before Ampere).
+  for (auto [flops, field] : {std::pair{c.gpu.peak_flops_per_s_fp32, "gpu.peak_tflops_fp32"},
+                              {c.gpu.peak_flops_per_s_fp16, "gpu.peak_tflops_fp16"},
+                              {c.gpu.peak_flops_per_s_bf16, "gpu.peak_tflops_bf16"}})
+    if (flops != 0) require_range(flops / 1e12, kMinPeakTflops, kMaxPeakTflops, field, "TFLOP/s");
+  require_range(c.gpu.memory_bytes / (1024.0 * 1024.0 * 1024.0), kMinMemoryGib, kMaxMemoryGib, "gpu.memory_gib",
+                "GiB");
+  for (auto [link, part] : {std::pair{&c.intra_link, std::string("intra_link")}, {&c.inter_link, "inter_link"}}) {
+    require_range(link->bandwidth_bytes_per_s * 8.0 / 1e9, kMinLinkGbitS, kMaxLinkGbitS, part + ".bandwidth_gbit_s",
+                  "Gbit/s");
+    require_positive(link->ports_per_node, part + ".ports_per_node");
+    require(link->ports_per_node <= kMaxPortsPerNode, part + ".ports_per_node",
+            fmt::format("{} ports per node is more than the plausible {}", link->ports_per_node, kMaxPortsPerNode));
+  }
+}
+
+void validate_cost_line(const LinearCostSpec& c, const std::string& at) {
+  const std::string prefix = at.empty() ? "" : at + ".";
+  require(std::isfinite(c.alpha_ms) && c.alpha_ms >= 0, prefix + "alpha_ms", "must be a finite, non-negative time");
+  require(c.alpha_ms < kMaxAlphaMs, prefix + "alpha_ms",
+          fmt::format("a startup of {} ms is implausible: at most {} ms", c.alpha_ms, kMaxAlphaMs));
+  require(std::isfinite(c.beta_ms_per_unit) && c.beta_ms_per_unit >= 0, prefix + "beta_ms",
+          "must be a finite, non-negative slope");
+  const bool compute = c.op == OpClass::Gemm || c.op == OpClass::Attention;
+  if (compute)
+    require_range(c.beta_ms_per_unit, kMinComputeBetaMs, kMaxComputeBetaMs, prefix + "beta_ms", "ms per FLOP");
+  else
+    require_range(c.beta_ms_per_unit, kMinCommBetaMs, kMaxCommBetaMs, prefix + "beta_ms", "ms per byte");
+  require_positive(c.group, prefix + "group");
+  require(c.group <= kMaxGroup, prefix + "group", fmt::format("{} ranks: at most {}", c.group, kMaxGroup));
+  require_positive(c.concurrent_groups, prefix + "concurrent_groups");
+  require(c.concurrent_groups <= kMaxGroup, prefix + "concurrent_groups",
+          fmt::format("{} groups: at most {}", c.concurrent_groups, kMaxGroup));
+  if (c.ranks_per_node) {
+    require(*c.ranks_per_node >= 1 && *c.ranks_per_node <= c.group, prefix + "ranks_per_node",
+            fmt::format("must be in 1..group ({}), got {}", c.group, *c.ranks_per_node));
+    // An inter-node line was measured across nodes: some members sit elsewhere.
+    require(c.link != LinkClass::Inter || *c.ranks_per_node < c.group, prefix + "ranks_per_node",
+            "an INTER line needs members on more than one node (ranks_per_node < group)");
+    require(c.link != LinkClass::Intra || *c.ranks_per_node == c.group, prefix + "ranks_per_node",
+            "an INTRA line has every member on one node (ranks_per_node = group)");
+  }
+  require(compute == (c.link == LinkClass::Local), prefix + "link",
+          compute ? "compute operations use link LOCAL" : "communication needs link INTRA or INTER");
 }
 
 void validate(const CostProfileSpec& p) {
@@ -101,27 +193,13 @@ void validate(const CostProfileSpec& p) {
   require(!p.cluster.empty(), "cluster", "required field is missing");
   require(std::isfinite(p.overlap_compute_slowdown) && p.overlap_compute_slowdown >= 1.0, "overlap_compute_slowdown",
           "must be at least 1.0");
+  require(p.overlap_compute_slowdown <= kMaxOverlapSlowdown, "overlap_compute_slowdown",
+          fmt::format("{} is implausible: at most {}", p.overlap_compute_slowdown, kMaxOverlapSlowdown));
   std::set<std::tuple<OpClass, LinkClass, std::int64_t>> seen;
   for (std::size_t i = 0; i < p.costs.size(); ++i) {
     const LinearCostSpec& c = p.costs[i];
     const std::string at = fmt::format("costs[{}]", i);
-    require(std::isfinite(c.alpha_ms) && c.alpha_ms >= 0, at + ".alpha_ms", "must be a finite, non-negative time");
-    require(std::isfinite(c.beta_ms_per_unit) && c.beta_ms_per_unit >= 0, at + ".beta_ms",
-            "must be a finite, non-negative slope");
-    require_positive(c.group, at + ".group");
-    require_positive(c.concurrent_groups, at + ".concurrent_groups");
-    if (c.ranks_per_node) {
-      require(*c.ranks_per_node >= 1 && *c.ranks_per_node <= c.group, at + ".ranks_per_node",
-              fmt::format("must be in 1..group ({}), got {}", c.group, *c.ranks_per_node));
-      // An inter-node line was measured across nodes: some members sit elsewhere.
-      require(c.link != LinkClass::Inter || *c.ranks_per_node < c.group, at + ".ranks_per_node",
-              "an INTER line needs members on more than one node (ranks_per_node < group)");
-      require(c.link != LinkClass::Intra || *c.ranks_per_node == c.group, at + ".ranks_per_node",
-              "an INTRA line has every member on one node (ranks_per_node = group)");
-    }
-    const bool compute = c.op == OpClass::Gemm || c.op == OpClass::Attention;
-    require(compute == (c.link == LinkClass::Local), at + ".link",
-            compute ? "compute operations use link LOCAL" : "communication needs link INTRA or INTER");
+    validate_cost_line(c, at);
     require(seen.insert({c.op, c.link, c.group}).second, at,
             fmt::format("duplicate entry for op {} link {} group {}", to_string(c.op), to_string(c.link), c.group));
   }

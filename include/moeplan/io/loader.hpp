@@ -50,6 +50,14 @@ model::ClusterSpec load_cluster(const std::string& name_or_path);
 model::CostProfileSpec load_profile(const std::string& name_or_path);
 model::ScenarioSpec load_scenario(const std::string& name_or_path, const std::vector<Override>& overrides = {});
 
+/// The same loads on text already in memory, said to come from path (where errors are located);
+/// a scenario's references are still resolved by name or path. For fuzzing and tests.
+model::ModelSpec load_model_text(const std::string& path, const std::string& text);
+model::ClusterSpec load_cluster_text(const std::string& path, const std::string& text);
+model::CostProfileSpec load_profile_text(const std::string& path, const std::string& text);
+model::ScenarioSpec load_scenario_text(const std::string& path, const std::string& text,
+                                       const std::vector<Override>& overrides = {});
+
 /// @brief One point of a sweep grid: a base scenario and the overrides that make it.
 struct SweepPoint {
   std::string scenario;
@@ -69,6 +77,8 @@ struct LoadedSweep {
 /// Reads a sweep and expands its grid (the cartesian product of the axes that
 /// apply to each base scenario, the last axis varying fastest).
 LoadedSweep load_sweep(const std::string& name_or_path);
+/// load_sweep on text already in memory, said to come from path.
+LoadedSweep load_sweep_text(const std::string& path, const std::string& text);
 
 /// @brief What validating one file found.
 struct ValidatedFile {

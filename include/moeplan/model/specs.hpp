@@ -138,6 +138,15 @@ struct TimingSample {
   SourceLocation where;  ///< file and line it was read from
 };
 
+/// Plausibility bounds of one timing sample (issue 13), checked by the readers
+/// and by cost::fit_line. A size of 1e18 is an exabyte message, or a kernel of
+/// 1e18 FLOP that runs 17 minutes at the H100's 989.5 TFLOP/s; the bundled
+/// nccl-tests logs stop at 256 MiB. A timing of one operation that lasts an
+/// hour (3.6e6 ms) is not a microbenchmark; the longest bundled sample (tests/data/calibration/) is 6.4 ms.
+/// Both keep squares and sums of the least-squares fit far from overflow.
+inline constexpr double kMaxSampleSize = 1e18;
+inline constexpr double kMaxSampleTimeMs = 3.6e6;
+
 /// @brief The calibration data of one cluster.
 struct CostProfileSpec {
   std::string name;

@@ -4,6 +4,7 @@
 // "moe.top_k", "parallelism.tp"); the loader turns that into a file position.
 
 #include <cstdint>
+#include <string>
 
 #include <moeplan/model/specs.hpp>
 
@@ -12,6 +13,11 @@ namespace moeplan::model {
 void validate(const ModelSpec& model);
 void validate(const ClusterSpec& cluster);
 void validate(const CostProfileSpec& profile);
+/// The checks of one cost line of a profile, alone (as `moeplan fit` makes it):
+/// signs, plausible magnitudes of alpha and beta (src/model/validate.cpp gives
+/// each bound's source), group sizes and the link of its op. Fields are named
+/// "<at>.alpha_ms" etc., or "alpha_ms" when at is empty.
+void validate_cost_line(const LinearCostSpec& line, const std::string& at);
 /// Cross-part checks: world size, divisibility of heads and experts, batch split.
 void validate(const ScenarioSpec& scenario);
 

@@ -1,12 +1,16 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <random>
+#include <string>
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/fit.hpp>
 #include <moeplan/io/calibration_input.hpp>
 #include <moeplan/io/loader.hpp>
+#include <moeplan/model/validate.hpp>
 
 using namespace moeplan;
 
@@ -85,7 +89,8 @@ TEST_CASE("cost::fit_line refuses what cannot be a cost line", "[cost]") {
 
 TEST_CASE("cost::fit_profile warns on a poor fit and refits a negative intercept through the origin", "[cost]") {
   // Times fall back at the middle size: the line fits badly (r^2 < 0.99).
-  const std::vector<model::TimingSample> poor{sample(1, 1), sample(2, 5), sample(3, 2), sample(4, 6)};
+  // Sizes in kB: a slope of 1.2 ms per byte is beyond the plausible 1 ms per byte.
+  const std::vector<model::TimingSample> poor{sample(1e3, 1), sample(2e3, 5), sample(3e3, 2), sample(4e3, 6)};
   const cost::ProfileFit fit = cost::fit_profile(poor, "p", "c");
   REQUIRE(fit.profile.costs.size() == 1);
   CHECK(fit.warnings.size() == 1);
@@ -140,4 +145,139 @@ TEST_CASE("io::read_nccl_tests parses nccl-tests tables and they fit", "[cost][i
       io::read_calibration_file(dir + "all_reduce_perf.log", {std::nullopt, std::nullopt, std::nullopt, true});
   const auto out_of_place = io::read_calibration_file(dir + "all_reduce_perf.log", {});
   CHECK(in_place[0].time_ms != out_of_place[0].time_ms);
+}
+
+namespace {
+
+std::string calibration_text(const std::string& file) {
+  std::ifstream in(std::string(MOEPLAN_TEST_DATA_DIR) + "/calibration/" + file);
+  REQUIRE(in);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The one-line error of f(), or "" if it succeeds; only input errors are expected.
+template <typename F>
+std::string input_error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Input);
+    return format_error(e);
+  }
+  return "";
+}
+
+// text with the first occurrence of from replaced by to.
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("io::read_nccl_tests refuses a compute op", "[cost][io]") {
+  // Found by fuzz_calibration: --op gemm on nccl-tests output made GEMM
+  // samples on link INTER, whose fitted line the profile loader then refused
+  // ("compute operations use link LOCAL"); the old reader accepted the op.
+  for (const model::OpClass op : {model::OpClass::Gemm, model::OpClass::Attention}) {
+    io::NcclTestsOptions options;
+    options.op = op;
+    const std::string message =
+        input_error_of([&] { io::read_nccl_tests("all_reduce_perf.log", calibration_text("all_reduce_perf.log"), options); });
+    CHECK(message.find("all_reduce_perf.log:1:1: op: nccl-tests times collectives") != std::string::npos);
+  }
+}
+
+TEST_CASE("io::read_nccl_tests leaves the placement out when a given link contradicts the host names", "[cost][io]") {
+  // Found by fuzz_calibration. all_reduce_perf.log has 16 ranks on 2 hosts
+  // (8 each); all_gather_perf.log 8 ranks on 1 host. The old reader set
+  // ranks_per_node from the host names whatever --link said: 8 of 16 on an
+  // INTRA line, or 8 of 8 on an INTER one, lines that validation refuses
+  // (an INTRA line has ranks_per_node = group, an INTER line fewer), so the
+  // fitted profile could not be loaded. A --link against the host names means
+  // they do not tell the nodes (containers can share one host name); the
+  // placement is then unknown, as with --group.
+  struct Case {
+    const char* file;
+    model::LinkClass link;
+  };
+  for (const Case& c : {Case{"all_reduce_perf.log", model::LinkClass::Intra},
+                        Case{"all_gather_perf.log", model::LinkClass::Inter}}) {
+    INFO(c.file);
+    io::NcclTestsOptions options;
+    options.link = c.link;
+    const auto samples = io::read_nccl_tests(c.file, calibration_text(c.file), options);
+    CHECK(samples.front().link == c.link);
+    CHECK_FALSE(samples.front().ranks_per_node.has_value());
+    CHECK_NOTHROW(model::validate(cost::fit_profile(samples, "p", "c").profile));
+  }
+  // Where the link agrees with the host names the placement is kept: 8 per node.
+  const auto agreed = io::read_nccl_tests("all_reduce_perf.log", calibration_text("all_reduce_perf.log"), {});
+  CHECK(agreed.front().link == model::LinkClass::Inter);
+  CHECK(agreed.front().ranks_per_node == 8);
+}
+
+TEST_CASE("calibration readers refuse hexadecimal numbers", "[cost][io]") {
+  // strtod reads "0x1p30" as 2^30; the old readers fitted such cells silently.
+  CHECK(input_error_of([] {
+          io::read_timing_csv("t.csv", "op,link,group,size,time_ms\ngemm,local,1,0x1p30,0.5\n");
+        }).find("t.csv:2:1: size: expected a decimal number, got '0x1p30'") != std::string::npos);
+  CHECK(input_error_of([] {
+          io::read_timing_csv("t.csv", "op,link,group,size,time_ms\ngemm,local,1,1e9,0X1P-1\n");
+        }).find("t.csv:2:1: time_ms: expected a decimal number") != std::string::npos);
+  // Line 24, the first row: "1048576 262144 float sum -1 91.2 11.50 21.57 0 90.5 11.58 21.72 0".
+  const std::string log = replaced(calibration_text("all_reduce_perf.log"), "  91.2   11.50", "0x40.6   11.50");
+  CHECK(input_error_of([&] { io::read_nccl_tests("all_reduce_perf.log", log, {}); })
+            .find("all_reduce_perf.log:24:1: out-of-place time: expected a decimal number, got '0x40.6'") !=
+        std::string::npos);
+}
+
+TEST_CASE("io::read_nccl_tests refuses rows with wrong results", "[cost][io]") {
+  // nccl-tests counts wrong elements in the #wrong columns (out-of-place and
+  // in-place); a row with any is a broken run, not a timing. The old reader
+  // fitted it. "N/A" (results not checked, -c 0) is accepted.
+  // Line 24, the first row: "1048576 262144 float sum -1 91.2 11.50 21.57 0 90.5 11.58 21.72 0".
+  const std::string text = calibration_text("all_reduce_perf.log");
+  const std::string wrong_out = replaced(text, "21.57      0", "21.57      3");
+  CHECK(input_error_of([&] { io::read_nccl_tests("all_reduce_perf.log", wrong_out, {}); })
+            .find("all_reduce_perf.log:24:1: #wrong: 3 wrong values in the out-of-place result") != std::string::npos);
+  const std::string wrong_in = replaced(text, "21.72      0", "21.72    1e+06");
+  CHECK(input_error_of([&] { io::read_nccl_tests("all_reduce_perf.log", wrong_in, {}); })
+            .find("all_reduce_perf.log:24:1: #wrong: 1e+06 wrong values in the in-place result") != std::string::npos);
+  const std::string unchecked = replaced(replaced(text, "21.57      0", "21.57    N/A"), "21.72      0", "21.72    N/A");
+  CHECK(io::read_nccl_tests("all_reduce_perf.log", unchecked, {}).size() == 9);
+}
+
+TEST_CASE("calibration readers and cost::fit_profile refuse implausible timings and lines", "[cost][io]") {
+  // Bounds and their sources: model::kMaxSampleSize, kMaxSampleTimeMs
+  // (include/moeplan/model/specs.hpp) and src/model/validate.cpp. The old code
+  // fitted all of these; the last wrote a profile that said 1 ms per FLOP.
+  CHECK(input_error_of([] {
+          io::read_timing_csv("t.csv", "op,link,group,size,time_ms\ngemm,local,1,1e300,0.5\n");
+        }).find("t.csv:2:1: size: 1e+300 is implausible") != std::string::npos);
+  CHECK(input_error_of([] {
+          io::read_timing_csv("t.csv", "op,link,group,size,time_ms\ngemm,local,1,1e9,1e300\n");
+        }).find("t.csv:2:1: time_ms: 1e+300 ms is implausible") != std::string::npos);
+  // A GEMM of 1, 2 and 3 FLOP taking 1, 2 and 3 ms: 1 ms per FLOP, 1 kFLOP/s.
+  std::vector<model::TimingSample> slow;
+  for (int n = 1; n <= 3; ++n) {
+    model::TimingSample s = sample(n, n);
+    s.op = model::OpClass::Gemm;
+    s.link = model::LinkClass::Local;
+    s.group = 1;
+    s.where = SourceLocation{"t.csv", n + 1, 1};
+    slow.push_back(s);
+  }
+  CHECK(input_error_of([&] { cost::fit_profile(slow, "p", "c"); })
+            .find("t.csv:2:1: gemm local group 1: fitted line refused: beta_ms: 1 ms per FLOP is outside") !=
+        std::string::npos);
+  // Found by fuzz_calibration's long run (before the check): an all-reduce of
+  // 1, 2 and 3 GB in 1, 1.000001 and 1.000002 ms has a slope of 1e-15 ms per
+  // byte (1000 PB/s), whose profile the loader refused after the fit wrote it.
+  const std::vector<model::TimingSample> fast{sample(1e9, 1.0), sample(2e9, 1.000001), sample(3e9, 1.000002)};
+  const std::string too_fast = input_error_of([&] { cost::fit_profile(fast, "p", "c"); });
+  INFO(too_fast);
+  CHECK(too_fast.find("allreduce inter group 16: fitted line refused: beta_ms: ") != std::string::npos);
+  CHECK(too_fast.find(" ms per byte is outside the plausible range [1e-12, 1]") != std::string::npos);
 }

@@ -37,3 +37,27 @@ TEST_CASE("io::Json rejects malformed documents", "[io]") {
   }
   CHECK_THROWS_AS(Json::parse(std::string(10000, '[')), moeplan::Error);  // depth bound, no stack overflow
 }
+
+TEST_CASE("io::Json refuses numbers beyond the double range", "[io]") {
+  // Found by fuzz_json: 9223372036854771e308 read as infinity, which dump() writes as null.
+  CHECK_THROWS_WITH(Json::parse("[9223372036854771e308]"), Catch::Contains("out of range"));
+  CHECK_THROWS_WITH(Json::parse("-1e309"), Catch::Contains("out of range"));
+  CHECK(Json::parse("1e-400").as_number() == 0.0);  // underflow to zero is still the nearest double
+}
+
+TEST_CASE("io::Json reads integers beyond int64 as doubles", "[io]") {
+  // strtoll saturates: 2^64 read as the integer 2^63 - 1 before.
+  CHECK(Json::parse("18446744073709551616").as_number() == 18446744073709551616.0);
+  CHECK(Json::parse("-18446744073709551616").as_number() == -18446744073709551616.0);
+  CHECK(Json::parse("9223372036854775807").dump() == "9223372036854775807");
+}
+
+TEST_CASE("io::Json writes negative zero as 0, so that a dump parses back to the same text", "[io]") {
+  // Found by fuzz_json: -0.69e-324 underflows to -0.0, which was written "-0";
+  // "-0" reads back as the integer 0, which is written "0": the second dump differed.
+  CHECK(Json::parse("-0.6931345e-324").dump() == "0");
+  CHECK(Json(-0.0).dump() == "0");
+  const std::string once = Json::parse("[-1e-400, -0, 0.0]").dump(0);
+  CHECK(once == "[0,0,0]");
+  CHECK(Json::parse(once).dump(0) == once);
+}
