@@ -597,6 +597,27 @@ tail -n +2 "$tmp/p.textproto" >"$tmp/p-noheader.textproto"
 check "simulate of a plan without its header" 2 "$bin" simulate "$tmp/p-noheader.textproto"
 expect_err "simulate of a plan without its header" "this is a plan file, not a scenario"
 
+# Issue 14, item 7: strings that are not UTF-8 are input errors naming the
+# field, and --json never carries raw invalid bytes (a path from the command
+# line is written with U+FFFD for each bad byte).
+utf=$tmp/utf8
+mkdir -p "$utf"
+sed 's/^name: .*/name: "\xff\xfe"/' "$src/scenarios/foldmoe-gpt-moe-m-16k.textproto" >"$utf/bad-name.textproto"
+check "name not UTF-8" 2 "$bin" plan "$utf/bad-name.textproto" --json
+expect_err "name not UTF-8" "bad-name.textproto:8:1: name: not valid UTF-8 (byte 0xff at offset 0)"
+check "--set name not UTF-8" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --set "name=$(printf 'a\xfe')" --json
+expect_err "--set name not UTF-8" "--set: name: not valid UTF-8 (byte 0xfe at offset 1)"
+odd="$utf/$(printf 'odd\xff').textproto"
+cp "$src/scenarios/foldmoe-gpt-moe-m-16k.textproto" "$odd"
+check "validate --json of an odd path" 0 "$bin" validate "$odd" --json
+pycheck "validate --json of an odd path is UTF-8 JSON" "$tmp/out" <<'PY'
+from cli_check import *
+raw = open(sys.argv[1], "rb").read()
+doc = json.loads(raw.decode("utf-8"))  # strict: raw FF would raise here
+expect(doc[0]["file"].endswith("odd\ufffd.textproto"), f"file: {doc[0]['file']!r}")
+done()
+PY
+
 check "cost --size -5" 2 "$bin" cost --profile foldmoe-g5-datasheet --op a2a --link inter --size -5
 expect_err "cost --size -5" "--size: must not be negative, got -5"
 
