@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/io/utf8.hpp>
 
 #include "cli_context.hpp"
 
@@ -13,6 +14,27 @@ std::vector<io::Override> parse_overrides(const std::vector<std::string>& values
   std::vector<io::Override> overrides;
   for (const std::string& v : values) overrides.push_back(io::parse_override(v));
   return overrides;
+}
+
+void check_stdout_outputs(bool json, const std::vector<std::pair<std::string, std::string>>& options) {
+  std::string first;
+  for (const auto& [option, path] : options) {
+    if (path != "-") continue;
+    if (json)
+      throw Error(ErrorKind::Input,
+                  fmt::format("{} -: standard output would carry both the output and the --json document; name a "
+                              "file or drop --json",
+                              option));
+    if (!first.empty())
+      throw Error(ErrorKind::Input,
+                  fmt::format("{} -: standard output already carries the {} output; name a file", option, first));
+    first = option;
+  }
+}
+
+void check_utf8_option(const std::string& option, const std::string& value) {
+  if (const std::size_t at = io::first_invalid_utf8(value); at != std::string::npos)
+    throw Error(ErrorKind::Input, fmt::format("{}: {}", option, io::invalid_utf8_reason(value, at)));
 }
 
 const CLI::Validator& positive() {

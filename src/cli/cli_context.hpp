@@ -9,13 +9,18 @@
 #include <CLI/CLI.hpp>
 
 #include <moeplan/io/loader.hpp>
+#include <moeplan/io/output_set.hpp>
 
 namespace moeplan::cli {
 
-/// @brief Streams a command writes to, and its exit status.
+/// @brief Where a command writes, and its exit status. `out` is the report
+/// (text or --json) that main prints once the command has succeeded, with the
+/// files the command staged in `outputs`: all appear, or none (docs/cli.md,
+/// "Output files").
 struct CliContext {
   std::ostream& out;
   std::ostream& err;
+  io::OutputSet& outputs;
   int exit_code = 0;
 };
 
@@ -35,6 +40,16 @@ void add_fit_command(CLI::App& app, CliContext& context);
 const CLI::Validator& positive();
 /// For quantities where zero is a real question, not a default (cost --size 0: the latency term).
 const CLI::Validator& non_negative();
+
+/// An output path "-" is standard output, which then carries that output
+/// alone: with --json, or with a second "-", it is a usage error naming the
+/// option. options: (option name, path given; empty when not given).
+void check_stdout_outputs(bool json, const std::vector<std::pair<std::string, std::string>>& options);
+
+/// Text typed on the command line that ends up in an output (a profile's
+/// --name or --cluster) must be UTF-8, as strings in input files must: an
+/// input error naming the option otherwise.
+void check_utf8_option(const std::string& option, const std::string& value);
 
 /// Parses repeated --set values.
 std::vector<io::Override> parse_overrides(const std::vector<std::string>& values);

@@ -8,7 +8,6 @@
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/datasheet_profile.hpp>
 #include <moeplan/cost/fit.hpp>
-#include <moeplan/io/atomic_file.hpp>
 #include <moeplan/io/calibration_input.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
@@ -40,6 +39,13 @@ std::string profile_name(const std::string& given, const std::string& output) {
 }
 
 void run_fit(const FitOptions& o, CliContext& context) {
+  check_stdout_outputs(o.json, {{"-o", o.output}});
+  // The profile is named after the output file; standard output has no name to lend.
+  if (o.output == "-" && o.name.empty()) throw Error(ErrorKind::Input, "-o -: give the profile a --name");
+  // The profile's name and cluster end up in the file and in later --json output.
+  const std::string name = profile_name(o.name, o.output);
+  check_utf8_option(o.name.empty() ? "--name (from the -o file name)" : "--name", name);
+  check_utf8_option("--cluster", o.cluster);
   io::NcclTestsOptions nccl;
   if (!o.op.empty()) {
     nccl.op = model::op_class_from_string(o.op);
@@ -57,13 +63,13 @@ void run_fit(const FitOptions& o, CliContext& context) {
     auto more = io::read_calibration_file(input, nccl);
     samples.insert(samples.end(), more.begin(), more.end());
   }
-  cost::ProfileFit fit = cost::fit_profile(samples, profile_name(o.name, o.output), o.cluster);
+  cost::ProfileFit fit = cost::fit_profile(samples, name, o.cluster);
   model::validate(fit.profile);
   for (const std::string& w : fit.warnings) context.err << "moeplan: warning: " << w << '\n';
   std::string inputs;
   for (const std::string& input : o.inputs)
     inputs += (inputs.empty() ? "" : ", ") + std::filesystem::path(input).filename().string();
-  io::write_file_atomic(
+  context.outputs.add(
       o.output, io::profile_to_textproto(fit.profile, fmt::format("Fitted by moeplan fit from {}.\nSizes are bytes "
                                                                   "(communication) or FLOPs (compute); times ms.",
                                                                   inputs)));
@@ -102,6 +108,7 @@ struct DatasheetOptions {
 };
 
 void run_datasheet(const DatasheetOptions& o, CliContext& context) {
+  check_utf8_option("--name", o.name);
   cost::DatasheetAssumptions assumptions;
   if (o.dtype == "fp32")
     assumptions.dtype = cost::ComputeDtype::Fp32;
@@ -111,7 +118,7 @@ void run_datasheet(const DatasheetOptions& o, CliContext& context) {
   const std::string name = o.name.empty() ? cluster.name + "-datasheet" : o.name;
   const model::CostProfileSpec profile = cost::datasheet_profile(cluster, name, assumptions);
   model::validate(profile);
-  io::write_file_atomic(
+  context.outputs.add(
       o.output,
       io::profile_to_textproto(
           profile, fmt::format("Derived from the datasheet numbers of cluster {} by `moeplan datasheet-profile`\n"
@@ -131,7 +138,7 @@ void add_fit_command(CLI::App& app, CliContext& context) {
   CLI::App* cmd = app.add_subcommand("fit", "Fit a cost profile from microbenchmark output (CSV or nccl-tests)");
   cmd->add_option("inputs", o->inputs, "CSV with header op,link,group,size,time_ms, or raw nccl-tests output")
       ->required();
-  cmd->add_option("-o,--output", o->output, "Profile file to write (text format)")->required();
+  cmd->add_option("-o,--output", o->output, "Profile file to write (text format; - for stdout)")->required();
   cmd->add_option("--name", o->name, "Profile name (default: the output file's stem)");
   cmd->add_option("--cluster", o->cluster, "Name of the cluster the profile prices");
   cmd->add_option("--op", o->op, "nccl-tests: the collective, if the file name does not say");
@@ -144,7 +151,7 @@ void add_fit_command(CLI::App& app, CliContext& context) {
   auto d = std::make_shared<DatasheetOptions>();
   CLI::App* ds = app.add_subcommand("datasheet-profile", "Derive a cost profile from a cluster's datasheet numbers");
   ds->add_option("cluster", d->cluster, "Cluster (bundled name or path)")->required();
-  ds->add_option("-o,--output", d->output, "Profile file to write")->required();
+  ds->add_option("-o,--output", d->output, "Profile file to write (- for stdout)")->required();
   ds->add_option("--name", d->name, "Profile name (default: CLUSTER-datasheet)");
   ds->add_option("--dtype", d->dtype, "Compute peak to use: half (tensor cores) or fp32");
   ds->callback([d, &context] { run_datasheet(*d, context); });

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
-#include <moeplan/io/atomic_file.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/plan_writer.hpp>
 #include <moeplan/plan/flowmoe_planner.hpp>
@@ -45,10 +44,10 @@ model::PlanSpec plan_header(const std::string& scenario, const std::string& sche
   return spec;
 }
 
-void write_plan_file(const std::string& output, const model::PlanSpec& spec) {
+void write_plan_file(const std::string& output, const model::PlanSpec& spec, CliContext& context) {
   if (output.empty()) return;
   const bool as_json = output.size() >= 5 && output.compare(output.size() - 5, 5, ".json") == 0;
-  io::write_file_atomic(output, as_json ? io::plan_to_json(spec).dump() + "\n" : io::plan_to_textproto(spec));
+  context.outputs.add(output, as_json ? io::plan_to_json(spec).dump() + "\n" : io::plan_to_textproto(spec));
 }
 
 // FSMoE: the closed-form degrees and gradient partition, and the six schedules on the engine.
@@ -76,7 +75,7 @@ void run_fsmoe_plan(const PlanOptions& o, const plan::ScenarioRun& run, const st
   for (std::size_t i = 0; i < p.partition.during_moe_bytes.size(); ++i)
     spec.knobs.grad_partition_bytes.push_back(
         static_cast<std::int64_t>(std::llround(p.partition.during_moe_bytes[i] + p.partition.during_dense_bytes[i])));
-  write_plan_file(o.output, spec);
+  write_plan_file(o.output, spec, context);
   if (o.json) {
     io::Json doc = io::plan_to_json(spec);
     doc.set("tutel_ms", tutel_ms);
@@ -147,7 +146,7 @@ void run_flowmoe_plan(const PlanOptions& o, const plan::ScenarioRun& run, const 
   model::PlanSpec spec = plan_header(run.spec().name, chosen.best.schedule, chosen.best.iteration_ms, none_ms);
   spec.knobs.degree = chosen.best.degree;
   if (chosen.ar_chunk_bytes > 0) spec.knobs.ar_chunk_bytes = chosen.ar_chunk_bytes;
-  write_plan_file(o.output, spec);
+  write_plan_file(o.output, spec, context);
   // The BO trace of the flowmoe schedule (the paper's tuner), whichever schedule won.
   const plan::FlowMoeChoice& flow = p.schedules[index_of("flowmoe")];
   if (o.json) {
@@ -233,7 +232,7 @@ void run_folding_plan(const PlanOptions& o, const plan::ScenarioRun& run, CliCon
   model::PlanSpec spec =
       plan_header(run.spec().name, "folded", best.iteration_ms, coupled_fits ? coupled.front().iteration_ms : 0.0);
   spec.knobs.parallelism = best.config.parallel_spec();
-  write_plan_file(o.output, spec);
+  write_plan_file(o.output, spec, context);
   if (o.json) {
     io::Json doc = io::plan_to_json(spec);
     io::Json knobs = io::knobs_to_json(spec.knobs);
@@ -267,6 +266,7 @@ void run_folding_plan(const PlanOptions& o, const plan::ScenarioRun& run, CliCon
 }
 
 void run_plan(const PlanOptions& o, CliContext& context) {
+  check_stdout_outputs(o.json, {{"-o", o.output}});
   const plan::ScenarioRun run(io::load_scenario(o.scenario, parse_overrides(o.sets)));
   if (run.spec().schedule.family == "folding") {
     run_folding_plan(o, run, context);
@@ -317,7 +317,7 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   model::PlanSpec spec = plan_header(run.spec().name, chosen.best.schedule, chosen.best.iteration_ms, none_ms);
   spec.knobs.degree = chosen.best.degree;
   spec.knobs.slicing_tokens = chosen.slicing_tokens;
-  write_plan_file(o.output, spec);
+  write_plan_file(o.output, spec, context);
   if (o.json) {
     io::Json doc = io::plan_to_json(spec);
     doc.set("tutel_ms", tutel_ms);
@@ -370,7 +370,7 @@ void add_plan_command(CLI::App& app, CliContext& context) {
   cmd->add_option("scenario", o->scenario, "Scenario (bundled name or path)")->required();
   cmd->add_option("--schedule", o->schedule, "A schedule name, or all (default)");
   cmd->add_option("--set", o->sets, "Override a scalar field: field.path=value (repeatable)");
-  cmd->add_option("-o,--output", o->output, "Write the plan (text format, or JSON for a .json name)");
+  cmd->add_option("-o,--output", o->output, "Write the plan (text format, or JSON for a .json name; - for stdout)");
   add_threads_option(cmd, o->threads);
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o, &context] { run_plan(*o, context); });

@@ -8,7 +8,6 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/core/parallel.hpp>
-#include <moeplan/io/atomic_file.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/timeline_writer.hpp>
@@ -41,11 +40,11 @@ std::string output_name(const std::string& path, const std::string& schedule, bo
 }
 
 void write_pictures(const SimulateOptions& o, const dag::TaskGraph& graph, const sim::Timeline& timeline,
-                    const std::string& schedule, bool several) {
+                    const std::string& schedule, bool several, CliContext& context) {
   if (!o.trace.empty())
-    io::write_file_atomic(output_name(o.trace, schedule, several), io::ChromeTraceWriter().write(graph, timeline));
+    context.outputs.add(output_name(o.trace, schedule, several), io::ChromeTraceWriter().write(graph, timeline));
   if (!o.svg.empty())
-    io::write_file_atomic(output_name(o.svg, schedule, several), io::SvgGanttWriter().write(graph, timeline));
+    context.outputs.add(output_name(o.svg, schedule, several), io::SvgGanttWriter().write(graph, timeline));
 }
 
 // A folding scenario: its own mapping, priced as the planner prices every
@@ -62,7 +61,7 @@ void run_folding_simulate(const SimulateOptions& o, const plan::ScenarioRun& run
                 "parallelism.pp");
   plan::FoldingTrace trace;
   const plan::FoldingResult r = run.price_own_mapping(&trace);
-  write_pictures(o, trace.built.graph, trace.timeline, trace.built.schedule, false);
+  write_pictures(o, trace.built.graph, trace.timeline, trace.built.schedule, false, context);
   io::Json j = io::Json::object();
   j.set("scenario", run.spec().name);
   j.set("schedule", trace.built.schedule);
@@ -83,6 +82,7 @@ void run_folding_simulate(const SimulateOptions& o, const plan::ScenarioRun& run
 }
 
 void run_simulate(const SimulateOptions& o, CliContext& context) {
+  check_stdout_outputs(o.json, {{"--trace", o.trace}, {"--svg", o.svg}});
   const plan::ScenarioRun run(io::load_scenario(o.scenario, parse_overrides(o.sets)));
   if (run.spec().schedule.family == "folding") {
     run_folding_simulate(o, run, context);
@@ -97,6 +97,11 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
     }
     schedules.push_back(r.name);
   }
+  const bool several = schedules.size() > 1;
+  for (const auto& [option, path] : {std::pair{"--trace", o.trace}, std::pair{"--svg", o.svg}})
+    if (several && path == "-")
+      throw Error(ErrorKind::Input,
+                  fmt::format("{} -: several schedules write one file each (NAME.<schedule>.EXT); name a file", option));
   // Every schedule is built and run on its own; results are collected by index,
   // so the output does not depend on the thread count.
   struct Result {
@@ -115,9 +120,8 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
       results[i].built = std::move(built);
     }
   });
-  const bool several = schedules.size() > 1;
   for (const Result& r : results)
-    if (r.built) write_pictures(o, r.built->graph, r.timeline, r.built->schedule, several);
+    if (r.built) write_pictures(o, r.built->graph, r.timeline, r.built->schedule, several, context);
   // The scenario's mapping against its GPU's memory (docs/cost-model.md, "Memory"), said, never hidden.
   const double memory = run.memory_bytes_per_gpu();
   const bool fits = run.fits_in_memory();
@@ -159,8 +163,8 @@ void add_simulate_command(CLI::App& app, CliContext& context) {
                   "FSMoE's planned degrees, 2)")
       ->check(positive());
   cmd->add_option("--set", o->sets, "Override a scalar field: field.path=value (repeatable)");
-  cmd->add_option("--trace", o->trace, "Write a Chrome Trace Event JSON (pid = rank, tid = stream)");
-  cmd->add_option("--svg", o->svg, "Write an SVG Gantt chart");
+  cmd->add_option("--trace", o->trace, "Write a Chrome Trace Event JSON (pid = rank, tid = stream; - for stdout)");
+  cmd->add_option("--svg", o->svg, "Write an SVG Gantt chart (- for stdout)");
   add_threads_option(cmd, o->threads);
   cmd->add_flag("--json", o->json, "Print JSON: one object, or an array with --schedule all");
   cmd->callback([o, &context] { run_simulate(*o, context); });

@@ -11,7 +11,6 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/core/parallel.hpp>
-#include <moeplan/io/atomic_file.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/model/families.hpp>
@@ -81,6 +80,7 @@ void check_schedules(const io::LoadedSweep& sweep) {
 }
 
 void run_sweep(const SweepOptions& o, CliContext& context) {
+  check_stdout_outputs(o.json, {{"-o", o.output}});
   const io::LoadedSweep sweep = io::load_sweep(o.sweep);
   check_schedules(sweep);
   const unsigned threads = thread_count(o.threads);
@@ -136,7 +136,7 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
       t.vs_tutel.add(vs_tutel);
     }
   }
-  if (!o.output.empty()) io::write_file_atomic(o.output, csv);
+  if (!o.output.empty()) context.outputs.add(o.output, csv);
   io::Json summary = io::Json::array();
   for (const std::string& name : order) {
     const Totals& t = totals[name];
@@ -169,7 +169,7 @@ void add_sweep_command(CLI::App& app, CliContext& context) {
   auto o = std::make_shared<SweepOptions>();
   CLI::App* cmd = app.add_subcommand("sweep", "Run a grid of scenarios x schedules");
   cmd->add_option("sweep", o->sweep, "Sweep (bundled name or path)")->required();
-  cmd->add_option("-o,--output", o->output, "CSV: one row per (point, schedule)");
+  cmd->add_option("-o,--output", o->output, "CSV: one row per (point, schedule); - for stdout");
   add_threads_option(cmd, o->threads);
   cmd->add_flag("--json", o->json, "Print the per-schedule summary as JSON");
   cmd->callback([o, &context] { run_sweep(*o, context); });

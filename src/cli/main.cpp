@@ -1,12 +1,19 @@
 // The moeplan command line (reference: docs/cli.md). Thin: parse arguments,
 // call the library, print, map errors to exit codes (2 input/usage, 1 runtime).
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <iostream>
+#include <sstream>
 
 #include <google/protobuf/stubs/logging.h>
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/core/version.hpp>
+#include <moeplan/io/output_set.hpp>
+#include <moeplan/io/temporary_files.hpp>
 
 #include "cli_context.hpp"
 
@@ -16,9 +23,22 @@ namespace {
 // lines to stderr.
 void silence_protobuf_log(google::protobuf::LogLevel, const char*, int, const std::string&) {}
 
+// A standard stream the caller closed (`>&-`) stays unusable, but its number
+// must not go to a file moeplan opens: the report would land in an output's
+// temporary. /dev/null opened read-only holds the number and fails every
+// write, so a closed stdout is a failed write (exit 1), as docs/cli.md says.
+void hold_closed_standard_streams() {
+  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd)
+    if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) ::open("/dev/null", O_RDONLY);  // takes the lowest free number: fd
+}
+
 int run(int argc, char** argv) {
   using moeplan::cli::CliContext;
-  CliContext context{std::cout, std::cerr};
+  // The report is held until the command has succeeded, then written with the
+  // staged files (OutputSet::commit): a failed command prints no partial report.
+  moeplan::io::OutputSet outputs;
+  std::ostringstream report;
+  CliContext context{report, std::cerr, outputs};
   CLI::App app{"moeplan: plan and simulate communication/computation overlap in distributed MoE training", "moeplan"};
   app.set_version_flag("--version", std::string("moeplan ") + moeplan::kVersion);
   app.require_subcommand(1);
@@ -38,13 +58,14 @@ int run(int argc, char** argv) {
     std::cerr << "moeplan: error: " << e.what() << '\n';
     return 2;
   }
+  // Standard output carries the report, unless an output ("-o -") took it.
+  if (!outputs.writes_stdout()) outputs.add("-", report.str());
+  outputs.commit();
   return context.exit_code;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  google::protobuf::SetLogHandler(&silence_protobuf_log);
+// Runs the command; a failure is one line on stderr and exit 2 (input) or 1.
+int run_reporting_errors(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const moeplan::Error& e) {
@@ -54,4 +75,23 @@ int main(int argc, char** argv) {
     std::cerr << "moeplan: error: " << e.what() << '\n';
     return 1;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  hold_closed_standard_streams();
+  moeplan::io::remove_temporaries_on_signal();
+  google::protobuf::SetLogHandler(&silence_protobuf_log);
+  int status = run_reporting_errors(argc, argv);
+  // What went through std::cout (--help, --version) must have arrived too.
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "moeplan: error: standard output: cannot write\n";
+    status = 1;
+  }
+  // A lost error or note cannot be reported, but the run must not claim success.
+  std::cerr.flush();
+  if (!std::cerr && status == 0) status = 1;
+  return status;
 }

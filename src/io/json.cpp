@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/io/utf8.hpp>
 
 namespace moeplan::io {
 
@@ -28,8 +29,26 @@ Json& Json::set(const std::string& key, Json value) {
 }
 
 std::string json_quote(const std::string& text) {
+  // RFC 8259 section 7: quote, backslash and C0 controls must be escaped; DEL
+  // is escaped too so that no control byte reaches a terminal. Text that is not
+  // UTF-8 (a path given on the command line) cannot be written as it is: each
+  // byte that does not start a well-formed sequence becomes U+FFFD (escaped),
+  // so every parser accepts the document.
   std::string out = "\"";
-  for (unsigned char c : text) {
+  for (std::size_t at = 0; at < text.size();) {
+    const auto c = static_cast<unsigned char>(text[at]);
+    const std::size_t length = utf8_sequence_length(text, at);
+    if (length == 0) {
+      out += "\\ufffd";
+      ++at;
+      continue;
+    }
+    if (length > 1) {
+      out.append(text, at, length);
+      at += length;
+      continue;
+    }
+    ++at;
     switch (c) {
       case '"':
         out += "\\\"";
@@ -47,7 +66,7 @@ std::string json_quote(const std::string& text) {
         out += "\\t";
         break;
       default:
-        if (c < 0x20)
+        if (c < 0x20 || c == 0x7f)
           out += fmt::format("\\u{:04x}", c);
         else
           out += static_cast<char>(c);
@@ -199,6 +218,42 @@ class JsonParser {
     return array;
   }
 
+  unsigned parse_hex4() {
+    if (pos_ + 4 > text_.size()) fail("short \\u escape");
+    unsigned code = 0;
+    for (int k = 0; k < 4; ++k) {
+      const char h = text_[pos_++];
+      code <<= 4;
+      if (h >= '0' && h <= '9')
+        code |= static_cast<unsigned>(h - '0');
+      else if (h >= 'a' && h <= 'f')
+        code |= static_cast<unsigned>(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F')
+        code |= static_cast<unsigned>(h - 'A' + 10);
+      else
+        fail("bad hex digit in \\u escape");
+    }
+    return code;
+  }
+
+  static void append_utf8(std::string& out, unsigned code) {
+    if (code < 0x80) {
+      out += static_cast<char>(code);
+    } else if (code < 0x800) {
+      out += static_cast<char>(0xC0 | (code >> 6));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    } else if (code < 0x10000) {
+      out += static_cast<char>(0xE0 | (code >> 12));
+      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (code >> 18));
+      out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    }
+  }
+
   std::string parse_string() {
     ++pos_;
     std::string out;
@@ -239,31 +294,20 @@ class JsonParser {
           out += '\t';
           break;
         case 'u': {
-          if (pos_ + 4 > text_.size()) fail("short \\u escape");
-          unsigned code = 0;
-          for (int k = 0; k < 4; ++k) {
-            const char h = text_[pos_++];
-            code <<= 4;
-            if (h >= '0' && h <= '9')
-              code |= static_cast<unsigned>(h - '0');
-            else if (h >= 'a' && h <= 'f')
-              code |= static_cast<unsigned>(h - 'a' + 10);
-            else if (h >= 'A' && h <= 'F')
-              code |= static_cast<unsigned>(h - 'A' + 10);
+          unsigned code = parse_hex4();
+          // A high surrogate followed by an escaped low one is one code point
+          // beyond the BMP; a lone surrogate is no character: U+FFFD.
+          if (code >= 0xD800 && code <= 0xDBFF && text_.compare(pos_, 2, "\\u") == 0) {
+            const std::size_t back = pos_;
+            pos_ += 2;
+            const unsigned low = parse_hex4();
+            if (low >= 0xDC00 && low <= 0xDFFF)
+              code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
             else
-              fail("bad hex digit in \\u escape");
+              pos_ = back;
           }
-          // UTF-8 encode the BMP code point (surrogate pairs kept as two units).
-          if (code < 0x80) {
-            out += static_cast<char>(code);
-          } else if (code < 0x800) {
-            out += static_cast<char>(0xC0 | (code >> 6));
-            out += static_cast<char>(0x80 | (code & 0x3F));
-          } else {
-            out += static_cast<char>(0xE0 | (code >> 12));
-            out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (code & 0x3F));
-          }
+          if (code >= 0xD800 && code <= 0xDFFF) code = 0xFFFD;
+          append_utf8(out, code);
           break;
         }
         default:

@@ -9,6 +9,8 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include <moeplan/io/utf8.hpp>
+
 namespace moeplan::io {
 namespace pb = google::protobuf;
 
@@ -92,6 +94,32 @@ void index_message(const pb::Message& message, const pb::TextFormat::ParseInfoTr
   }
 }
 
+// Every string of an input must be UTF-8: names and descriptions are echoed
+// into JSON, CSV and plan files, which readers reject otherwise. Protobuf's
+// text parser checks this only for proto3 files; ours are proto2.
+void check_utf8(const pb::Message& message, const std::string& prefix, const LocationIndex& index) {
+  const pb::Reflection* reflection = message.GetReflection();
+  std::vector<const pb::FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);
+  for (const pb::FieldDescriptor* field : fields) {
+    const std::string base = prefix.empty() ? field->name() : prefix + "." + field->name();
+    const int count = field->is_repeated() ? reflection->FieldSize(message, field) : 1;
+    for (int i = 0; i < count; ++i) {
+      const std::string path = field->is_repeated() ? fmt::format("{}[{}]", base, i) : base;
+      if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+        check_utf8(field->is_repeated() ? reflection->GetRepeatedMessage(message, field, i)
+                                        : reflection->GetMessage(message, field),
+                   path, index);
+      } else if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_STRING) {
+        const std::string value =
+            field->is_repeated() ? reflection->GetRepeatedString(message, field, i) : reflection->GetString(message, field);
+        if (const std::size_t at = first_invalid_utf8(value); at != std::string::npos)
+          throw Error(ErrorKind::Input, invalid_utf8_reason(value, at), path, index.find(path));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 LocationIndex parse_text_proto(const std::string& file, const std::string& text, pb::Message& message) {
@@ -120,6 +148,7 @@ LocationIndex parse_text_proto(const std::string& file, const std::string& text,
   }
   LocationIndex index(file);
   index_message(message, &tree, "", index);
+  check_utf8(message, "", index);
   return index;
 }
 

@@ -10,6 +10,7 @@
 #include <google/protobuf/descriptor.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/io/utf8.hpp>
 
 namespace moeplan::io {
 namespace gpb = google::protobuf;
@@ -83,6 +84,9 @@ void set_one(gpb::Message* message, const gpb::FieldDescriptor* field, const std
                : reflection->SetBool(message, field, value == "true");
       break;
     case gpb::FieldDescriptor::CPPTYPE_STRING:
+      // The loader's rule for strings in files (proto_text.cpp) holds for --set and sweep values too.
+      if (const std::size_t at = first_invalid_utf8(value); at != std::string::npos)
+        throw_input_error(path, invalid_utf8_reason(value, at));
       repeated ? reflection->AddString(message, field, value) : reflection->SetString(message, field, value);
       break;
     case gpb::FieldDescriptor::CPPTYPE_ENUM: {

@@ -597,6 +597,169 @@ tail -n +2 "$tmp/p.textproto" >"$tmp/p-noheader.textproto"
 check "simulate of a plan without its header" 2 "$bin" simulate "$tmp/p-noheader.textproto"
 expect_err "simulate of a plan without its header" "this is a plan file, not a scenario"
 
+# Issue 14, items 2, 5, 6 and 7: outputs (docs/cli.md, "Output files"; docs/reliability.md, "Outputs").
+out=$tmp/outputs
+mkdir -p "$out"
+no_temporaries() {  # no_temporaries NAME FOLDER...: no staged temporary (.NAME.tmpPID.N) is left behind
+  local name=$1 left
+  shift
+  left=$(find "$@" -name '*.tmp*' 2>/dev/null)
+  [[ -z $left ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL $name: left $left"; }
+}
+is_true() {  # is_true NAME TEST...: a [[ ]]-style test that must hold
+  local name=$1
+  shift
+  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $name: $*"; fi
+}
+# The reference: the plan as a fresh regular file.
+check "plan -o a new file" 0 "$bin" plan foldmoe-gpt-moe-m-16k -o "$out/ref.textproto"
+
+# Item 2: -o writes through a symlink (the link stays, its target in another
+# folder gets the content), keeps a file's mode, writes a FIFO or a device in
+# place and "-" to stdout.
+mkdir -p "$out/real" "$out/links"
+echo old >"$out/real/plan.textproto"
+ln -s ../real/plan.textproto "$out/links/plan.textproto"
+check "-o symlink" 0 "$bin" plan foldmoe-gpt-moe-m-16k -o "$out/links/plan.textproto"
+is_true "-o symlink stays a link" test -L "$out/links/plan.textproto"
+is_true "-o symlink target has the plan" cmp -s "$out/real/plan.textproto" "$out/ref.textproto"
+no_temporaries "-o symlink" "$out/real" "$out/links"
+echo old >"$out/private.textproto"
+chmod 600 "$out/private.textproto"
+check "-o 0600 file" 0 "$bin" plan foldmoe-gpt-moe-m-16k -o "$out/private.textproto"
+is_true "-o keeps mode 600" test "$(stat -c %a "$out/private.textproto")" = 600
+is_true "-o 0600 file has the plan" cmp -s "$out/private.textproto" "$out/ref.textproto"
+mkfifo "$out/fifo"
+cat "$out/fifo" >"$out/fifo.read" &
+reader=$!
+check "-o FIFO" 0 "$bin" plan foldmoe-gpt-moe-m-16k -o "$out/fifo"
+is_true "-o FIFO stays a FIFO" test -p "$out/fifo"
+# The old code replaced the FIFO: its reader would wait forever.
+for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$reader" 2>/dev/null || break; sleep 0.5; done
+kill "$reader" 2>/dev/null
+wait "$reader" 2>/dev/null
+is_true "-o FIFO reader got the plan" cmp -s "$out/fifo.read" "$out/ref.textproto"
+# Devices: copies of /dev/null (1,3) and /dev/full (1,7), never the real ones
+# (the old code replaced the device node). mknod needs root, as CI runs.
+if mknod "$out/null" c 1 3 2>/dev/null && mknod "$out/full" c 1 7 2>/dev/null && echo >"$out/null" 2>/dev/null; then
+  check "-o null device" 0 "$bin" plan foldmoe-gpt-moe-m-16k -o "$out/null"
+  is_true "-o null device stays a device" test -c "$out/null"
+  check "-o full device" 1 "$bin" plan foldmoe-gpt-moe-m-16k -o "$out/full"
+  expect_err "-o full device" "full: cannot write: No space left on device"
+  is_true "-o full device stays a device" test -c "$out/full"
+else
+  echo "note: mknod not permitted, device outputs not tested"
+fi
+check "-o - is stdout" 0 "$bin" plan foldmoe-gpt-moe-m-16k -o -
+is_true "-o - prints the plan only" cmp -s "$tmp/out" "$out/ref.textproto"
+is_true "-o - makes no file named -" test ! -e -
+check "sweep -o -" 0 "$bin" sweep "$src/tests/data/sweeps/small-fsmoe.textproto" -o -
+is_true "sweep -o - prints the CSV" grep -q '^point,scenario' "$tmp/out"
+check "datasheet-profile -o -" 0 "$bin" datasheet-profile dgx-h100 -o -
+is_true "datasheet-profile -o - prints the profile" grep -q '^# proto-message: CostProfile' "$tmp/out"
+check "simulate --trace -" 0 "$bin" simulate foldmoe-gpt-moe-m-16k --trace -
+pycheck "simulate --trace - prints the trace only" "$tmp/out" <<'PY'
+from cli_check import *
+doc = load(sys.argv[1])
+expect("traceEvents" in doc, f"not a trace: {list(doc)[:5]}")
+done()
+PY
+check "plan -o - --json" 2 "$bin" plan foldmoe-gpt-moe-m-16k -o - --json
+expect_err "plan -o - --json" "-o -: standard output would carry both"
+check "simulate --trace - --svg -" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --trace - --svg -
+expect_err "simulate --trace - --svg -" "--svg -: standard output already carries the --trace output"
+check "simulate --schedule all --trace -" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule all --trace -
+expect_err "simulate --schedule all --trace -" "--trace -: several schedules write one file each"
+check "fit -o - without --name" 2 "$bin" fit "$src/tests/data/calibration/all_gather_perf.log" -o -
+expect_err "fit -o - without --name" "-o -: give the profile a --name"
+check "fit -o -" 0 "$bin" fit "$src/tests/data/calibration/all_gather_perf.log" -o - --name ag
+is_true "fit -o - prints the profile" grep -q '^name: "ag"' "$tmp/out"
+
+# Item 5: stdout that cannot be written is a failure (exit 1, one line).
+"$bin" plan foldmoe-gpt-moe-m-16k --json >/dev/full 2>"$tmp/err"
+is_true "--json > /dev/full exits 1" test $? = 1
+expect_err "--json > /dev/full" "standard output: cannot write: No space left on device"
+"$bin" validate foldmoe-gpt-moe-m-16k >&- 2>"$tmp/err"
+is_true "closed stdout exits 1" test $? = 1
+expect_err "closed stdout" "standard output: cannot write"
+"$bin" --help >/dev/full 2>"$tmp/err"
+is_true "--help > /dev/full exits 1" test $? = 1
+# stdout fails: the files of the command do not appear either.
+"$bin" plan foldmoe-gpt-moe-m-16k -o "$out/unseen.textproto" >/dev/full 2>/dev/null
+is_true "stdout fails: no -o file" test ! -e "$out/unseen.textproto"
+no_temporaries "stdout fails" "$out"
+
+# Item 6: a command's files appear together or not at all.
+mkdir -p "$out/all"
+mkdir "$out/all/t.1a1m.json"  # the fourth schedule's trace cannot be written
+check "simulate all, fourth trace fails" 1 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule all --trace "$out/all/t.json" --svg "$out/all/t.svg"
+expect_err "simulate all, fourth trace fails" "t.1a1m.json: cannot write the output file: Is a directory"
+is_true "simulate all, fourth trace fails: no file" test "$(ls "$out/all")" = t.1a1m.json
+no_temporaries "simulate all, fourth trace fails" "$out/all"
+mkdir -p "$out/half"
+check "--svg unwritable" 1 "$bin" simulate foldmoe-gpt-moe-m-16k --trace "$out/half/t.json" --svg "$out/half/missing/t.svg"
+expect_err "--svg unwritable" "missing/t.svg: cannot create the output file: No such file or directory"
+is_true "--svg unwritable: no trace" test ! -e "$out/half/t.json"
+no_temporaries "--svg unwritable" "$out/half"
+if [[ $(id -u) != 0 ]]; then  # root writes into a read-only folder anyway
+  mkdir -p "$out/ro"
+  chmod 555 "$out/ro"
+  check "--svg in a read-only folder" 1 "$bin" simulate foldmoe-gpt-moe-m-16k --trace "$out/half/t.json" --svg "$out/ro/t.svg"
+  is_true "--svg in a read-only folder: no trace" test ! -e "$out/half/t.json"
+  chmod 755 "$out/ro"
+fi
+# SIGTERM while the trace is staged: the --svg FIFO has no reader, so the
+# command waits at commit with the trace's temporary on disk; the signal must
+# remove it and end the command with SIGTERM's status (128 + 15).
+mkdir -p "$out/sig"
+mkfifo "$out/sig/t.svg"
+"$bin" simulate foldmoe-gpt-moe-m-16k --trace "$out/sig/t.json" --svg "$out/sig/t.svg" >/dev/null 2>&1 &
+job=$!
+for _ in $(seq 100); do
+  [[ -n $(find "$out/sig" -name '*.tmp*') ]] && break
+  kill -0 "$job" 2>/dev/null || break
+  sleep 0.1
+done
+kill -TERM "$job" 2>/dev/null
+wait "$job"
+is_true "SIGTERM at commit exits 143" test $? = 143
+no_temporaries "SIGTERM at commit" "$out/sig"
+is_true "SIGTERM at commit: no trace" test ! -e "$out/sig/t.json"
+is_true "SIGTERM at commit: FIFO kept" test -p "$out/sig/t.svg"
+# SIGTERM during a long plan: no file, no temporary, a failing status.
+mkdir -p "$out/long"
+"$bin" plan folding-mixtral-8x22b-128k-1024 -o "$out/long/p.textproto" >/dev/null 2>&1 &
+job=$!
+sleep 1
+kill -TERM "$job" 2>/dev/null
+wait "$job"
+is_true "SIGTERM during plan fails" test $? != 0
+is_true "SIGTERM during plan: no plan" test ! -e "$out/long/p.textproto"
+no_temporaries "SIGTERM during plan" "$out/long"
+
+# Issue 14, item 7: strings that are not UTF-8 are input errors naming the
+# field, and --json never carries raw invalid bytes (a path from the command
+# line is written with U+FFFD for each bad byte).
+utf=$tmp/utf8
+mkdir -p "$utf"
+sed 's/^name: .*/name: "\xff\xfe"/' "$src/scenarios/foldmoe-gpt-moe-m-16k.textproto" >"$utf/bad-name.textproto"
+check "name not UTF-8" 2 "$bin" plan "$utf/bad-name.textproto" --json
+expect_err "name not UTF-8" "bad-name.textproto:8:1: name: not valid UTF-8 (byte 0xff at offset 0)"
+check "--set name not UTF-8" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --set "name=$(printf 'a\xfe')" --json
+expect_err "--set name not UTF-8" "--set: name: not valid UTF-8 (byte 0xfe at offset 1)"
+check "fit --name not UTF-8" 2 "$bin" fit "$src/tests/data/calibration/all_gather_perf.log" -o "$utf/f.textproto" --name "$(printf '\xc0\xaf')"
+expect_err "fit --name not UTF-8" "--name: not valid UTF-8 (byte 0xc0 at offset 0)"
+odd="$utf/$(printf 'odd\xff').textproto"
+cp "$src/scenarios/foldmoe-gpt-moe-m-16k.textproto" "$odd"
+check "validate --json of an odd path" 0 "$bin" validate "$odd" --json
+pycheck "validate --json of an odd path is UTF-8 JSON" "$tmp/out" <<'PY'
+from cli_check import *
+raw = open(sys.argv[1], "rb").read()
+doc = json.loads(raw.decode("utf-8"))  # strict: raw FF would raise here
+expect(doc[0]["file"].endswith("odd\ufffd.textproto"), f"file: {doc[0]['file']!r}")
+done()
+PY
+
 check "cost --size -5" 2 "$bin" cost --profile foldmoe-g5-datasheet --op a2a --link inter --size -5
 expect_err "cost --size -5" "--size: must not be negative, got -5"
 

@@ -61,3 +61,27 @@ TEST_CASE("io::Json writes negative zero as 0, so that a dump parses back to the
   CHECK(once == "[0,0,0]");
   CHECK(Json::parse(once).dump(0) == once);
 }
+
+TEST_CASE("io::json_quote escapes controls and never writes invalid UTF-8", "[io]") {
+  using moeplan::io::json_quote;
+  // RFC 8259: C0 controls escaped (DEL too); well-formed UTF-8 kept as it is.
+  CHECK(json_quote("a\x01z\x7f") == R"("a\u0001z\u007f")");
+  CHECK(json_quote("\xc3\xa9 \xf0\x9f\x98\x80") == "\"\xc3\xa9 \xf0\x9f\x98\x80\"");  // é and U+1F600
+  // Each byte that starts no well-formed sequence (RFC 3629) becomes U+FFFD:
+  // the scenario name of issue 14, a truncated sequence, an overlong '/', a
+  // UTF-16 surrogate (ED A0 80) and a code point above U+10FFFF (F4 90 80 80).
+  CHECK(json_quote("\xff\xfe") == R"("\ufffd\ufffd")");
+  CHECK(json_quote("x\xe2\x82") == R"("x\ufffd\ufffd")");
+  CHECK(json_quote("\xc0\xaf") == R"("\ufffd\ufffd")");
+  CHECK(json_quote("\xed\xa0\x80") == R"("\ufffd\ufffd\ufffd")");
+  CHECK(json_quote("\xf4\x90\x80\x80") == R"("\ufffd\ufffd\ufffd\ufffd")");
+  CHECK(json_quote("\xf4\x8f\xbf\xbf") == "\"\xf4\x8f\xbf\xbf\"");  // U+10FFFF, the last code point
+}
+
+TEST_CASE("io::Json reads a surrogate pair as one code point", "[io]") {
+  // U+1F600 is written \ud83d\ude00 in JSON and F0 9F 98 80 in UTF-8; a lone
+  // surrogate is no character and reads as U+FFFD (EF BF BD).
+  CHECK(Json::parse(R"("\ud83d\ude00")").as_string() == "\xf0\x9f\x98\x80");
+  CHECK(Json::parse(R"("\ud800x")").as_string() == "\xef\xbf\xbdx");
+  CHECK(Json::parse(R"("\ud800\u0041")").as_string() == "\xef\xbf\xbd" "A");
+}

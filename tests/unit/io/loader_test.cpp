@@ -281,3 +281,44 @@ TEST_CASE("io::load_scenario resolves references beside the scenario first, from
     CHECK(moeplan::io::load_scenario(sweep.points[1].scenario, sweep.points[1].overrides).model.name == "local-moe");
   }
 }
+
+TEST_CASE("io::load_scenario refuses strings that are not UTF-8, in files and in --set", "[io]") {
+  // Issue 14: a scenario name with the bytes FF FE was echoed raw into --json
+  // output. Protobuf checks UTF-8 only in proto3 files; ours are proto2, so the
+  // loader does, naming the field and the first bad byte.
+  const TempFolder tmp("utf8");
+  const fs::path src(MOEPLAN_SOURCE_DIR);
+  const std::string scenario = read_file(src / "scenarios/foldmoe-gpt-moe-m-16k.textproto");
+  // The bundled scenario's name and description are on lines 8 and 9 (after the header comments).
+  REQUIRE(scenario.find("\nname: \"foldmoe-gpt-moe-m-16k\"") + 1 ==
+          scenario.find("name: \"foldmoe-gpt-moe-m-16k\""));
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = scenario;
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  SECTION("raw bytes in the name") {
+    write_file(tmp.path() / "s.textproto", with("name: \"foldmoe-gpt-moe-m-16k\"", "name: \"\xff\xfe\""));
+    CHECK(error_of((tmp.path() / "s.textproto").string()) ==
+          (tmp.path() / "s.textproto").string() + ":8:1: name: not valid UTF-8 (byte 0xff at offset 0)");
+  }
+  SECTION("an escaped byte in the description") {
+    // Text format escapes decode to bytes: "\xfe" is the byte FE, as bad as the raw byte.
+    write_file(tmp.path() / "s.textproto", with("2 x g5.48xlarge\"", "2 x g5.48xlarge \\xfe\""));
+    CHECK(error_of((tmp.path() / "s.textproto").string()) ==
+          (tmp.path() / "s.textproto").string() + ":9:1: description: not valid UTF-8 (byte 0xfe at offset 49)");
+  }
+  SECTION("a reference: refused at its line before it is looked up") {
+    write_file(tmp.path() / "s.textproto", with("model_ref: \"gpt-moe-m\"", "model_ref: \"gpt-\xc0\xafmoe\""));
+    CHECK(error_of((tmp.path() / "s.textproto").string()) ==
+          (tmp.path() / "s.textproto").string() + ":10:1: model_ref: not valid UTF-8 (byte 0xc0 at offset 4)");
+  }
+  SECTION("--set") {
+    CHECK(error_of("foldmoe-gpt-moe-m-16k", {{"name", "ok\xed\xa0\x80"}}) ==
+          "--set: name: not valid UTF-8 (byte 0xed at offset 2)");
+  }
+  SECTION("well-formed UTF-8 loads") {
+    write_file(tmp.path() / "s.textproto", with("name: \"foldmoe-gpt-moe-m-16k\"", "name: \"gr\xc3\xbc\xc3\x9f \xf0\x9f\x98\x80\""));
+    CHECK(moeplan::io::load_scenario((tmp.path() / "s.textproto").string()).name == "gr\xc3\xbc\xc3\x9f \xf0\x9f\x98\x80");
+  }
+}

@@ -1,0 +1,55 @@
+#pragma once
+// The files one command writes appear together or not at all (issue 14). Each
+// output is staged as a temporary file beside its target, written and fsynced;
+// commit() renames them all at the end; anything that fails first removes every
+// temporary, and so does SIGINT or SIGTERM (temporary_files.hpp).
+//
+// What a path names decides how it is written:
+// - a regular file, or none yet: replaced atomically by the rename, keeping an
+//   existing file's mode and owner;
+// - a symbolic link: followed; its final target is replaced as above (the
+//   temporary goes in the target's folder), the link stays a link;
+// - a character or block device or a FIFO (/dev/null, a named pipe): written
+//   in place at commit, never replaced;
+// - "-": standard output (file descriptor 1), at commit.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace moeplan::io {
+
+/// @brief The outputs of one command, staged until commit().
+class OutputSet {
+ public:
+  OutputSet();
+  OutputSet(const OutputSet&) = delete;
+  OutputSet& operator=(const OutputSet&) = delete;
+  /// Removes the temporaries of an output set that was not committed.
+  ~OutputSet();
+
+  /// Stages content for path (see above). A file that cannot be created or
+  /// written, a directory, or a socket is a runtime Error naming path; a
+  /// target named by two outputs is an input Error.
+  void add(const std::string& path, std::string_view content);
+  /// Whether an output is "-" (standard output).
+  bool writes_stdout() const;
+  /// Writes the in-place outputs in the order added, then renames every
+  /// temporary over its target and fsyncs the folders. A failure before the
+  /// renames removes every temporary (nothing appears) and throws a runtime
+  /// Error naming the output; in-place outputs written before it keep what
+  /// they received.
+  void commit();
+  /// Removes every temporary; nothing is written.
+  void discard() noexcept;
+
+ private:
+  struct Output;  // output_set.cpp
+  std::vector<Output> outputs_;
+  bool committed_ = false;
+};
+
+/// Writes one output with an OutputSet of its own: add(path, content), commit().
+void write_output(const std::string& path, std::string_view content);
+
+}  // namespace moeplan::io
