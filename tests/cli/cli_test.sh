@@ -619,5 +619,75 @@ set schedule.degree=0|simulate foldmoe-gpt-moe-m-16k --set schedule.degree=0
 set schedule.slicing=-5|simulate foldmoe-gpt-moe-m-16k --set schedule.slicing=-5,16389
 EOF
 
+# Issue 14, item 3: ep = 1 is legal (every rank holds all experts: no AlltoAll
+# runs). Each family simulates and plans it; no A2A task exists. Task counts
+# by hand: an A2A is emitted per MoE block, micro-batch (or chunk) and pass:
+# dispatch and combine forward, combine and dispatch backward, 4 in all; and
+# ep = 1 makes edp = world / (etp pp) > 1, adding one expert-gradient
+# all-reduce per MoE block (FoldMoE; FlowMoE without chunked all-reduce) or
+# one in the tail (FSMoE `none` and `tutel`). Before the fix FlowMoE's
+# flowmoe and flowmoe-ar stopped at "internal check failed: ... critical path
+# longer than the graph" (zero-length A2A tasks on one priority pool).
+pycheck "ep 1: every family simulates and plans it, without AlltoAll" <<'PY'
+from cli_check import *
+
+def by_schedule(result):
+    return {e["schedule"]: e for e in result}
+
+def no_a2a(result, what):
+    for e in result:
+        expect(e["a2a_total_ms"] == 0 and e["a2a_critical_ms"] == 0, f"{what} {e['schedule']}: A2A {e}")
+        expect(e["iteration_ms"] > 0, f"{what} {e['schedule']}: iteration {e['iteration_ms']}")
+
+# FlowMoE, gpt2-tiny-moe: 12 MoE blocks, R = 1 for none, 2 (default) otherwise.
+# ep 16 -> edp 1 (no expert all-reduce); ep 1 -> edp 16.
+flow = "flowmoe-gpt2-tiny-moe-c1"
+ep16 = by_schedule(moeplan("simulate", flow, "--schedule", "all"))
+ep1 = moeplan("simulate", flow, "--schedule", "all", "--set", "parallelism.ep=1")
+no_a2a(ep1, "flowmoe ep 1")
+ep1 = by_schedule(ep1)
+for name, r in (("none", 1), ("tutel", 2), ("flowmoe-at", 2)):
+    expect(ep1[name]["tasks"] == ep16[name]["tasks"] - 4 * 12 * r + 12,
+           f"flowmoe {name}: {ep1[name]['tasks']} tasks at ep 1, {ep16[name]['tasks']} at ep 16")
+expect(set(ep1) == set(ep16), f"flowmoe schedules {sorted(ep1)}")
+multi = moeplan("simulate", flow, "--schedule", "all", "--set", "parallelism.ep=1", "--set", "schedule.mode=multi_rank")
+no_a2a(multi, "flowmoe multi_rank ep 1")
+p = moeplan("plan", flow, "--set", "parallelism.ep=1")
+no_a2a(p["schedules"], "flowmoe plan ep 1")
+expect(0 < p["iteration_ms"] <= p["baseline_ms"], f"flowmoe plan {p['iteration_ms']} vs none {p['baseline_ms']}")
+
+# FoldMoE, gpt-moe-m: 3 MoE blocks of 6, one micro-batch per DP rank, degree 4 (none: 1).
+fold = "foldmoe-gpt-moe-m-16k"
+ep16 = by_schedule(moeplan("simulate", fold, "--schedule", "all"))
+ep1 = moeplan("simulate", fold, "--schedule", "all", "--set", "parallelism.ep=1")
+no_a2a(ep1, "foldmoe ep 1")
+ep1 = by_schedule(ep1)
+for name, d in (("none", 1), ("tutel", 4), ("aaam", 4), ("1a1m", 4), ("1a1m-uniform", 4)):
+    expect(ep1[name]["tasks"] == ep16[name]["tasks"] - 4 * 3 * d + 3,
+           f"foldmoe {name}: {ep1[name]['tasks']} tasks at ep 1, {ep16[name]['tasks']} at ep 16")
+p = moeplan("plan", fold, "--set", "parallelism.ep=1")
+expect(p["a2a_total_ms"] == 0 and p["a2a_critical_ms"] == 0, f"foldmoe plan A2A {p['a2a_total_ms']}")
+
+# FSMoE, gpt2-xl-moe: 48 MoE blocks; edp is written in the scenario (1), so
+# it is set to world / (etp ep pp) = 48 / 8 = 6. Degrees: none 1, tutel 2.
+fs = "fsmoe-testbed-a-gpt2-xl"
+ep6 = by_schedule(moeplan("simulate", fs, "--schedule", "all"))
+ep1 = moeplan("simulate", fs, "--schedule", "all", "--set", "parallelism.ep=1", "--set", "parallelism.edp=6")
+no_a2a(ep1, "fsmoe ep 1")
+ep1 = by_schedule(ep1)
+for name, r in (("none", 1), ("tutel", 2)):
+    expect(ep1[name]["degree"] == r, f"fsmoe {name} degree {ep1[name]['degree']}")
+    expect(ep1[name]["tasks"] == ep6[name]["tasks"] - 4 * 48 * r + 1,
+           f"fsmoe {name}: {ep1[name]['tasks']} tasks at ep 1, {ep6[name]['tasks']} at ep 6")
+p = moeplan("plan", fs, "--set", "parallelism.ep=1", "--set", "parallelism.edp=6")
+no_a2a(p["schedules"], "fsmoe plan ep 1")
+
+# Folding: the scenario's own mapping at ep 1 (edp = 128 / (etp pp) = 32) is priced.
+f = moeplan("simulate", "folding-mixtral-8x22b-128", "--set", "parallelism.ep=1")
+expect(f["iteration_ms"] > 0 and f["tasks"] > 0, f"folding ep 1: {f}")
+done()
+PY
+check "folding plan ep 1" 0 "$bin" plan folding-qwen2-57b-a14b-64 --set parallelism.ep=1 --json
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]
