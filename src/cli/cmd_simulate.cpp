@@ -106,7 +106,8 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
   };
   std::vector<Result> results(schedules.size());
   const bool pictures = !o.trace.empty() || !o.svg.empty();
-  parallel_for(schedules.size(), thread_count(o.threads), [&](std::size_t i) {
+  const unsigned threads = thread_count(o.threads, context.err);
+  const unsigned started = parallel_for(schedules.size(), threads, [&](std::size_t i) {
     sched::BuiltSchedule built = run.build(schedules[i], o.degree);
     sim::Timeline timeline = plan::run_schedule(built);
     results[i].evaluation = plan::evaluate(built, timeline);
@@ -115,6 +116,7 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
       results[i].built = std::move(built);
     }
   });
+  note_threads_started(threads, started, schedules.size(), context.err);
   const bool several = schedules.size() > 1;
   for (const Result& r : results)
     if (r.built) write_pictures(o, r.built->graph, r.timeline, r.built->schedule, several);

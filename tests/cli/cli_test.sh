@@ -689,5 +689,33 @@ done()
 PY
 check "folding plan ep 1" 0 "$bin" plan folding-qwen2-57b-a14b-64 --set parallelism.ep=1 --json
 
+# Issue 14, item 1: --threads is capped at the hardware threads (said on
+# stderr); a thread the system refuses to start costs no work: the threads
+# that started (at least the calling one) do it, and the output is the same.
+# Before the fix: --threads 100000 started one thread per point, and a refused
+# start escaped parallel_for (exit 1, or std::terminate, exit 134, when other
+# threads were running).
+check "sweep --threads 100000" 0 "$bin" sweep "$src/tests/data/sweeps/small-fsmoe.textproto" --threads 100000 -o "$tmp/s-many.csv"
+grep -q "^moeplan: note: --threads 100000 capped at [0-9]*, the hardware threads of this machine$" "$tmp/err" &&
+  pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL sweep --threads 100000: no cap note:"; cat "$tmp/err"; }
+cmp -s "$tmp/s1.csv" "$tmp/s-many.csv" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL sweep --threads 100000 differs"; }
+# One process allowed (RLIMIT_NPROC): no second thread can start. Root ignores
+# the limit, so as root the run is made as user nobody.
+as_limited=()
+if [[ $EUID == 0 ]]; then
+  command -v runuser >/dev/null && id nobody >/dev/null 2>&1 && as_limited=(runuser -u nobody --)
+else
+  as_limited=(env)
+fi
+if [[ ${#as_limited[@]} -gt 0 ]]; then
+  mkdir -p "$tmp/limited" && chmod 777 "$tmp/limited" && chmod o+x "$tmp"
+  check "sweep with no thread to spare" 0 "${as_limited[@]}" bash -c 'ulimit -u 1 && exec "$0" "$@"' "$bin" sweep \
+    "$src/tests/data/sweeps/small-fsmoe.textproto" --threads 2 -o "$tmp/limited/s.csv"
+  cmp -s "$tmp/s1.csv" "$tmp/limited/s.csv" && pass=$((pass + 1)) ||
+    { fail=$((fail + 1)); echo "FAIL sweep with no thread to spare: CSV differs from --threads 1"; }
+else
+  echo "skip: sweep with no thread to spare (root without runuser or user nobody)"
+fi
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]
