@@ -717,5 +717,63 @@ else
   echo "skip: sweep with no thread to spare (root without runuser or user nobody)"
 fi
 
+# Issue 14, item 9: traces at scale. A 1,024-rank FlowMoE run (multi_rank:
+# 128 nodes x 8 GPUs, dp 1024, ep 16) draws ranks 0-7 and the critical rank
+# by default (said on stderr) and stays small; every event says what its task
+# is (args.size was 0 in folding traces). --trace-ranks chooses the ranks of
+# --trace and --svg.
+big=(simulate flowmoe-gpt2-tiny-moe-c1 --set schedule.mode=multi_rank --set cluster.num_nodes=128
+  --set parallelism.dp=1024 --set parallelism.ep=16)
+check "trace of 1,024 ranks" 0 "$bin" "${big[@]}" --trace "$tmp/big.json" --svg "$tmp/big.svg"
+grep -q "^moeplan: note: flowmoe has 1024 ranks; its trace draws ranks 0-7" "$tmp/err" && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL trace of 1,024 ranks: no note:"; cat "$tmp/err"; }
+pycheck "trace of 1,024 ranks: under 50 MB, ranks 0-7 and the critical rank, sizes filled" "$tmp/big.json" "$tmp/big.svg" <<'PY'
+import os
+from cli_check import *
+expect(os.path.getsize(sys.argv[1]) < 50e6, f"trace of {os.path.getsize(sys.argv[1])} bytes")
+expect(os.path.getsize(sys.argv[2]) < 50e6, f"SVG of {os.path.getsize(sys.argv[2])} bytes")
+events = [e for e in load(sys.argv[1])["traceEvents"] if e["ph"] == "X"]
+pids = sorted({e["pid"] for e in events})
+expect(pids[:8] == list(range(8)) and len(pids) <= 9, f"ranks drawn {pids}")
+for e in events:
+    a = e["args"]
+    size = a.get("flops" if a["kind"] == "compute" else "bytes")
+    if not (size and size > 0 and a["size"] == size and a["group"] >= 1 and a["members"] >= 1):
+        expect(False, f"event {e['name']}: args {a}")
+        break
+# The drawn ranks' lanes only: compute and comm per rank.
+lanes = open(sys.argv[2]).read().count('<text x="4"')
+expect(lanes == 2 * len(pids), f"{lanes} SVG lanes for {len(pids)} ranks")
+done()
+PY
+small=(simulate flowmoe-gpt2-tiny-moe-c1 --set schedule.mode=multi_rank)
+check "--trace-ranks" 0 "$bin" "${small[@]}" --trace "$tmp/r.json" --svg "$tmp/r.svg" --trace-ranks 0,7,12-15
+[[ ! -s $tmp/err ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --trace-ranks: stderr:"; cat "$tmp/err"; }
+check "16 ranks, all drawn" 0 "$bin" "${small[@]}" --trace "$tmp/all.json"
+[[ ! -s $tmp/err ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL 16 ranks: stderr:"; cat "$tmp/err"; }
+pycheck "--trace-ranks 0,7,12-15 draws those ranks, in the trace and the SVG" "$tmp/r.json" "$tmp/r.svg" "$tmp/all.json" <<'PY'
+from cli_check import *
+chosen = [0, 7, 12, 13, 14, 15]
+events = [e for e in load(sys.argv[1])["traceEvents"] if e["ph"] == "X"]
+expect(sorted({e["pid"] for e in events}) == chosen, f"ranks {sorted({e['pid'] for e in events})}")
+everything = [e for e in load(sys.argv[3])["traceEvents"] if e["ph"] == "X"]
+expect(sorted({e["pid"] for e in everything}) == list(range(16)), "16 ranks: all drawn")
+expect(len(events) == sum(e["pid"] in chosen for e in everything), "events of the chosen ranks")
+lanes = [line for line in open(sys.argv[2]).read().splitlines() if line.startswith('<text x="4"')]
+drawn = sorted({int(line.split(">rank ")[1].split()[0]) for line in lanes})
+expect(len(lanes) == 12 and drawn == chosen, f"SVG lanes {len(lanes)} of ranks {drawn}")
+done()
+PY
+while IFS='|' read -r name message args; do
+  read -r -a argv <<<"$args"
+  check "$name" 2 "$bin" "${argv[@]}"
+  expect_err "$name" "$message"
+done <<TRACE_RANKS
+--trace-ranks without a picture|--trace-ranks: chooses the ranks of --trace and --svg|simulate flowmoe-gpt2-tiny-moe-c1 --trace-ranks 0
+--trace-ranks 3-1|--trace-ranks: range '3-1' runs backwards|simulate flowmoe-gpt2-tiny-moe-c1 --trace $tmp/x.json --trace-ranks 3-1
+--trace-ranks 0,x|--trace-ranks: 'x' is not a rank|simulate flowmoe-gpt2-tiny-moe-c1 --trace $tmp/x.json --trace-ranks 0,x
+--trace-ranks 16 of 16|--trace-ranks: rank 16 is not in the flowmoe run (its ranks: 0-15)|simulate flowmoe-gpt2-tiny-moe-c1 --set schedule.mode=multi_rank --trace $tmp/x.json --trace-ranks 16
+TRACE_RANKS
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]
