@@ -53,8 +53,8 @@ void write_plan_file(const std::string& output, const model::PlanSpec& spec, Cli
 // FSMoE: the closed-form degrees and gradient partition, and the six schedules on the engine.
 void run_fsmoe_plan(const PlanOptions& o, const plan::ScenarioRun& run, const std::vector<std::string>& schedules,
                     CliContext& context) {
-  const plan::FsMoePlan p = plan::plan_fsmoe(run.spec(), run.costs(), plan::family_schedules("fsmoe"),
-                                             thread_count(o.threads));
+  const plan::FsMoePlan p =
+      plan::plan_fsmoe(run.spec(), run.costs(), plan::family_schedules("fsmoe"), thread_count(o.threads, context.err));
   const std::vector<plan::Evaluation>& evaluations = p.schedules;
   auto find = [&](const std::string& name) -> const plan::Evaluation& {
     for (const plan::Evaluation& e : evaluations)
@@ -131,7 +131,8 @@ void run_fsmoe_plan(const PlanOptions& o, const plan::ScenarioRun& run, const st
 void run_flowmoe_plan(const PlanOptions& o, const plan::ScenarioRun& run, const std::vector<std::string>& schedules,
                       CliContext& context) {
   const std::vector<std::string>& all = plan::family_schedules("flowmoe");
-  const plan::FlowMoePlan p = plan::plan_flowmoe(run.spec(), run.costs(), all, {}, thread_count(o.threads));
+  const plan::FlowMoePlan p =
+      plan::plan_flowmoe(run.spec(), run.costs(), all, {}, thread_count(o.threads, context.err));
   auto index_of = [&](const std::string& name) {
     return static_cast<std::size_t>(std::find(all.begin(), all.end(), name) - all.begin());
   };
@@ -222,7 +223,7 @@ void run_folding_plan(const PlanOptions& o, const plan::ScenarioRun& run, CliCon
     throw Error(ErrorKind::Input,
                 "--schedule: a folding scenario has no overlap schedule (the option applies to foldmoe, fsmoe and "
                 "flowmoe scenarios); plan searches its mappings");
-  const unsigned threads = thread_count(o.threads);
+  const unsigned threads = thread_count(o.threads, context.err);
   const std::vector<plan::FoldingResult> folded = plan::search_mappings(run.spec(), run.costs(), "folded", threads);
   const std::vector<plan::FoldingResult> coupled = plan::search_mappings(run.spec(), run.costs(), "coupled", threads);
   if (folded.empty() || !folded.front().fits)
@@ -301,7 +302,7 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   for (const std::string& s : schedules)
     if (s != "none" && s != "tutel") searched.push_back(s);
   const plan::FoldMoePlan result =
-      plan::plan_foldmoe(run.spec(), run.costs(), searched, 32, thread_count(o.threads));
+      plan::plan_foldmoe(run.spec(), run.costs(), searched, 32, thread_count(o.threads, context.err));
   // The best among the requested schedules.
   std::size_t best = result.schedules.size();
   for (std::size_t i = 0; i < result.schedules.size(); ++i) {

@@ -1,6 +1,9 @@
 // moeplan simulate SCENARIO [--schedule NAME|all] [--degree N] [--set k=v]...
-//                  [--trace F.json] [--svg F.svg] [--threads N] [--json]
+//                  [--trace F.json] [--svg F.svg] [--trace-ranks LIST] [--threads N] [--json]
 
+#include <algorithm>
+#include <charconv>
+#include <limits>
 #include <optional>
 #include <ostream>
 
@@ -12,6 +15,7 @@
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/timeline_writer.hpp>
 #include <moeplan/plan/scenario_run.hpp>
+#include <moeplan/sim/analysis.hpp>
 
 #include "cli_context.hpp"
 #include "scenario_support.hpp"
@@ -26,6 +30,7 @@ struct SimulateOptions {
   std::vector<std::string> sets;
   std::string trace;
   std::string svg;
+  std::string trace_ranks;  // empty: the default choice
   unsigned threads = 0;
   bool json = false;
 };
@@ -39,12 +44,94 @@ std::string output_name(const std::string& path, const std::string& schedule, bo
   return path.substr(0, dot) + "." + schedule + path.substr(dot);
 }
 
+// Traces draw every rank of a run up to this many; above, ranks 0..kTraceFirstRanks-1 and the critical rank.
+constexpr std::size_t kTraceAllRanksUpTo = 64;
+constexpr std::int32_t kTraceFirstRanks = 8;
+
+// "0,7,12-15" -> {0, 7, 12, 13, 14, 15}: ranks and inclusive ranges, comma-separated.
+std::vector<std::int32_t> parse_rank_list(const std::string& text) {
+  auto bad = [&](const std::string& why) {
+    return Error(ErrorKind::Input,
+                 fmt::format("--trace-ranks: {} in '{}' (ranks and ranges, e.g. 0,7,12-15)", why, text));
+  };
+  auto number = [&](std::string_view part) {
+    std::int32_t value = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+    if (part.empty() || ec != std::errc() || end != part.data() + part.size() || value < 0)
+      throw bad(fmt::format("'{}' is not a rank", part));
+    return value;
+  };
+  std::vector<std::int32_t> ranks;
+  std::string_view rest(text);
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    const std::size_t dash = item.find('-');
+    if (dash == std::string_view::npos) {
+      ranks.push_back(number(item));
+    } else {
+      const std::int32_t first = number(item.substr(0, dash)), last = number(item.substr(dash + 1));
+      if (last < first) throw bad(fmt::format("range '{}' runs backwards", item));
+      if (last - first >= 1 << 20) throw bad(fmt::format("range '{}' is too long", item));
+      for (std::int32_t r = first; r <= last; ++r) ranks.push_back(r);
+    }
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+
+// "0-7, 9" for a sorted rank list.
+std::string rank_list_text(const std::vector<std::int32_t>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += j == i ? fmt::format("{}", ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+// The ranks a trace or SVG draws (empty: all): --trace-ranks, else every rank
+// up to kTraceAllRanksUpTo, else ranks 0-7 and the critical rank, said on stderr.
+std::vector<std::int32_t> trace_ranks(const SimulateOptions& o, const dag::TaskGraph& graph,
+                                      const sim::Timeline& timeline, const std::string& schedule, CliContext& context) {
+  std::vector<std::int32_t> present;
+  for (const dag::Resource& r : graph.resources()) present.push_back(r.rank);
+  std::sort(present.begin(), present.end());
+  present.erase(std::unique(present.begin(), present.end()), present.end());
+  if (!o.trace_ranks.empty()) {
+    std::vector<std::int32_t> chosen = parse_rank_list(o.trace_ranks);
+    for (std::int32_t r : chosen)
+      if (!std::binary_search(present.begin(), present.end(), r))
+        throw Error(ErrorKind::Input, fmt::format("--trace-ranks: rank {} is not in the {} run (its ranks: {})", r,
+                                                  schedule, rank_list_text(present)));
+    return chosen;
+  }
+  if (present.size() <= kTraceAllRanksUpTo) return {};
+  std::vector<std::int32_t> chosen;
+  for (std::int32_t r : present)
+    if (r < kTraceFirstRanks) chosen.push_back(r);
+  const std::int32_t critical = sim::summarize(graph, timeline).critical_rank.rank;
+  if (!std::binary_search(chosen.begin(), chosen.end(), critical)) chosen.push_back(critical);
+  context.err << fmt::format(
+      "moeplan: note: {} has {} ranks; its trace draws ranks {} ({}: the critical rank); --trace-ranks chooses\n",
+      schedule, present.size(), rank_list_text(chosen), critical);
+  return chosen;
+}
+
 void write_pictures(const SimulateOptions& o, const dag::TaskGraph& graph, const sim::Timeline& timeline,
                     const std::string& schedule, bool several, CliContext& context) {
+  if (o.trace.empty() && o.svg.empty()) return;
+  const std::vector<std::int32_t> ranks = trace_ranks(o, graph, timeline, schedule, context);
   if (!o.trace.empty())
-    context.outputs.add(output_name(o.trace, schedule, several), io::ChromeTraceWriter().write(graph, timeline));
+    context.outputs.add(output_name(o.trace, schedule, several), io::ChromeTraceWriter(ranks).write(graph, timeline));
   if (!o.svg.empty())
-    context.outputs.add(output_name(o.svg, schedule, several), io::SvgGanttWriter().write(graph, timeline));
+    context.outputs.add(output_name(o.svg, schedule, several), io::SvgGanttWriter(ranks).write(graph, timeline));
 }
 
 // A folding scenario: its own mapping, priced as the planner prices every
@@ -83,6 +170,11 @@ void run_folding_simulate(const SimulateOptions& o, const plan::ScenarioRun& run
 
 void run_simulate(const SimulateOptions& o, CliContext& context) {
   check_stdout_outputs(o.json, {{"--trace", o.trace}, {"--svg", o.svg}});
+  if (!o.trace_ranks.empty()) {
+    if (o.trace.empty() && o.svg.empty())
+      throw Error(ErrorKind::Input, "--trace-ranks: chooses the ranks of --trace and --svg; give one of them");
+    parse_rank_list(o.trace_ranks);  // a malformed list is refused before anything runs
+  }
   const plan::ScenarioRun run(io::load_scenario(o.scenario, parse_overrides(o.sets)));
   if (run.spec().schedule.family == "folding") {
     run_folding_simulate(o, run, context);
@@ -111,7 +203,8 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
   };
   std::vector<Result> results(schedules.size());
   const bool pictures = !o.trace.empty() || !o.svg.empty();
-  parallel_for(schedules.size(), thread_count(o.threads), [&](std::size_t i) {
+  const unsigned threads = thread_count(o.threads, context.err);
+  const unsigned started = parallel_for(schedules.size(), threads, [&](std::size_t i) {
     sched::BuiltSchedule built = run.build(schedules[i], o.degree);
     sim::Timeline timeline = plan::run_schedule(built);
     results[i].evaluation = plan::evaluate(built, timeline);
@@ -120,6 +213,8 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
       results[i].built = std::move(built);
     }
   });
+  note_threads_started(threads, started, schedules.size(), context.err);
+  const bool several = schedules.size() > 1;
   for (const Result& r : results)
     if (r.built) write_pictures(o, r.built->graph, r.timeline, r.built->schedule, several, context);
   // The scenario's mapping against its GPU's memory (docs/cost-model.md, "Memory"), said, never hidden.
@@ -165,6 +260,11 @@ void add_simulate_command(CLI::App& app, CliContext& context) {
   cmd->add_option("--set", o->sets, "Override a scalar field: field.path=value (repeatable)");
   cmd->add_option("--trace", o->trace, "Write a Chrome Trace Event JSON (pid = rank, tid = stream; - for stdout)");
   cmd->add_option("--svg", o->svg, "Write an SVG Gantt chart (- for stdout)");
+  cmd->add_option("--trace", o->trace, "Write a Chrome Trace Event JSON (pid = rank, tid = stream)");
+  cmd->add_option("--svg", o->svg, "Write an SVG Gantt chart");
+  cmd->add_option("--trace-ranks", o->trace_ranks,
+                  "Ranks --trace and --svg draw, e.g. 0,7,12-15 (default: all up to 64 ranks, else 0-7 and the "
+                  "critical rank)");
   add_threads_option(cmd, o->threads);
   cmd->add_flag("--json", o->json, "Print JSON: one object, or an array with --schedule all");
   cmd->callback([o, &context] { run_simulate(*o, context); });

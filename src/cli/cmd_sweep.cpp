@@ -83,10 +83,10 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
   check_stdout_outputs(o.json, {{"-o", o.output}});
   const io::LoadedSweep sweep = io::load_sweep(o.sweep);
   check_schedules(sweep);
-  const unsigned threads = thread_count(o.threads);
+  const unsigned threads = thread_count(o.threads, context.err);
   std::vector<std::vector<plan::PointResult>> results(sweep.points.size());
   const auto start = std::chrono::steady_clock::now();
-  parallel_for(sweep.points.size(), threads, [&](std::size_t i) {
+  const unsigned started = parallel_for(sweep.points.size(), threads, [&](std::size_t i) {
     const io::SweepPoint& point = sweep.points[i];
     const model::ScenarioSpec spec = io::load_scenario(point.scenario, point.overrides);
     if (!spec.profile)
@@ -95,6 +95,7 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
     results[i] = plan::evaluate_point(spec, costs, sweep.schedules, 1);  // the points are the parallel work
   });
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  note_threads_started(threads, started, sweep.points.size(), context.err);
   // Rows in grid order whatever the thread count.
   std::string csv = "point,scenario";
   for (const std::string& column : sweep.columns) csv += "," + csv_cell(column);
@@ -153,7 +154,7 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
     return;
   }
   context.out << fmt::format("sweep {}: {} points x {} schedules on {} threads in {:.2f} s\n", sweep.name,
-                             sweep.points.size(), order.size(), threads, wall_s);
+                             sweep.points.size(), order.size(), started, wall_s);
   for (const std::string& name : order) {
     const Totals& t = totals[name];
     context.out << fmt::format("  {:<14} mean speed-up {} vs none (geomean {}), {} vs tutel\n", name,

@@ -1,6 +1,7 @@
 #include "scenario_support.hpp"
 
 #include <algorithm>
+#include <ostream>
 
 #include <fmt/format.h>
 
@@ -11,12 +12,29 @@
 namespace moeplan::cli {
 
 void add_threads_option(CLI::App* command, unsigned& threads) {
-  command->add_option("--threads", threads, "Worker threads (default: every core); results do not depend on it")
+  command
+      ->add_option("--threads", threads,
+                   "Worker threads, at most the machine's hardware threads (default: all of them); results do not "
+                   "depend on it")
       ->check(positive());
 }
 
-unsigned thread_count(unsigned requested) {
-  return requested > 0 ? requested : std::max(1u, std::thread::hardware_concurrency());
+unsigned thread_count(unsigned requested, std::ostream& err) {
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  if (requested == 0) return hardware;
+  if (requested > hardware) {
+    err << fmt::format("moeplan: note: --threads {} capped at {}, the hardware threads of this machine\n", requested,
+                       hardware);
+    return hardware;
+  }
+  return requested;
+}
+
+void note_threads_started(unsigned threads, unsigned started, std::size_t jobs, std::ostream& err) {
+  const unsigned wanted = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(jobs, 1)));
+  if (started < wanted)
+    err << fmt::format("moeplan: note: {} of {} threads started (the system refused the rest); the work ran on them\n",
+                       started, wanted);
 }
 
 io::Json evaluation_to_json(const std::string& scenario, const plan::Evaluation& e) {

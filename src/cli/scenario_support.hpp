@@ -2,6 +2,8 @@
 // What the commands that run scenarios share: the simulate JSON keys and the
 // --threads option.
 
+#include <cstddef>
+#include <iosfwd>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -17,7 +19,14 @@ io::Json evaluation_to_json(const std::string& scenario, const plan::Evaluation&
 /// Adds --threads N (at least 1; default: every core). Results never depend on it.
 void add_threads_option(CLI::App* command, unsigned& threads);
 
-/// The worker threads to use for a --threads value (0: not given).
-unsigned thread_count(unsigned requested);
+/// The worker threads to use for a --threads value (0: not given: every
+/// hardware thread). A request above the hardware threads is capped there,
+/// with a note on `err`: more threads than cores only cost memory and
+/// process slots (one thread per sweep point at --threads 100000).
+unsigned thread_count(unsigned requested, std::ostream& err);
+
+/// Says on `err` when parallel_for could start fewer than the threads it was
+/// given for `jobs` jobs (no work is lost: the threads that started do it).
+void note_threads_started(unsigned threads, unsigned started, std::size_t jobs, std::ostream& err);
 
 }  // namespace moeplan::cli

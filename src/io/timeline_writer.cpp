@@ -20,6 +20,30 @@ const char* colour(model::OpClass op) { return kOpColours[static_cast<std::size_
 
 }  // namespace
 
+TimelineWriter::TimelineWriter(std::vector<std::int32_t> ranks) : ranks_(std::move(ranks)) {
+  std::sort(ranks_.begin(), ranks_.end());
+  ranks_.erase(std::unique(ranks_.begin(), ranks_.end()), ranks_.end());
+}
+
+std::vector<bool> TimelineWriter::shown_resources(const dag::TaskGraph& g) const {
+  std::vector<bool> shown(g.resources().size(), true);
+  if (ranks_.empty()) return shown;
+  for (std::size_t i = 0; i < shown.size(); ++i)
+    shown[i] = std::binary_search(ranks_.begin(), ranks_.end(), g.resources()[i].rank);
+  return shown;
+}
+
+std::string trace_args(const dag::TaskGraph& g, dag::TaskId t) {
+  const bool compute = g.kind(t) == dag::TaskKind::Compute;
+  std::string args = fmt::format(
+      R"("task":{},"kind":"{}","op":"{}","{}":{},"size":{},"group":{},"members":{},"layer":{},"micro_batch":{},)"
+      R"("phase":"{}","priority":{})",
+      t, dag::to_string(g.kind(t)), model::to_string(g.op(t)), compute ? "flops" : "bytes", g.size(t), g.size(t),
+      g.group_size(t), g.resources(t).size(), g.layer(t), g.micro_batch(t), dag::to_string(g.phase(t)), g.priority(t));
+  if (!g.tags(t).empty()) args += ",\"tags\":" + json_quote(std::string(g.tags(t)));
+  return args;
+}
+
 std::string ChromeTraceWriter::write(const dag::TaskGraph& g, const sim::Timeline& tl) const {
   std::string out = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
   bool first = true;
@@ -27,9 +51,11 @@ std::string ChromeTraceWriter::write(const dag::TaskGraph& g, const sim::Timelin
     if (!first) out += ",\n";
     first = false;
   };
-  // Metadata: one process per rank, one thread per resource.
+  const std::vector<bool> shown = shown_resources(g);
+  // Metadata: one process per drawn rank, one thread per resource.
   std::vector<std::int32_t> ranks;
-  for (const dag::Resource& r : g.resources()) ranks.push_back(r.rank);
+  for (std::size_t i = 0; i < g.resources().size(); ++i)
+    if (shown[i]) ranks.push_back(g.resources()[i].rank);
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   for (std::int32_t rank : ranks) {
@@ -37,6 +63,7 @@ std::string ChromeTraceWriter::write(const dag::TaskGraph& g, const sim::Timelin
     out += fmt::format(R"({{"name":"process_name","ph":"M","pid":{},"args":{{"name":"rank {}"}}}})", rank, rank);
   }
   for (std::size_t i = 0; i < g.resources().size(); ++i) {
+    if (!shown[i]) continue;
     const dag::Resource& r = g.resources()[i];
     begin_event();
     out += fmt::format(R"({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":{}}}}})", r.rank, i,
@@ -46,14 +73,14 @@ std::string ChromeTraceWriter::write(const dag::TaskGraph& g, const sim::Timelin
                        r.rank, i, i);
   }
   for (dag::TaskId t = 0; t < g.size(); ++t) {
+    const auto resources = g.resources(t);
+    if (std::none_of(resources.begin(), resources.end(), [&](dag::ResourceId r) { return shown[r]; })) continue;
     const std::string name = json_quote(std::string(g.name(t)));
     const double ts = tl.start_ms[t] * kMicrosecondsPerMs;
     const double dur = (tl.end_ms[t] - tl.start_ms[t]) * kMicrosecondsPerMs;
-    std::string args = fmt::format(R"("op":"{}","size":{},"layer":{},"micro_batch":{},"phase":"{}","priority":{})",
-                                   model::to_string(g.op(t)), g.size(t), g.layer(t), g.micro_batch(t),
-                                   dag::to_string(g.phase(t)), g.priority(t));
-    if (!g.tags(t).empty()) args += ",\"tags\":" + json_quote(std::string(g.tags(t)));
-    for (dag::ResourceId res : g.resources(t)) {
+    const std::string args = trace_args(g, t);
+    for (dag::ResourceId res : resources) {
+      if (!shown[res]) continue;
       begin_event();
       out += fmt::format(R"({{"name":{},"cat":"{}","ph":"X","ts":{},"dur":{},"pid":{},"tid":{},"args":{{{}}}}})", name,
                          dag::to_string(g.kind(t)), ts, dur, g.resources()[res].rank, res, args);
@@ -92,7 +119,12 @@ std::string xml_escape(std::string_view text) {
 
 std::string SvgGanttWriter::write(const dag::TaskGraph& g, const sim::Timeline& tl) const {
   constexpr double kLabelWidth = 160, kPlotWidth = 1100, kLaneHeight = 22, kTop = 40, kLegendHeight = 30;
-  const std::size_t lanes = g.resources().size();
+  // One lane per resource of a drawn rank, in resource order.
+  const std::vector<bool> shown = shown_resources(g);
+  std::vector<std::size_t> lane_of(g.resources().size(), 0);
+  std::size_t lanes = 0;
+  for (std::size_t i = 0; i < shown.size(); ++i)
+    if (shown[i]) lane_of[i] = lanes++;
   const double makespan = tl.makespan_ms > 0 ? tl.makespan_ms : 1.0;
   const double scale = kPlotWidth / makespan;
   const double height = kTop + static_cast<double>(lanes) * kLaneHeight + kLegendHeight + 10;
@@ -110,9 +142,10 @@ std::string SvgGanttWriter::write(const dag::TaskGraph& g, const sim::Timeline& 
     out += fmt::format("<text x=\"{:.2f}\" y=\"{}\" text-anchor=\"middle\">{:.3g}</text>\n", x, kTop - 9,
                        makespan * i / 10.0);
   }
-  for (std::size_t i = 0; i < lanes; ++i) {
+  for (std::size_t i = 0; i < g.resources().size(); ++i) {
+    if (!shown[i]) continue;
     const dag::Resource& r = g.resources()[i];
-    const double y = kTop + static_cast<double>(i) * kLaneHeight;
+    const double y = kTop + static_cast<double>(lane_of[i]) * kLaneHeight;
     out += fmt::format("<text x=\"4\" y=\"{:.2f}\">{}</text>\n", y + 15,
                        xml_escape(fmt::format("rank {} {}", r.rank, r.name)));
     out += fmt::format("<rect x=\"{}\" y=\"{:.2f}\" width=\"{}\" height=\"{}\" fill=\"#eeeeee\"/>\n", kLabelWidth,
@@ -122,12 +155,15 @@ std::string SvgGanttWriter::write(const dag::TaskGraph& g, const sim::Timeline& 
     const double x = kLabelWidth + tl.start_ms[t] * scale;
     const double w = std::max(0.5, (tl.end_ms[t] - tl.start_ms[t]) * scale);
     for (dag::ResourceId res : g.resources(t)) {
-      const double y = kTop + static_cast<double>(res) * kLaneHeight;
+      if (!shown[res]) continue;
+      const double y = kTop + static_cast<double>(lane_of[res]) * kLaneHeight;
       out += fmt::format(
           "<rect x=\"{:.3f}\" y=\"{:.2f}\" width=\"{:.3f}\" height=\"{}\" fill=\"{}\" stroke=\"#333\" "
           "stroke-width=\"0.3\"><title>{}</title></rect>\n",
           x, y + 2, w, kLaneHeight - 4, colour(g.op(t)),
-          xml_escape(fmt::format("{} [{} mb {} layer {}] {:.4g}-{:.4g} ms", g.name(t), model::to_string(g.op(t)),
+          xml_escape(fmt::format("{} [{} {} {} group {} mb {} layer {}] {:.4g}-{:.4g} ms", g.name(t),
+                                 model::to_string(g.op(t)), g.size(t),
+                                 g.kind(t) == dag::TaskKind::Compute ? "FLOPs" : "bytes", g.group_size(t),
                                  g.micro_batch(t), g.layer(t), tl.start_ms[t], tl.end_ms[t])));
     }
   }
@@ -144,9 +180,10 @@ std::string SvgGanttWriter::write(const dag::TaskGraph& g, const sim::Timeline& 
   return out;
 }
 
-std::unique_ptr<TimelineWriter> writer_for(const std::string& path) {
-  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".svg") == 0) return std::make_unique<SvgGanttWriter>();
-  return std::make_unique<ChromeTraceWriter>();
+std::unique_ptr<TimelineWriter> writer_for(const std::string& path, std::vector<std::int32_t> ranks) {
+  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".svg") == 0)
+    return std::make_unique<SvgGanttWriter>(std::move(ranks));
+  return std::make_unique<ChromeTraceWriter>(std::move(ranks));
 }
 
 }  // namespace moeplan::io

@@ -225,7 +225,15 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   pipe.virtual_stages = c.vpp;
   pipe.micro_batches = micro_batches;
   pipe.chunk = {layers_per_chunk * layer_fwd, layers_per_chunk * layer_bwd, c.pp > 1 ? p2p : 0.0};
+  // The sizes the chunk's tasks stand for (trace args): weight GEMMs, attention core and router FLOPs; the
+  // P2P activation; the optimizer step's gradient and parameter bytes.
+  const double layer_flops_fwd = proj_flops + core_flops + moe.gating_forward_flops + moe.expert_forward_flops;
+  const double layer_flops_bwd = 2 * (proj_flops + core_flops + moe.gating_forward_flops) + moe.expert_backward_flops;
+  pipe.chunk.forward_flops = layers_per_chunk * layer_flops_fwd;
+  pipe.chunk.backward_flops = layers_per_chunk * layer_flops_bwd;
+  pipe.chunk.p2p_bytes = c.pp > 1 ? act_bytes / as_double(c.tp) : 0.0;
   pipe.optimizer_ms = dp_ms;
+  pipe.optimizer_bytes = (held.dense + held.expert) * (4 + b);
   sched::BuiltSchedule built = sched::build_pipeline(pipe);
   sim::Timeline tl = sim::simulate(built.graph);
   // Stage 0 runs the last backward, so the iteration ends with its optimizer step.

@@ -120,10 +120,21 @@ class Builder {
   std::int32_t ep_groups() const { return ranks_ == 1 ? 1 : ranks_ / static_cast<std::int32_t>(s_.parallel.ep); }
   std::int32_t ep_members() const { return ranks_ == 1 ? 1 : static_cast<std::int32_t>(s_.parallel.ep); }
 
-  // An A2A per EP group for micro-batch mb; `inputs[rank]` are each rank's producers.
+  // An A2A per EP group for micro-batch mb; `inputs[rank]` are each rank's
+  // producers (one each). Returns what each rank's next stage waits for.
+  // With ep = 1 every rank holds all experts: tokens never leave their rank,
+  // no AlltoAll runs, and the next stage waits for the producer itself.
   std::vector<TaskId> a2a(const char* what, Phase ph, std::int32_t layer, std::int32_t mb,
                           const std::vector<std::vector<TaskId>>& inputs) {
     std::vector<TaskId> per_rank(static_cast<std::size_t>(ranks_));
+    if (s_.parallel.ep == 1) {
+      for (std::int32_t r = 0; r < ranks_; ++r) {
+        const std::vector<TaskId>& in = inputs[static_cast<std::size_t>(r)];
+        MOEPLAN_CHECK(in.size() == 1, "an AlltoAll's stage has one producer per rank");
+        per_rank[static_cast<std::size_t>(r)] = in.front();
+      }
+      return per_rank;
+    }
     for (std::int32_t g = 0; g < ep_groups(); ++g) {
       std::vector<TaskId> deps;
       for (std::int32_t r = g * ep_members(); r < (g + 1) * ep_members(); ++r)

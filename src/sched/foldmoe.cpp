@@ -257,25 +257,31 @@ class IterationBuilder {
 
   // The experts of MoE micro-batch j: [ETP AllGather] experts [ETP ReduceScatter];
   // backward gathers and scatters the gradients of the same tensors.
-  TaskId expert_stage(std::int32_t layer, std::size_t j, const cost::MoeLayerSizes& sizes, TaskId input,
+  // `input`: what the stage waits for (the A2A, or with ep = 1 its producers).
+  TaskId expert_stage(std::int32_t layer, std::size_t j, const cost::MoeLayerSizes& sizes, std::vector<TaskId> input,
                       bool backward) {
     const model::ParallelSpec& par = s_.parallel;
     const Phase ph = backward ? Phase::Backward : Phase::Forward;
     const char* dir = backward ? "bwd" : "fwd";
     const std::int32_t i = static_cast<std::int32_t>(j);
     if (par.etp > 1)
-      input = fb_.collective(fmt::format("{} L{} etp-ag m{}", dir, layer, j), OpClass::AllGather, fb_.intra(),
-                             p_.etp_group, sizes.etp_allgather_bytes, ph, layer, i, {input});
+      input = {fb_.collective(fmt::format("{} L{} etp-ag m{}", dir, layer, j), OpClass::AllGather, fb_.intra(),
+                              p_.etp_group, sizes.etp_allgather_bytes, ph, layer, i, input)};
     TaskId e = fb_.experts(fmt::format("{} L{} experts m{}", dir, layer, j),
-                           backward ? sizes.expert_backward_flops : sizes.expert_forward_flops, ph, layer, i, {input});
+                           backward ? sizes.expert_backward_flops : sizes.expert_forward_flops, ph, layer, i, input);
     if (par.etp > 1)
       e = fb_.collective(fmt::format("{} L{} etp-rs m{}", dir, layer, j), OpClass::ReduceScatter, fb_.intra(),
                          p_.etp_group, sizes.etp_reducescatter_bytes, ph, layer, i, {e});
     return e;
   }
 
+  // With ep = 1 every rank holds all experts: tokens stay on their rank, no
+  // AlltoAll runs, and each stage waits for what the A2A would have.
+  bool a2a() const { return s_.parallel.ep > 1; }
+
   TaskId moe_forward(std::int32_t layer, std::optional<TaskId> entry) {
-    std::vector<TaskId> gate(attention_.size()), expert(moe_.size()), dispatch(moe_.size());
+    std::vector<TaskId> gate(attention_.size()), expert(moe_.size());
+    std::vector<std::vector<TaskId>> dispatch(moe_.size());
     std::optional<TaskId> previous_attention, last;
     std::vector<std::int64_t> context(attention_.size());
     std::int64_t c = 0;
@@ -299,8 +305,10 @@ class IterationBuilder {
             if (covering_[k].first <= step.index && step.index <= covering_[k].second) deps.push_back(gate[k]);
           const auto sizes = p_.moe_sizes(m);
           dispatch[step.index] =
-              fb_.collective(fmt::format("fwd L{} dispatch m{}", layer, step.index), OpClass::A2A, fb_.comm(),
-                             p_.ep_group, sizes.dispatch_bytes, Phase::Forward, layer, i, deps);
+              a2a() ? std::vector<TaskId>{fb_.collective(fmt::format("fwd L{} dispatch m{}", layer, step.index),
+                                                         OpClass::A2A, fb_.comm(), p_.ep_group, sizes.dispatch_bytes,
+                                                         Phase::Forward, layer, i, deps)}
+                    : deps;
           break;
         }
         case Step::Expert:
@@ -308,18 +316,23 @@ class IterationBuilder {
           break;
         case Step::Combine: {
           const auto sizes = p_.moe_sizes(m);
-          last = fb_.collective(fmt::format("fwd L{} combine m{}", layer, step.index), OpClass::A2A, fb_.comm(),
-                                p_.ep_group, sizes.combine_bytes, Phase::Forward, layer, i, {expert[step.index]});
+          last = a2a()
+                     ? fb_.collective(fmt::format("fwd L{} combine m{}", layer, step.index), OpClass::A2A, fb_.comm(),
+                                      p_.ep_group, sizes.combine_bytes, Phase::Forward, layer, i, {expert[step.index]})
+                     : expert[step.index];
           break;
         }
       }
     }
-    // The last combine issued on the in-order comm stream ends last: the block is done.
+    // The last combine issued on the in-order comm stream ends last: the block
+    // is done. Without A2A: the last micro-batch's experts, issued last on
+    // their streams.
     return *last;
   }
 
   TaskId moe_backward(std::int32_t layer, TaskId entry) {
-    std::vector<TaskId> combine_grad(moe_.size()), expert(moe_.size()), dispatch_grad(moe_.size());
+    std::vector<TaskId> expert(moe_.size()), dispatch_grad(moe_.size());
+    std::vector<std::vector<TaskId>> combine_grad(moe_.size());
     std::vector<std::int64_t> context(attention_.size());
     std::int64_t c = 0;
     for (std::size_t k = 0; k < attention_.size(); ++k) context[k] = (c += attention_[k]);
@@ -333,8 +346,10 @@ class IterationBuilder {
         case Step::Combine: {
           const auto sizes = p_.moe_sizes(m);
           combine_grad[step.index] =
-              fb_.collective(fmt::format("bwd L{} combine m{}", layer, step.index), OpClass::A2A, fb_.comm(),
-                             p_.ep_group, sizes.combine_bytes, Phase::Backward, layer, i, {entry});
+              a2a() ? std::vector<TaskId>{fb_.collective(fmt::format("bwd L{} combine m{}", layer, step.index),
+                                                         OpClass::A2A, fb_.comm(), p_.ep_group, sizes.combine_bytes,
+                                                         Phase::Backward, layer, i, {entry})}
+                    : std::vector<TaskId>{entry};
           break;
         }
         case Step::Expert:
@@ -343,8 +358,9 @@ class IterationBuilder {
         case Step::Dispatch: {
           const auto sizes = p_.moe_sizes(m);
           dispatch_grad[step.index] =
-              fb_.collective(fmt::format("bwd L{} dispatch m{}", layer, step.index), OpClass::A2A, fb_.comm(),
-                             p_.ep_group, sizes.dispatch_bytes, Phase::Backward, layer, i, {expert[step.index]});
+              a2a() ? fb_.collective(fmt::format("bwd L{} dispatch m{}", layer, step.index), OpClass::A2A, fb_.comm(),
+                                     p_.ep_group, sizes.dispatch_bytes, Phase::Backward, layer, i, {expert[step.index]})
+                    : expert[step.index];
           break;
         }
         case Step::Attention: {

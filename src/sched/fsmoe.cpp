@@ -155,31 +155,37 @@ class Builder {
     const double expert_flops = (backward ? moe_.expert_backward_flops : moe_.expert_forward_flops) / rr;
     const double exp =
         cost::expert_ffn_time(costs_, expert_flops, s_.model.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3).value;
-    std::vector<TaskId> first, gathered(static_cast<std::size_t>(r)), experts(static_cast<std::size_t>(r)),
-        scattered(static_cast<std::size_t>(r));
+    std::vector<TaskId> first, experts(static_cast<std::size_t>(r)), scattered(static_cast<std::size_t>(r));
     if (entry) first.push_back(*entry);
     const char* in_name = backward ? "combine" : "dispatch";
     const char* out_name = backward ? "dispatch" : "combine";
     const bool one_stream = intra_ == inter_;
-    std::vector<TaskId> inputs(static_cast<std::size_t>(r));
+    // With ep = 1 every rank holds all experts: tokens stay on their rank and
+    // no AlltoAll runs; chunk j's experts wait for what the A2A would have.
+    const bool a2a = p.ep > 1;
+    // What chunk j's ESP AllGather (or experts) and its experts wait for.
+    std::vector<std::vector<TaskId>> inputs(static_cast<std::size_t>(r)), gathered(static_cast<std::size_t>(r));
     auto a2a_in = [&](std::int64_t j) {
       inputs[static_cast<std::size_t>(j)] =
-          collective(fmt::format("{} L{} {} c{}", dir, layer, in_name, j), OpClass::A2A, ep_group_, a2a_bytes, inter_,
-                     ph, layer, static_cast<std::int32_t>(j), first, kMoePriority);
+          a2a ? std::vector<TaskId>{collective(fmt::format("{} L{} {} c{}", dir, layer, in_name, j), OpClass::A2A,
+                                               ep_group_, a2a_bytes, inter_, ph, layer, static_cast<std::int32_t>(j),
+                                               first, kMoePriority)}
+              : first;
     };
     auto gather = [&](std::int64_t j) {
       const std::size_t i = static_cast<std::size_t>(j);
-      gathered[i] =
-          p.etp > 1 ? collective(fmt::format("{} L{} esp-ag c{}", dir, layer, j), OpClass::AllGather, etp_group_,
-                                 esp_bytes, intra_, ph, layer, static_cast<std::int32_t>(j), {inputs[i]}, kMoePriority)
-                    : inputs[i];
+      gathered[i] = p.etp > 1
+                        ? std::vector<TaskId>{collective(fmt::format("{} L{} esp-ag c{}", dir, layer, j),
+                                                         OpClass::AllGather, etp_group_, esp_bytes, intra_, ph, layer,
+                                                         static_cast<std::int32_t>(j), inputs[i], kMoePriority)}
+                        : inputs[i];
     };
     auto expert = [&](std::int64_t j) {
       const std::size_t i = static_cast<std::size_t>(j);
       experts[i] = emit_task(b_,
                              {fmt::format("{} L{} experts c{}", dir, layer, j), ph, layer, static_cast<std::int32_t>(j),
                               0, 1, expert_flops},
-                             dag::TaskKind::Compute, OpClass::Gemm, exp, {compute_}, {gathered[i]});
+                             dag::TaskKind::Compute, OpClass::Gemm, exp, {compute_}, gathered[i]);
     };
     auto scatter = [&](std::int64_t j) {
       const std::size_t i = static_cast<std::size_t>(j);
@@ -189,10 +195,12 @@ class Builder {
                     : experts[i];
     };
     std::optional<TaskId> last;
+    // Chunks end in issue order on their streams, so the last chunk's output ends the layer.
     auto a2a_out = [&](std::int64_t j) {
-      last =
-          collective(fmt::format("{} L{} {} c{}", dir, layer, out_name, j), OpClass::A2A, ep_group_, a2a_bytes, inter_,
-                     ph, layer, static_cast<std::int32_t>(j), {scattered[static_cast<std::size_t>(j)]}, kMoePriority);
+      const TaskId out = scattered[static_cast<std::size_t>(j)];
+      last = a2a ? collective(fmt::format("{} L{} {} c{}", dir, layer, out_name, j), OpClass::A2A, ep_group_, a2a_bytes,
+                              inter_, ph, layer, static_cast<std::int32_t>(j), {out}, kMoePriority)
+                 : out;
     };
     if (one_stream) {
       // One stream for everything (no intra/inter overlap): per step j,
@@ -218,7 +226,7 @@ class Builder {
         }
         if (j >= 1) scatter(j - 1);
       }
-      if (t_gar_bytes > 0) gradient(layer, t_gar_bytes, "moe", {inputs.back()});
+      if (t_gar_bytes > 0) gradient(layer, t_gar_bytes, "moe", inputs.back());
       for (std::int64_t j = 0; j < r; ++j) a2a_out(j);
     }
     if (one_stream && t_gar_bytes > 0) gradient(layer, t_gar_bytes, "moe", {*last});

@@ -77,6 +77,7 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
       t.kind = dag::TaskKind::Compute;
       t.op = model::OpClass::Gemm;
       t.duration_ms = step.forward ? s.chunk.forward_ms : s.chunk.backward_ms;
+      t.size = step.forward ? s.chunk.forward_flops : s.chunk.backward_flops;
       t.resources = {compute[static_cast<std::size_t>(r)]};
       t.phase = step.forward ? dag::Phase::Forward : dag::Phase::Backward;
       t.layer = static_cast<std::int32_t>(vstage);
@@ -95,6 +96,7 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
         msg.kind = dag::TaskKind::Communication;
         msg.op = model::OpClass::P2P;
         msg.duration_ms = s.chunk.p2p_ms;
+        msg.size = s.chunk.p2p_bytes;
         msg.resources = {send[static_cast<std::size_t>(r)]};
         msg.group_size = 2;
         msg.phase = t.phase;
@@ -126,6 +128,7 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
     opt.kind = dag::TaskKind::Communication;
     opt.op = model::OpClass::ReduceScatter;
     opt.duration_ms = s.optimizer_ms;
+    opt.size = s.optimizer_bytes;
     opt.resources = {optimizer[static_cast<std::size_t>(r)]};
     opt.phase = dag::Phase::Backward;
     const dag::TaskId id = b.add_task(opt);

@@ -110,13 +110,21 @@ std::vector<CriticalStep> critical_path(const dag::TaskGraph& g, const Timeline&
         const auto& list = by_resource[r];
         auto it = std::lower_bound(list.begin(), list.end(), start,
                                    [&](dag::TaskId a, double time) { return tl.end_ms[a] < time; });
+        // Only a task the resource took before t can have freed it for t:
+        // zero-length tasks end at the instant they start, so two of them on
+        // one resource each "end at the other's start" (the walk used to step
+        // between them forever).
         for (; it != list.end() && tl.end_ms[*it] == start; ++it)
-          if (*it != t && (!before || *it < *before)) before = *it;
+          if (tl.start_order[*it] < tl.start_order[t] && (!before || *it < *before)) before = *it;
       }
       if (before) cause = StartCause::Resource;
     }
     path.push_back({t, cause});
     if (!before) break;
+    // Every step goes to a task that started earlier (a dependency ended
+    // before t was ready; a resource was freed before t took it), so the walk
+    // visits each task at most once.
+    MOEPLAN_CHECK(tl.start_order[*before] < tl.start_order[t], "critical path steps to a later task");
     MOEPLAN_CHECK(path.size() <= g.size(), "critical path longer than the graph");
     t = *before;
   }

@@ -33,6 +33,7 @@ class Run {
     const std::size_t r = g.resources().size();
     timeline_.start_ms.assign(n, 0.0);
     timeline_.end_ms.assign(n, 0.0);
+    timeline_.start_order.assign(n, 0);
     remaining_.assign(n, 0);
     committed_.assign(n, 0);
     busy_.assign(r, false);
@@ -136,6 +137,7 @@ class Run {
     }
     timeline_.start_ms[t] = now;
     timeline_.end_ms[t] = now + duration;
+    timeline_.start_order[t] = started_++;
     timeline_.makespan_ms = std::max(timeline_.makespan_ms, now + duration);
     events_.push(Event{now + duration, sequence_++, t});
     peak_events_ = std::max(peak_events_, events_.size());
@@ -143,8 +145,8 @@ class Run {
 
   std::size_t state_bytes() const {
     std::size_t bytes = (timeline_.start_ms.capacity() + timeline_.end_ms.capacity()) * sizeof(double) +
-                        (remaining_.capacity() + committed_.capacity() + queue_offsets_.capacity() + queue_.capacity() +
-                         head_.capacity()) *
+                        (timeline_.start_order.capacity() + remaining_.capacity() + committed_.capacity() +
+                         queue_offsets_.capacity() + queue_.capacity() + head_.capacity()) *
                             sizeof(std::uint32_t) +
                         (busy_.capacity() + dirty_.capacity()) / 8 + dirty_list_.capacity() * sizeof(ResourceId) +
                         pools_.capacity() * sizeof(pools_[0]) + peak_events_ * sizeof(Event);
@@ -178,6 +180,7 @@ class Run {
   std::vector<std::priority_queue<std::uint64_t, std::vector<std::uint64_t>, std::greater<>>> pools_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t sequence_ = 0;
+  std::uint32_t started_ = 0;
   std::size_t peak_events_ = 0;
   std::size_t finished_ = 0;
 };

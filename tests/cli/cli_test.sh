@@ -782,5 +782,161 @@ set schedule.degree=0|simulate foldmoe-gpt-moe-m-16k --set schedule.degree=0
 set schedule.slicing=-5|simulate foldmoe-gpt-moe-m-16k --set schedule.slicing=-5,16389
 EOF
 
+# Issue 14, item 3: ep = 1 is legal (every rank holds all experts: no AlltoAll
+# runs). Each family simulates and plans it; no A2A task exists. Task counts
+# by hand: an A2A is emitted per MoE block, micro-batch (or chunk) and pass:
+# dispatch and combine forward, combine and dispatch backward, 4 in all; and
+# ep = 1 makes edp = world / (etp pp) > 1, adding one expert-gradient
+# all-reduce per MoE block (FoldMoE; FlowMoE without chunked all-reduce) or
+# one in the tail (FSMoE `none` and `tutel`). Before the fix FlowMoE's
+# flowmoe and flowmoe-ar stopped at "internal check failed: ... critical path
+# longer than the graph" (zero-length A2A tasks on one priority pool).
+pycheck "ep 1: every family simulates and plans it, without AlltoAll" <<'PY'
+from cli_check import *
+
+def by_schedule(result):
+    return {e["schedule"]: e for e in result}
+
+def no_a2a(result, what):
+    for e in result:
+        expect(e["a2a_total_ms"] == 0 and e["a2a_critical_ms"] == 0, f"{what} {e['schedule']}: A2A {e}")
+        expect(e["iteration_ms"] > 0, f"{what} {e['schedule']}: iteration {e['iteration_ms']}")
+
+# FlowMoE, gpt2-tiny-moe: 12 MoE blocks, R = 1 for none, 2 (default) otherwise.
+# ep 16 -> edp 1 (no expert all-reduce); ep 1 -> edp 16.
+flow = "flowmoe-gpt2-tiny-moe-c1"
+ep16 = by_schedule(moeplan("simulate", flow, "--schedule", "all"))
+ep1 = moeplan("simulate", flow, "--schedule", "all", "--set", "parallelism.ep=1")
+no_a2a(ep1, "flowmoe ep 1")
+ep1 = by_schedule(ep1)
+for name, r in (("none", 1), ("tutel", 2), ("flowmoe-at", 2)):
+    expect(ep1[name]["tasks"] == ep16[name]["tasks"] - 4 * 12 * r + 12,
+           f"flowmoe {name}: {ep1[name]['tasks']} tasks at ep 1, {ep16[name]['tasks']} at ep 16")
+expect(set(ep1) == set(ep16), f"flowmoe schedules {sorted(ep1)}")
+multi = moeplan("simulate", flow, "--schedule", "all", "--set", "parallelism.ep=1", "--set", "schedule.mode=multi_rank")
+no_a2a(multi, "flowmoe multi_rank ep 1")
+p = moeplan("plan", flow, "--set", "parallelism.ep=1")
+no_a2a(p["schedules"], "flowmoe plan ep 1")
+expect(0 < p["iteration_ms"] <= p["baseline_ms"], f"flowmoe plan {p['iteration_ms']} vs none {p['baseline_ms']}")
+
+# FoldMoE, gpt-moe-m: 3 MoE blocks of 6, one micro-batch per DP rank, degree 4 (none: 1).
+fold = "foldmoe-gpt-moe-m-16k"
+ep16 = by_schedule(moeplan("simulate", fold, "--schedule", "all"))
+ep1 = moeplan("simulate", fold, "--schedule", "all", "--set", "parallelism.ep=1")
+no_a2a(ep1, "foldmoe ep 1")
+ep1 = by_schedule(ep1)
+for name, d in (("none", 1), ("tutel", 4), ("aaam", 4), ("1a1m", 4), ("1a1m-uniform", 4)):
+    expect(ep1[name]["tasks"] == ep16[name]["tasks"] - 4 * 3 * d + 3,
+           f"foldmoe {name}: {ep1[name]['tasks']} tasks at ep 1, {ep16[name]['tasks']} at ep 16")
+p = moeplan("plan", fold, "--set", "parallelism.ep=1")
+expect(p["a2a_total_ms"] == 0 and p["a2a_critical_ms"] == 0, f"foldmoe plan A2A {p['a2a_total_ms']}")
+
+# FSMoE, gpt2-xl-moe: 48 MoE blocks; edp is written in the scenario (1), so
+# it is set to world / (etp ep pp) = 48 / 8 = 6. Degrees: none 1, tutel 2.
+fs = "fsmoe-testbed-a-gpt2-xl"
+ep6 = by_schedule(moeplan("simulate", fs, "--schedule", "all"))
+ep1 = moeplan("simulate", fs, "--schedule", "all", "--set", "parallelism.ep=1", "--set", "parallelism.edp=6")
+no_a2a(ep1, "fsmoe ep 1")
+ep1 = by_schedule(ep1)
+for name, r in (("none", 1), ("tutel", 2)):
+    expect(ep1[name]["degree"] == r, f"fsmoe {name} degree {ep1[name]['degree']}")
+    expect(ep1[name]["tasks"] == ep6[name]["tasks"] - 4 * 48 * r + 1,
+           f"fsmoe {name}: {ep1[name]['tasks']} tasks at ep 1, {ep6[name]['tasks']} at ep 6")
+p = moeplan("plan", fs, "--set", "parallelism.ep=1", "--set", "parallelism.edp=6")
+no_a2a(p["schedules"], "fsmoe plan ep 1")
+
+# Folding: the scenario's own mapping at ep 1 (edp = 128 / (etp pp) = 32) is priced.
+f = moeplan("simulate", "folding-mixtral-8x22b-128", "--set", "parallelism.ep=1")
+expect(f["iteration_ms"] > 0 and f["tasks"] > 0, f"folding ep 1: {f}")
+done()
+PY
+check "folding plan ep 1" 0 "$bin" plan folding-qwen2-57b-a14b-64 --set parallelism.ep=1 --json
+
+# Issue 14, item 1: --threads is capped at the hardware threads (said on
+# stderr); a thread the system refuses to start costs no work: the threads
+# that started (at least the calling one) do it, and the output is the same.
+# Before the fix: --threads 100000 started one thread per point, and a refused
+# start escaped parallel_for (exit 1, or std::terminate, exit 134, when other
+# threads were running).
+check "sweep --threads 100000" 0 "$bin" sweep "$src/tests/data/sweeps/small-fsmoe.textproto" --threads 100000 -o "$tmp/s-many.csv"
+grep -q "^moeplan: note: --threads 100000 capped at [0-9]*, the hardware threads of this machine$" "$tmp/err" &&
+  pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL sweep --threads 100000: no cap note:"; cat "$tmp/err"; }
+cmp -s "$tmp/s1.csv" "$tmp/s-many.csv" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL sweep --threads 100000 differs"; }
+# One process allowed (RLIMIT_NPROC): no second thread can start. Root ignores
+# the limit, so as root the run is made as user nobody.
+as_limited=()
+if [[ $EUID == 0 ]]; then
+  command -v runuser >/dev/null && id nobody >/dev/null 2>&1 && as_limited=(runuser -u nobody --)
+else
+  as_limited=(env)
+fi
+if [[ ${#as_limited[@]} -gt 0 ]]; then
+  mkdir -p "$tmp/limited" && chmod 777 "$tmp/limited" && chmod o+x "$tmp"
+  check "sweep with no thread to spare" 0 "${as_limited[@]}" bash -c 'ulimit -u 1 && exec "$0" "$@"' "$bin" sweep \
+    "$src/tests/data/sweeps/small-fsmoe.textproto" --threads 2 -o "$tmp/limited/s.csv"
+  cmp -s "$tmp/s1.csv" "$tmp/limited/s.csv" && pass=$((pass + 1)) ||
+    { fail=$((fail + 1)); echo "FAIL sweep with no thread to spare: CSV differs from --threads 1"; }
+else
+  echo "skip: sweep with no thread to spare (root without runuser or user nobody)"
+fi
+
+# Issue 14, item 9: traces at scale. A 1,024-rank FlowMoE run (multi_rank:
+# 128 nodes x 8 GPUs, dp 1024, ep 16) draws ranks 0-7 and the critical rank
+# by default (said on stderr) and stays small; every event says what its task
+# is (args.size was 0 in folding traces). --trace-ranks chooses the ranks of
+# --trace and --svg.
+big=(simulate flowmoe-gpt2-tiny-moe-c1 --set schedule.mode=multi_rank --set cluster.num_nodes=128
+  --set parallelism.dp=1024 --set parallelism.ep=16)
+check "trace of 1,024 ranks" 0 "$bin" "${big[@]}" --trace "$tmp/big.json" --svg "$tmp/big.svg"
+grep -q "^moeplan: note: flowmoe has 1024 ranks; its trace draws ranks 0-7" "$tmp/err" && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL trace of 1,024 ranks: no note:"; cat "$tmp/err"; }
+pycheck "trace of 1,024 ranks: under 50 MB, ranks 0-7 and the critical rank, sizes filled" "$tmp/big.json" "$tmp/big.svg" <<'PY'
+import os
+from cli_check import *
+expect(os.path.getsize(sys.argv[1]) < 50e6, f"trace of {os.path.getsize(sys.argv[1])} bytes")
+expect(os.path.getsize(sys.argv[2]) < 50e6, f"SVG of {os.path.getsize(sys.argv[2])} bytes")
+events = [e for e in load(sys.argv[1])["traceEvents"] if e["ph"] == "X"]
+pids = sorted({e["pid"] for e in events})
+expect(pids[:8] == list(range(8)) and len(pids) <= 9, f"ranks drawn {pids}")
+for e in events:
+    a = e["args"]
+    size = a.get("flops" if a["kind"] == "compute" else "bytes")
+    if not (size and size > 0 and a["size"] == size and a["group"] >= 1 and a["members"] >= 1):
+        expect(False, f"event {e['name']}: args {a}")
+        break
+# The drawn ranks' lanes only: compute and comm per rank.
+lanes = open(sys.argv[2]).read().count('<text x="4"')
+expect(lanes == 2 * len(pids), f"{lanes} SVG lanes for {len(pids)} ranks")
+done()
+PY
+small=(simulate flowmoe-gpt2-tiny-moe-c1 --set schedule.mode=multi_rank)
+check "--trace-ranks" 0 "$bin" "${small[@]}" --trace "$tmp/r.json" --svg "$tmp/r.svg" --trace-ranks 0,7,12-15
+[[ ! -s $tmp/err ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --trace-ranks: stderr:"; cat "$tmp/err"; }
+check "16 ranks, all drawn" 0 "$bin" "${small[@]}" --trace "$tmp/all.json"
+[[ ! -s $tmp/err ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL 16 ranks: stderr:"; cat "$tmp/err"; }
+pycheck "--trace-ranks 0,7,12-15 draws those ranks, in the trace and the SVG" "$tmp/r.json" "$tmp/r.svg" "$tmp/all.json" <<'PY'
+from cli_check import *
+chosen = [0, 7, 12, 13, 14, 15]
+events = [e for e in load(sys.argv[1])["traceEvents"] if e["ph"] == "X"]
+expect(sorted({e["pid"] for e in events}) == chosen, f"ranks {sorted({e['pid'] for e in events})}")
+everything = [e for e in load(sys.argv[3])["traceEvents"] if e["ph"] == "X"]
+expect(sorted({e["pid"] for e in everything}) == list(range(16)), "16 ranks: all drawn")
+expect(len(events) == sum(e["pid"] in chosen for e in everything), "events of the chosen ranks")
+lanes = [line for line in open(sys.argv[2]).read().splitlines() if line.startswith('<text x="4"')]
+drawn = sorted({int(line.split(">rank ")[1].split()[0]) for line in lanes})
+expect(len(lanes) == 12 and drawn == chosen, f"SVG lanes {len(lanes)} of ranks {drawn}")
+done()
+PY
+while IFS='|' read -r name message args; do
+  read -r -a argv <<<"$args"
+  check "$name" 2 "$bin" "${argv[@]}"
+  expect_err "$name" "$message"
+done <<TRACE_RANKS
+--trace-ranks without a picture|--trace-ranks: chooses the ranks of --trace and --svg|simulate flowmoe-gpt2-tiny-moe-c1 --trace-ranks 0
+--trace-ranks 3-1|--trace-ranks: range '3-1' runs backwards|simulate flowmoe-gpt2-tiny-moe-c1 --trace $tmp/x.json --trace-ranks 3-1
+--trace-ranks 0,x|--trace-ranks: 'x' is not a rank|simulate flowmoe-gpt2-tiny-moe-c1 --trace $tmp/x.json --trace-ranks 0,x
+--trace-ranks 16 of 16|--trace-ranks: rank 16 is not in the flowmoe run (its ranks: 0-15)|simulate flowmoe-gpt2-tiny-moe-c1 --set schedule.mode=multi_rank --trace $tmp/x.json --trace-ranks 16
+TRACE_RANKS
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]

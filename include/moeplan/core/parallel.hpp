@@ -7,16 +7,30 @@
 #include <atomic>
 #include <cstddef>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 namespace moeplan {
 
-/// Calls body(i) for i in [0, n) on `threads` threads (at least 1). The first
-/// exception thrown (lowest index among those seen) is rethrown after all threads stop.
+/// Starts one worker thread. parallel_for's default is std::thread itself;
+/// tests pass one that fails (std::system_error, as std::thread throws when
+/// the process may start no more threads).
+using ThreadStarter = std::function<std::thread(std::function<void()>)>;
+
+inline std::thread start_thread(std::function<void()> work) { return std::thread(std::move(work)); }
+
+/// Calls body(i) for i in [0, n) on up to `threads` threads (at least 1: the
+/// calling thread works too). The workers take indices from one shared counter,
+/// so a thread that cannot start (std::thread throws std::system_error when
+/// the process is out of threads) loses no work: the indices run on the
+/// threads that did start, at the least the caller, and the results are the
+/// same. The first exception thrown by body (lowest index among those seen) is
+/// rethrown after all threads stop. Returns the number of threads that worked,
+/// the caller included.
 template <typename Body>
-void parallel_for(std::size_t n, unsigned threads, Body&& body) {
+unsigned parallel_for(std::size_t n, unsigned threads, Body&& body, const ThreadStarter& start = start_thread) {
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex mutex;
@@ -40,10 +54,20 @@ void parallel_for(std::size_t n, unsigned threads, Body&& body) {
   };
   const unsigned count = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(std::max<std::size_t>(n, 1))));
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < count; ++t) pool.emplace_back(worker);
+  pool.reserve(count - 1);  // no reallocation below: a started thread is never lost unjoined
+  for (unsigned t = 1; t < count; ++t) {
+    try {
+      std::thread thread = start(worker);
+      if (!thread.joinable()) break;
+      pool.push_back(std::move(thread));
+    } catch (...) {
+      break;  // no more threads: the ones that started, and this one, do the rest
+    }
+  }
   worker();
   for (std::thread& t : pool) t.join();
   if (error) std::rethrow_exception(error);
+  return static_cast<unsigned>(pool.size()) + 1;
 }
 
 }  // namespace moeplan

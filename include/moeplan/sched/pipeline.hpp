@@ -16,6 +16,11 @@ struct PipelineChunkCost {
   double forward_ms = 0;
   double backward_ms = 0;
   double p2p_ms = 0;  ///< activation (or its gradient) to the next (previous) stage
+  /// What the durations price, for traces (the tasks' size): FLOPs of the
+  /// chunk's forward and backward on one GPU, bytes of one P2P message.
+  double forward_flops = 0;
+  double backward_flops = 0;
+  double p2p_bytes = 0;
 };
 
 /// @brief A pipeline to simulate.
@@ -27,6 +32,7 @@ struct PipelineSpec {
   /// Each stage's optimizer step after its last task (gradient ReduceScatter and
   /// parameter AllGather of the distributed optimizer), on its own stream; 0: none.
   double optimizer_ms = 0;
+  double optimizer_bytes = 0;  ///< bytes the optimizer step's collectives move per GPU (its task's size)
 };
 
 /// The order of one stage's work items: (+chunk, micro-batch) forward or

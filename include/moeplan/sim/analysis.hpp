@@ -51,7 +51,9 @@ struct CriticalStep {
 /// The chain of tasks and resource waits that sets the makespan, first to
 /// last: from the task that ends last, step back to the dependency that ended
 /// exactly at its start (a data wait), else to the task that freed one of its
-/// resources then (a resource wait), until a task starting at 0.
+/// resources then and started before it (Timeline::start_order: a resource
+/// wait), until a task with neither. Each step goes to an earlier-started
+/// task, so zero-length tasks cannot make the walk circle.
 std::vector<CriticalStep> critical_path(const dag::TaskGraph& graph, const Timeline& timeline);
 
 /// Sum over tasks of the path's durations, by task kind.

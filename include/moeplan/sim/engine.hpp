@@ -32,6 +32,10 @@ struct EngineOptions {
 struct Timeline {
   std::vector<double> start_ms;
   std::vector<double> end_ms;
+  /// Rank of each task among all starts (0 = first started). Ties in time are
+  /// common (zero-length tasks, several resources picking at one instant);
+  /// this says which task a resource took first.
+  std::vector<std::uint32_t> start_order;
   double makespan_ms = 0;
   /// Peak heap bytes the run held besides the graph (this timeline included).
   std::size_t engine_bytes = 0;

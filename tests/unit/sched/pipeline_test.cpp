@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 
 #include <moeplan/sched/pipeline.hpp>
@@ -62,4 +63,32 @@ TEST_CASE("sched::build_pipeline interleaving shrinks the bubble", "[sched][pipe
   sched::PipelineSpec bad = inter;
   bad.micro_batches = 6;
   CHECK_THROWS_WITH(sched::build_pipeline(bad), Catch::Contains("multiple of pp"));
+}
+
+TEST_CASE("sched::build_pipeline labels its tasks with the FLOPs and bytes they stand for", "[sched][pipeline]") {
+  // Issue 14, item 9: the folding trace's args.size was 0 for every task (the
+  // builder never set it). 2 stages, 2 micro-batches, 1F1B: per stage 2
+  // forwards (100 FLOPs each) and 2 backwards (200 FLOPs); stage 0 sends 2
+  // activations, stage 1 sends 2 gradients (7 bytes each); one optimizer step
+  // per stage (9 bytes).
+  sched::PipelineSpec spec;
+  spec.stages = 2;
+  spec.micro_batches = 2;
+  spec.chunk = {1.0, 2.0, 0.5};
+  spec.chunk.forward_flops = 100;
+  spec.chunk.backward_flops = 200;
+  spec.chunk.p2p_bytes = 7;
+  spec.optimizer_ms = 0.25;
+  spec.optimizer_bytes = 9;
+  const dag::TaskGraph g = sched::build_pipeline(spec).graph;
+  std::map<std::pair<model::OpClass, double>, int> count;  // (op, size) -> tasks
+  for (dag::TaskId t = 0; t < g.size(); ++t) {
+    ++count[{g.op(t), g.size(t)}];
+    if (g.op(t) == model::OpClass::Gemm) CHECK(g.size(t) == (g.phase(t) == dag::Phase::Forward ? 100 : 200));
+  }
+  CHECK(count[{model::OpClass::Gemm, 100}] == 4);
+  CHECK(count[{model::OpClass::Gemm, 200}] == 4);
+  CHECK(count[{model::OpClass::P2P, 7}] == 4);
+  CHECK(count[{model::OpClass::ReduceScatter, 9}] == 2);
+  CHECK(count.size() == 4);
 }

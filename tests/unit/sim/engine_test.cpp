@@ -183,6 +183,34 @@ TEST_CASE("sim::critical_path records resource waits", "[sim]") {
   CHECK(sim::critical_path_ms(g, tl, path, TaskKind::Compute) == 5);
 }
 
+TEST_CASE("sim::critical_path steps back over zero-length tasks that share a resource", "[sim]") {
+  // A priority pool: d (1 ms, priority 2), then a and b (0 ms, priority 0),
+  // all ready at 0. The pool runs d on [0, 1], then a on [1, 1], then b on
+  // [1, 1] (ties by issue order: a before b). The last task is the lowest id
+  // among those ending at 1: a. a waited for d to free the pool, so the path
+  // is d (origin) -> a (resource). The old walk stepped from a to b (b "ends
+  // at a's start" on the same pool) and from b back to a, until the internal
+  // check "critical path longer than the graph" (issue 14, item 3).
+  Dag d;
+  const auto pool = d.resource("comm", 0, DispatchPolicy::Priority);
+  const auto a = d.task("a", 0, {pool}, {}, 0, TaskKind::Communication);
+  const auto b = d.task("b", 0, {pool}, {}, 0, TaskKind::Communication);
+  const auto first = d.task("d", 1, {pool}, {}, 2, TaskKind::Communication);
+  const dag::TaskGraph g = std::move(d.b).build();
+  const auto tl = sim::simulate(g);
+  CHECK(tl.start_ms == std::vector<double>{1, 1, 0});
+  CHECK(tl.end_ms == std::vector<double>{1, 1, 1});
+  CHECK(tl.start_order == std::vector<std::uint32_t>{1, 2, 0});
+  const auto path = sim::critical_path(g, tl);
+  REQUIRE(path.size() == 2);
+  CHECK(path[0].task == first);
+  CHECK(path[0].cause == sim::StartCause::Origin);
+  CHECK(path[1].task == a);
+  CHECK(path[1].cause == sim::StartCause::Resource);
+  CHECK(sim::critical_path_ms(g, tl, path, TaskKind::Communication) == 1);
+  (void)b;
+}
+
 TEST_CASE("dag::TaskGraphBuilder rejects malformed graphs naming the task", "[dag]") {
   SECTION("cycle") {
     Dag d;

@@ -122,3 +122,75 @@ TEST_CASE("io::SvgGanttWriter writes well-formed SVG", "[io][sim]") {
   CHECK_FALSE(well_formed_xml("<svg><g></svg>", bad));
   CHECK(io::xml_escape("a<b & \"c\"") == "a&lt;b &amp; &quot;c&quot;");
 }
+
+TEST_CASE("io::ChromeTraceWriter draws the chosen ranks only and says what each task is", "[io][sim]") {
+  // Issue 14, item 9. A 4-rank pipeline DAG; drawing ranks {3, 1} (any order)
+  // keeps exactly the (task, resource) pairs whose resource is on rank 1 or 3.
+  sim::PipelineDagOptions o;
+  o.ranks = 4;
+  o.layers = 2;
+  o.micro_batches = 2;
+  o.group_size = 2;
+  const dag::TaskGraph g = sim::pipeline_dag(o);
+  const sim::Timeline tl = sim::simulate(g);
+  const io::Json trace = io::Json::parse(io::ChromeTraceWriter({3, 1, 3}).write(g, tl));
+  std::size_t expected = 0;
+  for (dag::TaskId t = 0; t < g.size(); ++t)
+    for (dag::ResourceId r : g.resources(t)) expected += g.resources()[r].rank == 1 || g.resources()[r].rank == 3;
+  REQUIRE(expected > 0);
+  std::size_t complete = 0;
+  std::set<double> pids, process_names;
+  for (const io::Json& e : trace.find("traceEvents")->as_array()) {
+    if (e.find("ph")->as_string() == "M") {
+      if (e.find("name")->as_string() == "process_name") process_names.insert(e.find("pid")->as_number());
+      continue;
+    }
+    ++complete;
+    pids.insert(e.find("pid")->as_number());
+    // The args are the DAG's labels of the task they name.
+    const io::Json& args = *e.find("args");
+    const auto t = static_cast<dag::TaskId>(args.find("task")->as_number());
+    REQUIRE(t < g.size());
+    CHECK(e.find("name")->as_string() == std::string(g.name(t)));
+    const bool compute = g.kind(t) == dag::TaskKind::Compute;
+    CHECK(args.find("kind")->as_string() == (compute ? "compute" : "communication"));
+    CHECK(args.find(compute ? "flops" : "bytes")->as_number() == g.size(t));
+    CHECK(args.find(compute ? "bytes" : "flops") == nullptr);
+    CHECK(args.find("size")->as_number() == g.size(t));
+    CHECK(args.find("group")->as_number() == g.group_size(t));
+    CHECK(args.find("members")->as_number() == static_cast<double>(g.resources(t).size()));
+    CHECK(args.find("layer")->as_number() == g.layer(t));
+    CHECK(args.find("micro_batch")->as_number() == g.micro_batch(t));
+  }
+  CHECK(complete == expected);
+  CHECK(pids == std::set<double>{1, 3});
+  CHECK(process_names == std::set<double>{1, 3});
+}
+
+TEST_CASE("io::SvgGanttWriter draws one lane per resource of the chosen ranks", "[io][sim]") {
+  sim::PipelineDagOptions o;
+  o.ranks = 4;
+  o.layers = 2;
+  o.micro_batches = 2;
+  o.group_size = 2;
+  const dag::TaskGraph g = sim::pipeline_dag(o);
+  const sim::Timeline tl = sim::simulate(g);
+  auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = text.find(what, at)) != std::string::npos; ++at) ++n;
+    return n;
+  };
+  std::size_t lanes = 0, rects = 0;
+  for (const dag::Resource& r : g.resources()) lanes += r.rank == 2;
+  for (dag::TaskId t = 0; t < g.size(); ++t)
+    for (dag::ResourceId r : g.resources(t)) rects += g.resources()[r].rank == 2;
+  const std::string svg = io::SvgGanttWriter({2}).write(g, tl);
+  std::string why;
+  CHECK(well_formed_xml(svg, why));
+  CHECK(count(svg, "<text x=\"4\"") == lanes);
+  CHECK(count(svg, "<title>") == rects);
+  CHECK(count(svg, ">rank 2 ") == lanes);
+  CHECK(count(svg, ">rank 0 ") == 0);
+  // No ranks chosen: every rank.
+  CHECK(count(io::SvgGanttWriter().write(g, tl), "<text x=\"4\"") == g.resources().size());
+}
