@@ -214,7 +214,6 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
     }
   });
   note_threads_started(threads, started, schedules.size(), context.err);
-  const bool several = schedules.size() > 1;
   for (const Result& r : results)
     if (r.built) write_pictures(o, r.built->graph, r.timeline, r.built->schedule, several, context);
   // The scenario's mapping against its GPU's memory (docs/cost-model.md, "Memory"), said, never hidden.
@@ -260,8 +259,6 @@ void add_simulate_command(CLI::App& app, CliContext& context) {
   cmd->add_option("--set", o->sets, "Override a scalar field: field.path=value (repeatable)");
   cmd->add_option("--trace", o->trace, "Write a Chrome Trace Event JSON (pid = rank, tid = stream; - for stdout)");
   cmd->add_option("--svg", o->svg, "Write an SVG Gantt chart (- for stdout)");
-  cmd->add_option("--trace", o->trace, "Write a Chrome Trace Event JSON (pid = rank, tid = stream)");
-  cmd->add_option("--svg", o->svg, "Write an SVG Gantt chart");
   cmd->add_option("--trace-ranks", o->trace_ranks,
                   "Ranks --trace and --svg draw, e.g. 0,7,12-15 (default: all up to 64 ranks, else 0-7 and the "
                   "critical rank)");
