@@ -88,7 +88,7 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
   const auto start = std::chrono::steady_clock::now();
   const unsigned started = parallel_for(sweep.points.size(), threads, [&](std::size_t i) {
     const io::SweepPoint& point = sweep.points[i];
-    const model::ScenarioSpec spec = io::load_scenario(point.scenario, point.overrides);
+    const model::ScenarioSpec spec = io::load_sweep_point(point);
     if (!spec.profile)
       throw Error(ErrorKind::Input, fmt::format("scenario '{}' names no cost profile", spec.name), "profile_ref");
     const cost::CostModel costs(*spec.profile);

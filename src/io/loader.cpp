@@ -160,13 +160,25 @@ Spec convert_and_validate(const Message& message) {
 struct ScenarioSources {
   LocationIndex scenario;
   std::vector<std::pair<std::string, LocationIndex>> referenced;   // prefix -> file
-  std::vector<std::pair<std::string, SourceLocation>> overridden;  // set paths and where set
+  struct Overridden {
+    std::string path;       // the field set
+    SourceLocation where;   // the scenario's set: line, the command line or a sweep file
+    std::string by;         // the field that set it in a sweep file ("axes[1].values[2]"), else ""
+  };
+  std::vector<Overridden> overridden;
+
+  void add_override(const Override& o) {
+    overridden.push_back({o.field, o.origin.file.empty() ? kCommandLine : o.origin, o.origin_field});
+  }
 
   Error locate(const Error& e) const {
     if (e.kind() != ErrorKind::Input || !e.location().file.empty()) return e;
-    for (const auto& [path, where] : overridden)
-      if (e.field() == path || e.field().rfind(path + ".", 0) == 0 || path.rfind(e.field() + ".", 0) == 0)
+    for (const auto& [path, where, by] : overridden)
+      if (e.field() == path || e.field().rfind(path + ".", 0) == 0 || path.rfind(e.field() + ".", 0) == 0) {
+        // A sweep's axis value: blame the value's line, and name the field it sets.
+        if (!by.empty()) return Error(e.kind(), fmt::format("{}: {}", e.field(), e.reason()), by, where);
         return e.located(where);
+      }
     for (const auto& [prefix, index] : referenced) {
       // About the part as a whole (e.g. a profile for another cluster): the reference line.
       if (e.field() == prefix) return Error(e.kind(), e.reason(), prefix + "_ref", scenario.find(prefix + "_ref"));
@@ -365,7 +377,7 @@ void resolve_scenario(const std::string& path, const std::string& text, const st
   for (const Override& o : overrides)
     if (is_reference_override(o)) {
       set_scalar_field(scenario, o.field, o.value);
-      sources.overridden.emplace_back(o.field, kCommandLine);
+      sources.add_override(o);
     }
   try {
     if (scenario.has_model_ref()) {
@@ -393,14 +405,14 @@ void resolve_scenario(const std::string& path, const std::string& text, const st
       try {
         const Override o = parse_override(scenario.set(i));
         override_scalar_field(scenario, o.field, o.value);
-        sources.overridden.emplace_back(o.field, sources.scenario.find(at));
+        sources.overridden.push_back({o.field, sources.scenario.find(at), ""});
       } catch (const Error& e) {
         throw Error(ErrorKind::Input, e.reason(), at, sources.scenario.find(at));
       }
     }
     for (const Override& o : overrides)
       if (!is_reference_override(o)) {
-        sources.overridden.emplace_back(o.field, kCommandLine);
+        sources.add_override(o);
         override_scalar_field(scenario, o.field, o.value);
       }
   } catch (const Error& e) {
@@ -431,8 +443,9 @@ model::ScenarioSpec load_scenario_text(const std::string& path, const std::strin
   try {
     model::ScenarioSpec spec = to_spec(scenario);
     spec.options = written_options(scenario);
-    for (const auto& [field, where] : sources.overridden)
-      if (std::find(spec.options.begin(), spec.options.end(), field) == spec.options.end()) spec.options.push_back(field);
+    for (const auto& o : sources.overridden)
+      if (std::find(spec.options.begin(), spec.options.end(), o.path) == spec.options.end())
+        spec.options.push_back(o.path);
     validate_part("model", spec.model);
     validate_part("cluster", spec.cluster);
     if (spec.profile) validate_part("profile", *spec.profile);
@@ -579,7 +592,12 @@ LoadedSweep load_sweep_text(const std::string& path, const std::string& text) {
         const std::string& value = axes[a]->values(digit[a]);
         const std::string column = axes[a]->has_field() ? axes[a]->field() : fmt::format("axis{}", axis_index[a]);
         point.labels.emplace_back(column, value);
-        for (Override& o : axis_value_overrides(axes[a]->field(), value)) point.overrides.push_back(std::move(o));
+        const std::string vat = fmt::format("axes[{}].values[{}]", axis_index[a], digit[a]);
+        for (Override& o : axis_value_overrides(axes[a]->field(), value)) {
+          o.origin = index.find(vat);
+          o.origin_field = vat;
+          point.overrides.push_back(std::move(o));
+        }
       }
       out.points.push_back(std::move(point));
       std::size_t a = axes.size();
@@ -588,6 +606,39 @@ LoadedSweep load_sweep_text(const std::string& path, const std::string& text) {
     }
   }
   return out;
+}
+
+model::ScenarioSpec load_sweep_point(const SweepPoint& point) {
+  try {
+    return load_scenario(point.scenario, point.overrides);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Input || point.overrides.empty() || e.location().file == point.overrides[0].origin.file)
+      throw;
+    // Shown elsewhere (a referenced model's head_dim when an axis sets d_model):
+    // the axis value that alone makes the base scenario fail is to blame.
+    try {
+      load_scenario(point.scenario);
+    } catch (const Error&) {
+      throw e;  // the base scenario fails on its own
+    }
+    for (std::size_t i = 0; i < point.overrides.size();) {
+      std::size_t end = i + 1;
+      while (end < point.overrides.size() && point.overrides[end].origin_field == point.overrides[i].origin_field) ++end;
+      const std::vector<Override> group(point.overrides.begin() + static_cast<std::ptrdiff_t>(i),
+                                        point.overrides.begin() + static_cast<std::ptrdiff_t>(end));
+      try {
+        load_scenario(point.scenario, group);
+      } catch (const Error& alone) {
+        if (group[0].origin.file.empty() || alone.location().file == group[0].origin.file) throw alone;
+        std::string set;
+        for (const Override& o : group) set += fmt::format("{}{}={}", set.empty() ? "" : ";", o.field, o.value);
+        throw Error(ErrorKind::Input, fmt::format("{} makes the scenario invalid: {}", set, format_error(alone)),
+                    group[0].origin_field, group[0].origin);
+      }
+      i = end;
+    }
+    throw;
+  }
 }
 
 ValidatedFile validate_file(const std::string& name_or_path, const std::vector<Override>& overrides) {
@@ -619,8 +670,9 @@ ValidatedFile validate_file(const std::string& name_or_path, const std::vector<O
       const LoadedSweep sweep = load_sweep(path);
       for (const SweepPoint& point : sweep.points) {
         try {
-          load_scenario(point.scenario, point.overrides);
+          load_sweep_point(point);
         } catch (const Error& e) {
+          if (e.location().file == path) throw;  // blamed on an axis value already
           std::string where;
           for (const auto& [column, value] : point.labels)
             where += fmt::format("{}{}={}", where.empty() ? "" : ", ", column, value);

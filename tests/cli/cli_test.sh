@@ -941,5 +941,27 @@ done <<TRACE_RANKS
 --trace-ranks 16 of 16|--trace-ranks: rank 16 is not in the flowmoe run (its ranks: 0-15)|simulate flowmoe-gpt2-tiny-moe-c1 --set schedule.mode=multi_rank --trace $tmp/x.json --trace-ranks 16
 TRACE_RANKS
 
+# Errors point at the place that is wrong (issue 14 item 8).
+mkdir -p "$tmp/i8"
+cat >"$tmp/i8/sweep.textproto" <<SWEEP
+# proto-message: Sweep
+name: "bad-axis"
+scenarios: "fsmoe-table4-testbed-b"
+axes { field: "workload.micro_batch_size" values: "1" }
+axes {
+  field: "model.d_model"
+  values: "1024"
+  values: "abc"
+  values: "-8"
+}
+SWEEP
+sed '/values: "abc"/d' "$tmp/i8/sweep.textproto" >"$tmp/i8/sweep2.textproto"
+check "sweep axis value not an integer" 2 "$bin" sweep "$tmp/i8/sweep.textproto" -o "$tmp/i8/s.csv"
+expect_err "sweep axis value not an integer" "sweep.textproto:8:3: axes[1].values[1]: model.d_model: expected an integer"
+check "validate sweep axis value" 2 "$bin" validate "$tmp/i8/sweep.textproto"
+expect_err "validate sweep axis value" "sweep.textproto:8:3: axes[1].values[1]: model.d_model: expected an integer"
+check "sweep axis value bad in the model" 2 "$bin" sweep "$tmp/i8/sweep2.textproto" -o "$tmp/i8/s.csv"
+expect_err "sweep axis value bad in the model" "sweep2.textproto:8:3: axes[1].values[1]: model.d_model=-8 makes the scenario invalid"
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <moeplan/core/error.hpp>
 #include <moeplan/model/specs.hpp>
 
 namespace moeplan::io {
@@ -41,6 +42,10 @@ FileKind detect_kind(const std::string& path);
 struct Override {
   std::string field;
   std::string value;
+  /// Where it was written, for errors: empty = the command line ("--set"); a
+  /// sweep's axis value names the sweep file, its line and origin_field.
+  SourceLocation origin = {};
+  std::string origin_field = {};  ///< e.g. "axes[1].values[2]"
 };
 /// Splits "field.path=value"; a missing '=' is an input error.
 Override parse_override(const std::string& text);
@@ -79,6 +84,10 @@ struct LoadedSweep {
 LoadedSweep load_sweep(const std::string& name_or_path);
 /// load_sweep on text already in memory, said to come from path.
 LoadedSweep load_sweep_text(const std::string& path, const std::string& text);
+/// Loads one grid point's scenario. An error the overrides cause is blamed on
+/// the axis value that causes it (sweep file, line, "axes[A].values[V]"), also
+/// when it shows in a referenced file (a d_model that heads do not divide).
+model::ScenarioSpec load_sweep_point(const SweepPoint& point);
 
 /// @brief What validating one file found.
 struct ValidatedFile {
