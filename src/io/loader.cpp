@@ -260,6 +260,8 @@ std::string data_root() {
 std::string resolve_path(FileKind kind, const std::string& name_or_path) {
   std::error_code ec;
   if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
+  if (fs::is_directory(name_or_path, ec))
+    throw Error(ErrorKind::Input, fmt::format("{}: is a directory, not a {} file", name_or_path, info(kind).name));
   const bool bare = name_or_path.find('/') == std::string::npos && !name_or_path.empty();
   if (bare) {
     const fs::path bundled = fs::path(data_root()) / info(kind).folder / (name_or_path + ".textproto");
@@ -459,6 +461,8 @@ model::ScenarioSpec load_scenario_text(const std::string& path, const std::strin
 std::string resolve_any_path(const std::string& name_or_path) {
   std::error_code ec;
   if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
+  if (fs::is_directory(name_or_path, ec))
+    throw Error(ErrorKind::Input, "is a directory, not a file");
   if (name_or_path.find('/') == std::string::npos && !name_or_path.empty())
     for (const KindInfo& k : kKinds) {
       const fs::path bundled = fs::path(data_root()) / k.folder / (name_or_path + ".textproto");

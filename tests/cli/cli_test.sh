@@ -963,5 +963,12 @@ expect_err "validate sweep axis value" "sweep.textproto:8:3: axes[1].values[1]: 
 check "sweep axis value bad in the model" 2 "$bin" sweep "$tmp/i8/sweep2.textproto" -o "$tmp/i8/s.csv"
 expect_err "sweep axis value bad in the model" "sweep2.textproto:8:3: axes[1].values[1]: model.d_model=-8 makes the scenario invalid"
 
+
+# Issue 14, item 8e: a directory given as a file says so (it said "no such file").
+for cmd in validate simulate; do
+  check "$cmd of a directory" 2 "$bin" "$cmd" "$tmp"
+  expect_err "$cmd of a directory" "is a directory"
+done
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]
