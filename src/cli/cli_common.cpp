@@ -37,29 +37,31 @@ void check_utf8_option(const std::string& option, const std::string& value) {
     throw Error(ErrorKind::Input, fmt::format("{}: {}", option, io::invalid_utf8_reason(value, at)));
 }
 
-const CLI::Validator& positive() {
-  static const CLI::Validator v(
-      [](std::string& text) -> std::string {
+namespace {
+
+// A validator of numbers on the command line: finite, and allowed by `zero_ok`.
+CLI::Validator sign_validator(bool zero_ok) {
+  return CLI::Validator(
+      [zero_ok](std::string& text) -> std::string {
         char* end = nullptr;
         const double value = std::strtod(text.c_str(), &end);
         if (text.empty() || *end != '\0' || !std::isfinite(value)) return fmt::format("expected a number, got '{}'", text);
-        if (value <= 0) return fmt::format("must be positive, got {}", text);
+        if (zero_ok ? value < 0 : value <= 0)
+          return fmt::format("{}, got {}", zero_ok ? "must not be negative" : "must be positive", text);
         return "";
       },
-      "> 0");
+      zero_ok ? ">= 0" : "> 0");
+}
+
+}  // namespace
+
+const CLI::Validator& positive() {
+  static const CLI::Validator v = sign_validator(false);
   return v;
 }
 
 const CLI::Validator& non_negative() {
-  static const CLI::Validator v(
-      [](std::string& text) -> std::string {
-        char* end = nullptr;
-        const double value = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0' || !std::isfinite(value)) return fmt::format("expected a number, got '{}'", text);
-        if (value < 0) return fmt::format("must not be negative, got {}", text);
-        return "";
-      },
-      ">= 0");
+  static const CLI::Validator v = sign_validator(true);
   return v;
 }
 
