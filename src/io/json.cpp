@@ -263,6 +263,15 @@ class JsonParser {
       if (c == '"') return out;
       if (static_cast<unsigned char>(c) < 0x20) fail("control character in string");
       if (c != '\\') {
+        // RFC 8259 section 8.1: JSON text is UTF-8. A stray byte accepted here
+        // would be written back as U+FFFD, so the value would not round-trip.
+        if (static_cast<unsigned char>(c) >= 0x80) {
+          const std::size_t length = utf8_sequence_length(text_, pos_ - 1);
+          if (length == 0) fail(invalid_utf8_reason(text_, pos_ - 1));
+          out.append(text_, pos_ - 1, length);
+          pos_ += length - 1;
+          continue;
+        }
         out += c;
         continue;
       }

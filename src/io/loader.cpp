@@ -73,11 +73,15 @@ std::optional<FileKind> header_kind_of_text(const std::string& text) {
 }
 
 // The kind named by a "# proto-message: X" first line of a file, if it has one.
+// Reads at most the first 256 bytes: the header is one short line, and a
+// regular file of gigabytes without a newline must not be read whole here.
 std::optional<FileKind> header_kind(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  return header_kind_of_text(line);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string head(256, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return header_kind_of_text(head);
 }
 
 bool ends_with(const std::string& text, const std::string& suffix) {
@@ -262,6 +266,8 @@ std::string resolve_path(FileKind kind, const std::string& name_or_path) {
   if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
   if (fs::is_directory(name_or_path, ec))
     throw Error(ErrorKind::Input, fmt::format("{}: is a directory, not a {} file", name_or_path, info(kind).name));
+  // A FIFO, device or socket: read_text_file says what it is and refuses it.
+  if (fs::exists(name_or_path, ec)) return name_or_path;
   const bool bare = name_or_path.find('/') == std::string::npos && !name_or_path.empty();
   if (bare) {
     const fs::path bundled = fs::path(data_root()) / info(kind).folder / (name_or_path + ".textproto");
@@ -463,6 +469,7 @@ std::string resolve_any_path(const std::string& name_or_path) {
   if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
   if (fs::is_directory(name_or_path, ec))
     throw Error(ErrorKind::Input, "is a directory, not a file");
+  if (fs::exists(name_or_path, ec)) return name_or_path;  // refused by read_text_file, which says why
   if (name_or_path.find('/') == std::string::npos && !name_or_path.empty())
     for (const KindInfo& k : kKinds) {
       const fs::path bundled = fs::path(data_root()) / k.folder / (name_or_path + ".textproto");

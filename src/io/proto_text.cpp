@@ -1,6 +1,10 @@
 #include "proto_text.hpp"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -29,13 +33,51 @@ SourceLocation LocationIndex::find(const std::string& path) const {
   return SourceLocation{file_, 0, 0};
 }
 
+namespace {
+
+// What a path names when it is not a regular file, for the error.
+const char* special_file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
 std::string read_text_file(const std::string& path) {
+  // Only regular files, and only up to kMaxInputFileBytes: a FIFO with no
+  // writer blocks forever and /dev/zero never ends (issue 14 item 4); stat()
+  // neither blocks nor reads. The read itself stops one byte past the limit,
+  // so a file that grows while it is read is refused too.
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) throw Error(ErrorKind::Input, "cannot open file", "", SourceLocation{path, 0, 0});
+  if (!S_ISREG(info.st_mode))
+    throw Error(ErrorKind::Input,
+                fmt::format("is {}; moeplan reads its inputs from regular files only", special_file_kind(info.st_mode)),
+                "", SourceLocation{path, 0, 0});
+  auto too_large = [&] {
+    return Error(ErrorKind::Input,
+                 fmt::format("is larger than {} MiB, the limit on an input file", kMaxInputFileBytes >> 20), "",
+                 SourceLocation{path, 0, 0});
+  };
+  if (static_cast<std::uintmax_t>(info.st_size) > kMaxInputFileBytes) throw too_large();
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Input, "cannot open file", "", SourceLocation{path, 0, 0});
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw Error(ErrorKind::Input, "cannot read file", "", SourceLocation{path, 0, 0});
-  return buffer.str();
+  std::string text(static_cast<std::size_t>(info.st_size) + 1, '\0');
+  std::size_t have = 0;
+  while (true) {
+    in.read(text.data() + have, static_cast<std::streamsize>(text.size() - have));
+    have += static_cast<std::size_t>(in.gcount());
+    if (in.bad()) throw Error(ErrorKind::Input, "cannot read file", "", SourceLocation{path, 0, 0});
+    if (!in) break;  // end of file
+    if (have > kMaxInputFileBytes) throw too_large();
+    text.resize(std::min(2 * text.size(), kMaxInputFileBytes + 1), '\0');
+  }
+  text.resize(have);
+  return text;
 }
 
 namespace {

@@ -970,5 +970,27 @@ for cmd in validate simulate; do
   expect_err "$cmd of a directory" "is a directory"
 done
 
+# Issue 14, item 4: inputs are regular files of at most 64 MiB. /dev/zero was
+# read until std::bad_alloc; a FIFO with no writer blocked fit for ever (the
+# timeout turns a hang into exit 124, which fails the check).
+mkdir -p "$tmp/i4" && mkfifo "$tmp/i4/fifo"
+check "fit /dev/zero" 2 timeout 20 "$bin" fit /dev/zero -o "$tmp/i4/p.textproto" --cluster dgx-h100
+expect_err "fit /dev/zero" "/dev/zero: is a character device; moeplan reads its inputs from regular files only"
+check "fit a FIFO" 2 timeout 20 "$bin" fit "$tmp/i4/fifo" -o "$tmp/i4/p.textproto" --cluster dgx-h100
+expect_err "fit a FIFO" "fifo: is a FIFO"
+check "validate a FIFO" 2 timeout 20 "$bin" validate "$tmp/i4/fifo"
+expect_err "validate a FIFO" "fifo: is a FIFO"
+check "simulate a FIFO" 2 timeout 20 "$bin" simulate "$tmp/i4/fifo"
+expect_err "simulate a FIFO" "fifo: is a FIFO"
+# A sparse file one byte past 64 MiB (64 x 2^20 + 1), and one of exactly 64 MiB
+# which is read (and then refused for what it holds, not for its size).
+truncate -s $((64 * 1048576 + 1)) "$tmp/i4/big.csv"
+check "fit of a file past 64 MiB" 2 "$bin" fit "$tmp/i4/big.csv" -o "$tmp/i4/p.textproto" --cluster dgx-h100
+expect_err "fit of a file past 64 MiB" "big.csv: is larger than 64 MiB, the limit on an input file"
+truncate -s $((64 * 1048576)) "$tmp/i4/limit.textproto"
+check "validate of a 64 MiB file" 2 "$bin" validate "$tmp/i4/limit.textproto"
+grep -q "larger than" "$tmp/err" && { fail=$((fail + 1)); echo "FAIL 64 MiB refused for its size"; } || pass=$((pass + 1))
+rm -f "$tmp/i4/big.csv" "$tmp/i4/limit.textproto"
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]

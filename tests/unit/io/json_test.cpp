@@ -85,3 +85,14 @@ TEST_CASE("io::Json reads a surrogate pair as one code point", "[io]") {
   CHECK(Json::parse(R"("\ud800x")").as_string() == "\xef\xbf\xbdx");
   CHECK(Json::parse(R"("\ud800\u0041")").as_string() == "\xef\xbf\xbd" "A");
 }
+
+TEST_CASE("io::Json refuses strings that are not UTF-8", "[io]") {
+  // Found by fuzz_json (CI): the lone byte 0xe7 was accepted and dumped as
+  // \ufffd, so the value read back differed from the value parsed.
+  CHECK_THROWS_WITH(Json::parse("\"a\xe7lane\""), Catch::Contains("not valid UTF-8 (byte 0xe7 at offset 2)"));
+  CHECK_THROWS_WITH(Json::parse("[\"\xc0\xaf\"]"), Catch::Contains("not valid UTF-8"));  // overlong '/'
+  // Well-formed multi-byte text is kept byte for byte: U+00E9 (2 bytes), U+20AC (3), U+1F600 (4).
+  const std::string text = "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"";
+  CHECK(Json::parse(text).as_string() == text.substr(1, text.size() - 2));
+  CHECK(Json::parse(text).dump() == text);
+}
