@@ -37,9 +37,9 @@ void load(unsigned kind, const std::string& text) {
       break;
     default: {
       const io::LoadedSweep sweep = io::load_sweep_text(file, text);
-      const std::size_t n = sweep.points.size();
+      const std::size_t n = sweep.size();
       for (std::size_t k = 0; k < kSweepPointsChecked && k < n; ++k) {
-        const io::SweepPoint& point = sweep.points[k * (n - 1) / (kSweepPointsChecked - 1)];
+        const io::SweepPoint point = sweep.point(k * (n - 1) / (kSweepPointsChecked - 1));
         io::load_scenario(point.scenario, point.overrides);
       }
     }

@@ -75,7 +75,8 @@ void run_engine_bench(const BenchOptions& o, CliContext& context) {
 void run_planner_bench(const BenchOptions& o, CliContext& context) {
   const io::LoadedSweep sweep = io::load_sweep("fsmoe-table4");
   std::vector<double> per_config_ms;
-  for (const io::SweepPoint& point : sweep.points) {
+  for (std::size_t i = 0; i < sweep.size(); ++i) {
+    const io::SweepPoint point = sweep.point(i);
     const model::ScenarioSpec s = io::load_scenario(point.scenario, point.overrides);
     const cost::CostModel costs(*s.profile);
     const auto allowed = plan::allowed_degrees(plan::expert_capacity_tokens(s));
@@ -89,8 +90,9 @@ void run_planner_bench(const BenchOptions& o, CliContext& context) {
   std::sort(sorted.begin(), sorted.end());
   const double median = sorted[sorted.size() / 2];
   const auto start = std::chrono::steady_clock::now();
-  parallel_for(sweep.points.size(), 2, [&](std::size_t i) {
-    const model::ScenarioSpec s = io::load_scenario(sweep.points[i].scenario, sweep.points[i].overrides);
+  parallel_for(sweep.size(), 2, [&](std::size_t i) {
+    const io::SweepPoint point = sweep.point(i);
+    const model::ScenarioSpec s = io::load_scenario(point.scenario, point.overrides);
     const cost::CostModel costs(*s.profile);
     plan::evaluate_point(s, costs, {});
   });
@@ -99,7 +101,7 @@ void run_planner_bench(const BenchOptions& o, CliContext& context) {
   doc.set("configs", static_cast<std::int64_t>(per_config_ms.size()));
   doc.set("median_ms_per_config", median);
   doc.set("max_ms_per_config", sorted.back());
-  doc.set("sweep_points", static_cast<std::int64_t>(sweep.points.size()));
+  doc.set("sweep_points", static_cast<std::int64_t>(sweep.size()));
   doc.set("sweep_threads", 2);
   doc.set("sweep_wall_s", sweep_s);
   if (o.json) {
@@ -108,7 +110,7 @@ void run_planner_bench(const BenchOptions& o, CliContext& context) {
   }
   context.out << fmt::format("planner: {} configurations, median {:.3f} ms per configuration (max {:.3f} ms)\n",
                              per_config_ms.size(), median, sorted.back());
-  context.out << fmt::format("sweep: {} points x 6 schedules on 2 threads in {:.2f} s\n", sweep.points.size(), sweep_s);
+  context.out << fmt::format("sweep: {} points x 6 schedules on 2 threads in {:.2f} s\n", sweep.size(), sweep_s);
 }
 
 // MoE Parallel Folding: every folded mapping of Mixtral-8x22B at 128K on 1,024 H100, 2 threads.

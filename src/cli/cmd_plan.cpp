@@ -28,6 +28,7 @@ struct PlanOptions {
   std::vector<std::string> sets;
   std::string output;
   unsigned threads = 0;
+  double max_memory_gib = 8;  // set by add_max_memory_option
   bool json = false;
 };
 
@@ -268,7 +269,7 @@ void run_folding_plan(const PlanOptions& o, const plan::ScenarioRun& run, CliCon
 
 void run_plan(const PlanOptions& o, CliContext& context) {
   check_stdout_outputs(o.json, {{"-o", o.output}});
-  const plan::ScenarioRun run(io::load_scenario(o.scenario, parse_overrides(o.sets)));
+  const plan::ScenarioRun run(with_max_memory(io::load_scenario(o.scenario, parse_overrides(o.sets)), o.max_memory_gib));
   if (run.spec().schedule.family == "folding") {
     run_folding_plan(o, run, context);
     return;
@@ -373,6 +374,7 @@ void add_plan_command(CLI::App& app, CliContext& context) {
   cmd->add_option("--set", o->sets, "Override a scalar field: field.path=value (repeatable)");
   cmd->add_option("-o,--output", o->output, "Write the plan (text format, or JSON for a .json name; - for stdout)");
   add_threads_option(cmd, o->threads);
+  add_max_memory_option(cmd, o->max_memory_gib);
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o, &context] { run_plan(*o, context); });
 }

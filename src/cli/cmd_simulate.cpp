@@ -32,6 +32,7 @@ struct SimulateOptions {
   std::string svg;
   std::string trace_ranks;  // empty: the default choice
   unsigned threads = 0;
+  double max_memory_gib = 8;  // set by add_max_memory_option
   bool json = false;
 };
 
@@ -175,7 +176,7 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
       throw Error(ErrorKind::Input, "--trace-ranks: chooses the ranks of --trace and --svg; give one of them");
     parse_rank_list(o.trace_ranks);  // a malformed list is refused before anything runs
   }
-  const plan::ScenarioRun run(io::load_scenario(o.scenario, parse_overrides(o.sets)));
+  const plan::ScenarioRun run(with_max_memory(io::load_scenario(o.scenario, parse_overrides(o.sets)), o.max_memory_gib));
   if (run.spec().schedule.family == "folding") {
     run_folding_simulate(o, run, context);
     return;
@@ -263,6 +264,7 @@ void add_simulate_command(CLI::App& app, CliContext& context) {
                   "Ranks --trace and --svg draw, e.g. 0,7,12-15 (default: all up to 64 ranks, else 0-7 and the "
                   "critical rank)");
   add_threads_option(cmd, o->threads);
+  add_max_memory_option(cmd, o->max_memory_gib);
   cmd->add_flag("--json", o->json, "Print JSON: one object, or an array with --schedule all");
   cmd->callback([o, &context] { run_simulate(*o, context); });
 }

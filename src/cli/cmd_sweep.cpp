@@ -27,6 +27,8 @@ struct SweepOptions {
   std::string output;
   unsigned threads = 0;
   bool json = false;
+  std::size_t max_points = io::kDefaultMaxSweepPoints;
+  double max_memory_gib = 8;  // set by add_max_memory_option
 };
 
 std::string csv_cell(const std::string& text) {
@@ -65,7 +67,7 @@ std::string mapping_cell(const plan::PlannedKnobs& k) {
 // a sweep never runs another family's schedules on a scenario.
 void check_schedules(const io::LoadedSweep& sweep) {
   std::vector<std::string> seen;
-  for (const io::SweepPoint& point : sweep.points) {
+  for (const io::SweepBase& point : sweep.bases) {
     if (std::find(seen.begin(), seen.end(), point.scenario) != seen.end()) continue;
     seen.push_back(point.scenario);
     const model::ScenarioSpec base = io::load_scenario(point.scenario);
@@ -81,21 +83,22 @@ void check_schedules(const io::LoadedSweep& sweep) {
 
 void run_sweep(const SweepOptions& o, CliContext& context) {
   check_stdout_outputs(o.json, {{"-o", o.output}});
-  const io::LoadedSweep sweep = io::load_sweep(o.sweep);
+  const io::LoadedSweep sweep = io::load_sweep(o.sweep, o.max_points);
   check_schedules(sweep);
   const unsigned threads = thread_count(o.threads, context.err);
-  std::vector<std::vector<plan::PointResult>> results(sweep.points.size());
+  const std::size_t points = sweep.size();
+  std::vector<std::vector<plan::PointResult>> results(points);
   const auto start = std::chrono::steady_clock::now();
-  const unsigned started = parallel_for(sweep.points.size(), threads, [&](std::size_t i) {
-    const io::SweepPoint& point = sweep.points[i];
-    const model::ScenarioSpec spec = io::load_sweep_point(point);
+  const unsigned started = parallel_for(points, threads, [&](std::size_t i) {
+    const io::SweepPoint point = sweep.point(i);
+    const model::ScenarioSpec spec = with_max_memory(io::load_sweep_point(point), o.max_memory_gib);
     if (!spec.profile)
       throw Error(ErrorKind::Input, fmt::format("scenario '{}' names no cost profile", spec.name), "profile_ref");
     const cost::CostModel costs(*spec.profile);
     results[i] = plan::evaluate_point(spec, costs, sweep.schedules, 1);  // the points are the parallel work
   });
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  note_threads_started(threads, started, sweep.points.size(), context.err);
+  note_threads_started(threads, started, points, context.err);
   // Rows in grid order whatever the thread count.
   std::string csv = "point,scenario";
   for (const std::string& column : sweep.columns) csv += "," + csv_cell(column);
@@ -108,8 +111,8 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
   };
   std::vector<std::string> order;
   std::map<std::string, Totals> totals;
-  for (std::size_t i = 0; i < sweep.points.size(); ++i) {
-    const io::SweepPoint& point = sweep.points[i];
+  for (std::size_t i = 0; i < points; ++i) {
+    const io::SweepPoint point = sweep.point(i);
     double none_ms = NAN, tutel_ms = NAN;
     for (const plan::PointResult& r : results[i]) {
       if (r.evaluation.schedule == "none") none_ms = r.evaluation.iteration_ms;
@@ -154,7 +157,7 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
     return;
   }
   context.out << fmt::format("sweep {}: {} points x {} schedules on {} threads in {:.2f} s\n", sweep.name,
-                             sweep.points.size(), order.size(), started, wall_s);
+                             points, order.size(), started, wall_s);
   for (const std::string& name : order) {
     const Totals& t = totals[name];
     context.out << fmt::format("  {:<14} mean speed-up {} vs none (geomean {}), {} vs tutel\n", name,
@@ -172,7 +175,12 @@ void add_sweep_command(CLI::App& app, CliContext& context) {
   cmd->add_option("sweep", o->sweep, "Sweep (bundled name or path)")->required();
   cmd->add_option("-o,--output", o->output, "CSV: one row per (point, schedule); - for stdout");
   add_threads_option(cmd, o->threads);
+  add_max_memory_option(cmd, o->max_memory_gib);
   cmd->add_flag("--json", o->json, "Print the per-schedule summary as JSON");
+  cmd->add_option("--max-points", o->max_points,
+                  fmt::format("Refuse a grid of more points than this (default {}; docs/reliability.md)",
+                              io::kDefaultMaxSweepPoints))
+      ->check(positive());
   cmd->callback([o, &context] { run_sweep(*o, context); });
 }
 

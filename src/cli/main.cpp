@@ -70,7 +70,7 @@ int run_reporting_errors(int argc, char** argv) {
     return run(argc, argv);
   } catch (const moeplan::Error& e) {
     std::cerr << "moeplan: error: " << moeplan::format_error(e) << '\n';
-    return e.kind() == moeplan::ErrorKind::Input ? 2 : 1;
+    return e.kind() == moeplan::ErrorKind::Runtime ? 1 : 2;
   } catch (const std::exception& e) {
     std::cerr << "moeplan: error: " << e.what() << '\n';
     return 1;

@@ -16,6 +16,12 @@ namespace moeplan::cli {
 /// CLI.md `simulate` keys.
 io::Json evaluation_to_json(const std::string& scenario, const plan::Evaluation& e);
 
+/// Adds --max-memory GIB (default model::kDefaultMaxMemoryBytes): the memory
+/// one simulated task graph may need; a larger graph is refused before it runs.
+void add_max_memory_option(CLI::App* command, double& gib);
+/// The scenario with the run limits of a --max-memory value.
+model::ScenarioSpec with_max_memory(model::ScenarioSpec spec, double gib);
+
 /// Adds --threads N (at least 1; default: every core). Results never depend on it.
 void add_threads_option(CLI::App* command, unsigned& threads);
 

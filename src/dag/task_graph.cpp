@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include <fmt/format.h>
@@ -45,9 +46,44 @@ void TaskGraphBuilder::reserve(std::size_t tasks, std::size_t dependencies) {
   edges_.reserve(dependencies);
 }
 
+namespace {
+
+// "12.0 MiB" below a GiB, "25.5 GiB" from there: a limit of 0.01 GiB must not print as 0.0.
+std::string memory_text(long double bytes) {
+  if (bytes < (1 << 30)) return fmt::format("{:.1f} MiB", static_cast<double>(bytes / (1 << 20)));
+  return fmt::format("{:.1f} GiB", static_cast<double>(bytes / (1 << 30)));
+}
+
+}  // namespace
+
+void TaskGraphBuilder::refuse(std::size_t tasks, const std::string& how) const {
+  const long double per_task = static_cast<long double>(limit_.bytes_per_task);
+  throw Error(ErrorKind::Limit,
+              fmt::format("the task graph would have {} {} tasks, about {} at {} bytes per task, more than the {} "
+                          "allowed ({}, or make the scenario smaller)",
+                          how, tasks, memory_text(static_cast<long double>(tasks) * per_task), limit_.bytes_per_task,
+                          memory_text(static_cast<long double>(limit_.max_tasks) * per_task), limit_.raise_hint));
+}
+
+void TaskGraphBuilder::progress(std::size_t done, std::size_t total) {
+  if (limit_.max_tasks == 0 || done == 0 || done >= total) return;
+  // Tasks so far scaled to the whole loop, in long double: 2^32 tasks x 2^20 steps.
+  const long double estimate =
+      static_cast<long double>(graph_.tasks_.size()) * static_cast<long double>(total) / static_cast<long double>(done);
+  if (estimate > static_cast<long double>(limit_.max_tasks))
+    refuse(static_cast<std::size_t>(std::min(estimate, static_cast<long double>(SIZE_MAX / 2))), "about");
+}
+
 TaskId TaskGraphBuilder::add_task(const TaskSpec& spec) {
   TaskGraph& g = graph_;
-  MOEPLAN_CHECK(g.tasks_.size() < std::numeric_limits<TaskId>::max(), "too many tasks");
+  if (limit_.max_tasks != 0 && g.tasks_.size() >= limit_.max_tasks) refuse(limit_.max_tasks + 1, "at least");
+  // Task ids and name offsets are 32-bit: past them is an input too large, not a crash.
+  if (g.tasks_.size() >= std::numeric_limits<TaskId>::max() ||
+      g.text_.size() + spec.name.size() + spec.tags.size() > std::numeric_limits<std::uint32_t>::max() ||
+      g.resource_lists_.size() + spec.resources.size() > std::numeric_limits<std::uint32_t>::max())
+    throw Error(ErrorKind::Limit, fmt::format("the task graph passes {} tasks or 4 GiB of task names, or 2^32 collective "
+                                              "members, the most the engine can hold; make the scenario smaller",
+                                              std::numeric_limits<TaskId>::max()));
   const TaskId id = static_cast<TaskId>(g.tasks_.size());
   TaskGraph::Record r{};
   r.size = spec.size;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <optional>
 
 #include <fmt/format.h>
@@ -480,21 +481,6 @@ std::string resolve_any_path(const std::string& name_or_path) {
 
 namespace {
 
-// The grid is expanded in memory, and every point is a simulation: a few axes
-// of many values must be refused rather than expanded. The largest bundled
-// sweep (scenarios/sweeps/fsmoe-table4.textproto) has 2 x 1458 = 2916 points
-// of 7 axes, 4.1 MiB by the estimate below; the limits are 5.6x (points) and
-// 62x (bytes) that. Points: in the long run, fuzz_text_format timed out (10 s)
-// on a 1.2 kB sweep of 21870 + 7290 points, which took 5 s under ASan when
-// rerun (docs/reliability.md). Bytes matter on their own: in a 21 kB sweep of
-// 14 two-valued axes, one with 10 kB values, each of the 16384 points copies a
-// 10 kB value twice (label and override), 330 MB.
-constexpr std::size_t kMaxSweepPoints = 16384;
-constexpr std::size_t kMaxSweepBytes = std::size_t{256} << 20;
-// What one axis value costs at each point besides its text: a label pair and
-// an override (two std::string each, 32 bytes on libstdc++) and the vectors' share.
-constexpr std::size_t kBytesPerCell = 160;
-
 std::vector<Override> axis_value_overrides(const std::string& field, const std::string& value) {
   if (value.find('=') == std::string::npos) return {Override{field, value}};
   std::vector<Override> out;
@@ -508,14 +494,56 @@ std::vector<Override> axis_value_overrides(const std::string& field, const std::
   return out;
 }
 
+// Grid sizes saturate at kSaturated (SIZE_MAX) rather than wrap: 30 axes of
+// 10 values are 10^30 points, which modulo 2^64 could look small.
+constexpr std::size_t kSaturated = std::numeric_limits<std::size_t>::max();
+std::size_t saturating_product(std::size_t a, std::size_t b) {
+  return b != 0 && a > kSaturated / b ? kSaturated : a * b;
+}
+std::size_t saturating_sum(std::size_t a, std::size_t b) { return a > kSaturated - b ? kSaturated : a + b; }
+
 }  // namespace
 
-LoadedSweep load_sweep(const std::string& name_or_path) {
-  const std::string path = resolve_path(FileKind::Sweep, name_or_path);
-  return load_sweep_text(path, read_text_file(path));
+std::size_t LoadedSweep::size() const {
+  std::size_t total = 0;
+  for (const SweepBase& base : bases) total += base.points;
+  return total;
 }
 
-LoadedSweep load_sweep_text(const std::string& path, const std::string& text) {
+SweepPoint LoadedSweep::point(std::size_t i) const {
+  std::size_t b = 0;
+  while (b < bases.size() && i >= bases[b].points) i -= bases[b++].points;
+  MOEPLAN_CHECK(b < bases.size(), "a sweep point index within the grid");
+  const SweepBase& base = bases[b];
+  // Mixed-radix digits of i, the last axis fastest.
+  std::vector<std::size_t> digit(base.axes.size());
+  for (std::size_t a = base.axes.size(); a > 0; --a) {
+    const std::size_t radix = axes[base.axes[a - 1]].values.size();
+    digit[a - 1] = i % radix;
+    i /= radix;
+  }
+  SweepPoint point;
+  point.scenario = base.scenario;
+  for (std::size_t a = 0; a < base.axes.size(); ++a) {
+    const SweepAxis& axis = axes[base.axes[a]];
+    const std::string& value = axis.values[digit[a]];
+    point.labels.emplace_back(axis.column, value);
+    const std::string vat = fmt::format("axes[{}].values[{}]", axis.index, digit[a]);
+    for (Override& o : axis_value_overrides(axis.field, value)) {
+      o.origin = axis.value_lines[digit[a]];
+      o.origin_field = vat;
+      point.overrides.push_back(std::move(o));
+    }
+  }
+  return point;
+}
+
+LoadedSweep load_sweep(const std::string& name_or_path, std::size_t max_points) {
+  const std::string path = resolve_path(FileKind::Sweep, name_or_path);
+  return load_sweep_text(path, read_text_file(path), max_points);
+}
+
+LoadedSweep load_sweep_text(const std::string& path, const std::string& text, std::size_t max_points) {
   pb::Sweep sweep;
   const LocationIndex index = parse_text_proto(path, text, sweep);
   LoadedSweep out;
@@ -534,13 +562,26 @@ LoadedSweep load_sweep_text(const std::string& path, const std::string& text) {
     const pb::SweepAxis& axis = sweep.axes(a);
     const std::string at = fmt::format("axes[{}]", a);
     if (axis.values_size() == 0) throw Error(ErrorKind::Input, "an axis needs values", at + ".values", index.find(at));
-    const std::string column = axis.has_field() ? axis.field() : fmt::format("axis{}", a);
-    if (std::find(out.columns.begin(), out.columns.end(), column) == out.columns.end()) out.columns.push_back(column);
-    for (int v = 0; v < axis.values_size(); ++v)
-      if (!axis.has_field() && axis.values(v).find('=') == std::string::npos) {
-        const std::string vat = fmt::format("{}.values[{}]", at, v);
+    SweepAxis loaded;
+    loaded.field = axis.has_field() ? axis.field() : "";
+    loaded.column = axis.has_field() ? axis.field() : fmt::format("axis{}", a);
+    loaded.index = static_cast<std::size_t>(a);
+    if (std::find(out.columns.begin(), out.columns.end(), loaded.column) == out.columns.end())
+      out.columns.push_back(loaded.column);
+    for (int v = 0; v < axis.values_size(); ++v) {
+      const std::string vat = fmt::format("{}.values[{}]", at, v);
+      if (!axis.has_field() && axis.values(v).find('=') == std::string::npos)
         throw Error(ErrorKind::Input, "an axis without a field needs field.path=value values", vat, index.find(vat));
+      loaded.values.push_back(axis.values(v));
+      loaded.value_lines.push_back(index.find(vat));
+      // Checked here, made again by point(): a malformed value fails the load, not a point.
+      try {
+        axis_value_overrides(loaded.field, axis.values(v));
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::Input) throw;
+        throw Error(ErrorKind::Input, e.reason(), vat, index.find(vat));
       }
+    }
     for (int s = 0; s < axis.scenarios_size(); ++s) {
       bool known = false;
       for (int b = 0; b < sweep.scenarios_size(); ++b) known = known || sweep.scenarios(b) == axis.scenarios(s);
@@ -550,72 +591,39 @@ LoadedSweep load_sweep_text(const std::string& path, const std::string& text) {
                     index.find(sat));
       }
     }
+    out.axes.push_back(std::move(loaded));
   }
-  std::size_t expanded_bytes = 0;  // of the points so far, estimated (kBytesPerCell)
+  std::size_t total = 0;
   for (int b = 0; b < sweep.scenarios_size(); ++b) {
     const std::string& base = sweep.scenarios(b);
     // A scenario beside the sweep is loaded by its path; otherwise the entry
     // stays as written (the CSV's scenario column), which names the same file.
-    std::string scenario_path = base;
+    SweepBase loaded;
+    loaded.scenario = base;
     try {
       const FoundReference found = find_reference(FileKind::Scenario, base, path);
-      if (found.beside) scenario_path = found.path;
+      if (found.beside) loaded.scenario = found.path;
     } catch (const Error& e) {
       const std::string at = fmt::format("scenarios[{}]", b);
       throw Error(ErrorKind::Input, e.reason(), at, index.find(at));
     }
-    std::vector<const pb::SweepAxis*> axes;
-    std::vector<int> axis_index;
     for (int a = 0; a < sweep.axes_size(); ++a) {
       const pb::SweepAxis& axis = sweep.axes(a);
       bool applies = axis.scenarios_size() == 0;
       for (const std::string& s : axis.scenarios()) applies = applies || s == base;
-      if (applies) {
-        axes.push_back(&axis);
-        axis_index.push_back(a);
-      }
+      if (!applies) continue;
+      loaded.axes.push_back(static_cast<std::size_t>(a));
+      loaded.points = saturating_product(loaded.points, static_cast<std::size_t>(axis.values_size()));
     }
-    std::size_t points = 1;
-    for (const pb::SweepAxis* axis : axes) {
-      points *= static_cast<std::size_t>(axis->values_size());
-      if (out.points.size() + points > kMaxSweepPoints)
-        throw Error(ErrorKind::Input, fmt::format("the grid has more than {} points", kMaxSweepPoints), "axes",
-                    index.find("axes"));
-    }
-    // Every point copies one value of each axis (twice: label and override);
-    // long values make a small file expand to gigabytes.
-    for (const pb::SweepAxis* axis : axes) {
-      std::size_t value_bytes = 0;
-      for (const std::string& value : axis->values()) value_bytes += 2 * value.size();
-      expanded_bytes += points / static_cast<std::size_t>(axis->values_size()) * value_bytes +
-                        points * (2 * axis->field().size() + kBytesPerCell);
-      if (expanded_bytes > kMaxSweepBytes)
-        throw Error(ErrorKind::Input,
-                    fmt::format("the grid's values would take more than {} MiB in memory", kMaxSweepBytes >> 20),
-                    "axes", index.find("axes"));
-    }
-    // Odometer over the applicable axes, last axis fastest.
-    std::vector<int> digit(axes.size(), 0);
-    while (true) {
-      SweepPoint point;
-      point.scenario = scenario_path;
-      for (std::size_t a = 0; a < axes.size(); ++a) {
-        const std::string& value = axes[a]->values(digit[a]);
-        const std::string column = axes[a]->has_field() ? axes[a]->field() : fmt::format("axis{}", axis_index[a]);
-        point.labels.emplace_back(column, value);
-        const std::string vat = fmt::format("axes[{}].values[{}]", axis_index[a], digit[a]);
-        for (Override& o : axis_value_overrides(axes[a]->field(), value)) {
-          o.origin = index.find(vat);
-          o.origin_field = vat;
-          point.overrides.push_back(std::move(o));
-        }
-      }
-      out.points.push_back(std::move(point));
-      std::size_t a = axes.size();
-      while (a > 0 && ++digit[a - 1] == axes[a - 1]->values_size()) digit[--a] = 0;
-      if (a == 0) break;
-    }
+    total = saturating_sum(total, loaded.points);
+    out.bases.push_back(std::move(loaded));
   }
+  // The work bound (issue 14 item 4): every point is a simulation per schedule.
+  if (total == kSaturated || total > max_points)
+    throw Error(ErrorKind::Input,
+                fmt::format("the grid has {} points, more than the {} allowed (sweep --max-points raises it)",
+                            total == kSaturated ? std::string("more than 2^64") : fmt::format("{}", total), max_points),
+                "axes", index.find("axes"));
   return out;
 }
 
@@ -679,7 +687,8 @@ ValidatedFile validate_file(const std::string& name_or_path, const std::vector<O
     case FileKind::Sweep: {
       // Every grid point must make a valid scenario.
       const LoadedSweep sweep = load_sweep(path);
-      for (const SweepPoint& point : sweep.points) {
+      for (std::size_t i = 0; i < sweep.size(); ++i) {
+        const SweepPoint point = sweep.point(i);
         try {
           load_sweep_point(point);
         } catch (const Error& e) {

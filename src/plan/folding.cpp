@@ -234,6 +234,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   pipe.chunk.p2p_bytes = c.pp > 1 ? act_bytes / as_double(c.tp) : 0.0;
   pipe.optimizer_ms = dp_ms;
   pipe.optimizer_bytes = (held.dense + held.expert) * (4 + b);
+  pipe.limits = s.limits;
   sched::BuiltSchedule built = sched::build_pipeline(pipe);
   sim::Timeline tl = sim::simulate(built.graph);
   // Stage 0 runs the last backward, so the iteration ends with its optimizer step.
@@ -294,7 +295,15 @@ std::vector<FoldingResult> search_mappings(const model::ScenarioSpec& s, const c
     try {
       priced[i] = price_mapping(s, costs, configs[i]);
     } catch (const Error& e) {
-      if (e.kind() != ErrorKind::Input) throw;  // an invalid combination: skipped
+      // An invalid combination is skipped; one too large to simulate is not:
+      // the search would silently answer from the others.
+      if (e.kind() == ErrorKind::Limit) {
+        const FoldingConfig& c = configs[i];
+        throw Error(ErrorKind::Limit,
+                    fmt::format("mapping tp {} cp {} pp {} vpp {} ep {} etp {} mb {}: {}", c.tp, c.cp, c.pp, c.vpp,
+                                c.ep, c.etp, c.micro_batch, e.reason()));
+      }
+      if (e.kind() != ErrorKind::Input) throw;
     }
   });
   std::vector<FoldingResult> out;

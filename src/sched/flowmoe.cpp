@@ -42,6 +42,7 @@ class Builder {
     split_attention_ = kind_ == Kind::FlowAt || kind_ == Kind::Flow;
     chunked_ar_ = kind_ == Kind::FlowAr || kind_ == Kind::Flow;
     ranks_ = k.multi_rank ? static_cast<std::int32_t>(s.cluster.world_size()) : 1;
+    b_.set_limit(graph_limit(s.limits));
     if (k.multi_rank && (p.tp != 1 || p.cp != 1 || p.pp != 1 || p.etp != 1))
       throw Error(ErrorKind::Input, "multi_rank FlowMoE needs tp = cp = pp = etp = 1 (expert and data parallel only)",
                   "schedule.mode");
@@ -80,9 +81,18 @@ class Builder {
     const std::int32_t L = static_cast<std::int32_t>(s_.model.num_layers);
     // Per micro-batch r, the tasks the next block's r waits for (one per rank, or the collective).
     std::vector<std::vector<TaskId>> frontier(static_cast<std::size_t>(R_));
-    for (std::int32_t l = 0; l < L; ++l) forward_block(l, frontier);
+    // 2L alike blocks (forward and backward) make nearly all of the graph: the
+    // limit is checked on the rate after each.
+    const std::size_t blocks = 2 * static_cast<std::size_t>(L);
+    for (std::int32_t l = 0; l < L; ++l) {
+      forward_block(l, frontier);
+      b_.progress(static_cast<std::size_t>(l) + 1, blocks);
+    }
     std::vector<std::vector<TaskId>> at_done(static_cast<std::size_t>(L));
-    for (std::int32_t l = L - 1; l >= 0; --l) at_done[static_cast<std::size_t>(l)] = backward_block(l, frontier);
+    for (std::int32_t l = L - 1; l >= 0; --l) {
+      at_done[static_cast<std::size_t>(l)] = backward_block(l, frontier);
+      b_.progress(2 * static_cast<std::size_t>(L) - static_cast<std::size_t>(l), blocks);
+    }
     // All-reduce of each block's gradients: MHA + gate over DP, experts over EDP.
     const std::vector<TaskId> end = at_done.front();
     for (std::int32_t l = L - 1; l >= 0; --l) {

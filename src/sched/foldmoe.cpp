@@ -205,13 +205,21 @@ class IterationBuilder {
   BuiltSchedule build(const std::string& name) {
     const std::int64_t per_rank_batches = s_.workload.micro_batches_per_rank(s_.parallel.dp);
     std::optional<TaskId> last;
+    // Graph bound (issue 14 item 4): checked on the rate after each layer pass.
+    fb_.graph().set_limit(graph_limit(s_.limits));
+    const std::size_t passes = 2 * static_cast<std::size_t>(per_rank_batches) * s_.model.moe_layer.size();
+    std::size_t done = 0;
     for (std::int64_t n = 0; n < per_rank_batches; ++n) {
-      for (std::int32_t layer = 0; layer < static_cast<std::int32_t>(s_.model.num_layers); ++layer)
+      for (std::int32_t layer = 0; layer < static_cast<std::int32_t>(s_.model.num_layers); ++layer) {
         last =
             s_.model.moe_layer[static_cast<std::size_t>(layer)] ? moe_forward(layer, last) : dense(layer, last, false);
-      for (std::int32_t layer = static_cast<std::int32_t>(s_.model.num_layers) - 1; layer >= 0; --layer)
+        fb_.graph().progress(++done, passes);
+      }
+      for (std::int32_t layer = static_cast<std::int32_t>(s_.model.num_layers) - 1; layer >= 0; --layer) {
         last =
             s_.model.moe_layer[static_cast<std::size_t>(layer)] ? moe_backward(layer, *last) : dense(layer, last, true);
+        fb_.graph().progress(++done, passes);
+      }
     }
     gradient_allreduce(*last);
     BuiltSchedule out{std::move(fb_.graph()).build(), name, kind_ == Kind::None ? 1 : degree_, {}, {}};

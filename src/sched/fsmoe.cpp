@@ -78,14 +78,22 @@ class Builder {
                        k_.backward_only ? t_gar_bytes : 0.0);
     } else {
       const std::int64_t batches = s_.workload.micro_batches_per_rank(s_.parallel.dp);
+      // Graph bound (issue 14 item 4): checked on the rate after each layer pass.
+      b_.set_limit(graph_limit(s_.limits));
+      const std::size_t passes = 2 * static_cast<std::size_t>(batches) * static_cast<std::size_t>(layers);
+      std::size_t done = 0;
       for (std::int64_t n = 0; n < batches; ++n) {
         const bool last_batch = n + 1 == batches;  // gradients are reduced after the last micro-batch
-        for (std::int32_t layer = 0; layer < layers; ++layer) last = forward_layer(layer, last, r_f);
+        for (std::int32_t layer = 0; layer < layers; ++layer) {
+          last = forward_layer(layer, last, r_f);
+          b_.progress(++done, passes);
+        }
         for (std::int32_t layer = layers - 1; layer >= 0; --layer) {
           const std::size_t i = static_cast<std::size_t>(layer);
           const std::int64_t r =
               kind_ != Kind::None && i < k_.degree_backward_per_layer.size() ? k_.degree_backward_per_layer[i] : r_b;
           last = backward_layer(layer, *last, r, last_batch);
+          b_.progress(++done, passes);
         }
       }
       tail_allreduce(*last);

@@ -49,6 +49,7 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
                 fmt::format("interleaved pipelining needs the {} micro-batches to be a multiple of pp {}", m, p),
                 "parallelism.vpp");
   dag::TaskGraphBuilder b;
+  b.set_limit(graph_limit(s.limits));
   std::vector<dag::ResourceId> compute, send;
   std::vector<dag::ResourceId> optimizer;
   for (std::int64_t r = 0; r < p; ++r) {
@@ -68,7 +69,7 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
     std::int64_t vstage, mb;
   };
   std::vector<Pending> pending;
-  for (std::int64_t r = 0; r < p; ++r)
+  for (std::int64_t r = 0; r < p; ++r, b.progress(static_cast<std::size_t>(r), static_cast<std::size_t>(p)))
     for (const PipelineStep& step : pipeline_order(p, v, m, r)) {
       const std::int64_t vstage = step.chunk * p + r;
       dag::TaskSpec t;

@@ -22,4 +22,8 @@ dag::TaskId emit_task(dag::TaskGraphBuilder& builder, const TaskLabels& labels, 
   return id;
 }
 
+dag::GraphLimit graph_limit(const model::RunLimits& limits) {
+  return {limits.max_graph_tasks(), model::kPeakBytesPerTask, "raise --max-memory"};
+}
+
 }  // namespace moeplan::sched

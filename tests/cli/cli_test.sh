@@ -992,5 +992,50 @@ check "validate of a 64 MiB file" 2 "$bin" validate "$tmp/i4/limit.textproto"
 grep -q "larger than" "$tmp/err" && { fail=$((fail + 1)); echo "FAIL 64 MiB refused for its size"; } || pass=$((pass + 1))
 rm -f "$tmp/i4/big.csv" "$tmp/i4/limit.textproto"
 
+# Issue 14, item 4: a 30-line sweep of 8 axes x 100 values (10^16 points)
+# reached 11-16 GB within 60 s. Now its size is counted, not expanded, and it
+# is refused at once under a 1 GiB address-space limit (ulimit -v, KiB).
+{
+  echo '# proto-message: Sweep'
+  echo 'name: "huge" scenarios: "fsmoe-table4-testbed-b"'
+  for a in 0 1 2 3 4 5 6 7; do
+    printf 'axes { field: "workload.seq_len%s"' "$a"
+    for v in $(seq 1 100); do printf ' values: "%s"' "$v"; done
+    echo ' }'
+  done
+} >"$tmp/i4/huge.textproto"
+# AddressSanitizer reserves terabytes of address space: no ulimit -v under it.
+vlimit=1048576
+ldd "$bin" 2>/dev/null | grep -q libasan && vlimit=unlimited
+for cmd in validate sweep; do
+  check "$cmd of a 10^16-point sweep" 2 bash -c 'ulimit -v "$1"; shift; exec timeout 20 "$@"' _ "$vlimit" "$bin" "$cmd" "$tmp/i4/huge.textproto"
+  expect_err "$cmd of a 10^16-point sweep" "axes: the grid has 10000000000000000 points, more than the 16384 allowed"
+done
+# --max-points: small-fsmoe has 2 x 2 x 2 = 8 points.
+check "sweep --max-points below the grid" 2 "$bin" sweep "$src/tests/data/sweeps/small-fsmoe.textproto" --max-points 7 -o "$tmp/i4/s.csv"
+expect_err "sweep --max-points below the grid" "the grid has 8 points, more than the 7 allowed"
+check "sweep --max-points at the grid" 0 "$bin" sweep "$src/tests/data/sweeps/small-fsmoe.textproto" --max-points 8 -o "$tmp/i4/s.csv"
+[[ $(grep -c '' "$tmp/i4/s.csv") -gt 8 ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL sweep --max-points 8 rows"; }
+
+# Issue 14, item 4: a task graph past --max-memory is refused before it runs,
+# with its estimate (2^20 FlowMoE ranks ended in std::bad_alloc after 30-40 s).
+# gpt2-tiny-moe on 16,384 ranks (2,048 nodes x 8), ep 16, d = 2: one forward
+# block is 2 AT + 2 expert tasks per rank (4 x 16384) and 2 dispatch + 2
+# combine AlltoAlls per EP group (4 x 1024) = 69,632 tasks; 12 layers make 24
+# such blocks: 1,671,168 tasks, x 256 B = 408.0 MiB, above 0.1 GiB = 102.4 MiB.
+check "simulate past --max-memory" 2 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --set schedule.mode=multi_rank \
+  --set cluster.num_nodes=2048 --set parallelism.dp=16384 --max-memory 0.1
+expect_err "simulate past --max-memory" "the task graph would have about 1671168 tasks, about 408.0 MiB at 256 bytes per task, more than the 102.4 MiB allowed (raise --max-memory"
+check "--max-memory 0" 2 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --max-memory 0
+expect_err "--max-memory 0" "--max-memory: must be a number of GiB from 0.001 to 1048576, got '0'"
+# A search never skips a candidate for its size: the plan fails, naming the mapping.
+check "plan past --max-memory" 2 "$bin" plan folding-qwen2-57b-a14b-64 --set workload.global_batch_size=262144 \
+  --max-memory 0.01 -o "$tmp/i4/p.textproto"
+expect_err "plan past --max-memory" "mapping tp "
+[[ ! -e $tmp/i4/p.textproto ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plan past --max-memory wrote a plan"; }
+printf '# proto-message: Sweep\nname: "b" scenarios: "fsmoe-table4-testbed-b"\naxes { field: "workload.global_batch_size" values: "4096" }\n' >"$tmp/i4/batch.textproto"
+check "sweep past --max-memory" 2 "$bin" sweep "$tmp/i4/batch.textproto" --max-memory 0.001 -o "$tmp/i4/s2.csv"
+expect_err "sweep past --max-memory" "the task graph would have"
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]

@@ -1,7 +1,7 @@
 #pragma once
 // Errors that cross module boundaries. Library code never prints or exits: it
 // throws moeplan::Error, and the CLI maps the kind to an exit code (2 for bad
-// input or usage, 1 for a runtime failure).
+// input or usage and for a resource limit, 1 for a runtime failure).
 
 #include <stdexcept>
 #include <string>
@@ -15,7 +15,11 @@ struct SourceLocation {
   int column = 0;
 };
 
-enum class ErrorKind { Input, Runtime };
+/// Input: the files or options are wrong. Limit: the request is valid but
+/// passes a resource bound the user can raise or avoid (--max-memory); a
+/// planner that skips invalid candidates must not skip these. Runtime: moeplan
+/// or the system failed.
+enum class ErrorKind { Input, Limit, Runtime };
 
 /// @brief The one exception type of moeplan: a reason, and for input errors the field and file.
 class Error : public std::runtime_error {

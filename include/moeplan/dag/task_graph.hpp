@@ -112,9 +112,23 @@ class TaskGraph {
   CsrGraph predecessors_;
 };
 
+/// @brief A bound on a graph's size, checked while it is built (issue 14 item
+/// 4): a graph too large for memory is refused before it is run, not met as
+/// std::bad_alloc after a minute.
+struct GraphLimit {
+  std::size_t max_tasks = 0;       ///< 0: no bound
+  std::size_t bytes_per_task = 0;  ///< peak bytes one task costs, to say how much memory the graph needs
+  std::string raise_hint;          ///< what the user can change, e.g. "raise --max-memory"
+};
+
 /// @brief Collects resources, tasks and dependencies; build() checks and freezes them.
 class TaskGraphBuilder {
  public:
+  void set_limit(GraphLimit limit) { limit_ = std::move(limit); }
+  /// The builder's outer loop has done `done` of `total` alike steps (blocks,
+  /// micro-batches, stages): a graph that at this rate would pass the limit is
+  /// refused now, with the estimate, instead of when it reaches the limit.
+  void progress(std::size_t done, std::size_t total);
   ResourceId add_resource(Resource resource);
   /// Tasks are issued in the order they are added (in-order streams start them so).
   TaskId add_task(const TaskSpec& task);
@@ -128,8 +142,11 @@ class TaskGraphBuilder {
   TaskGraph build() &&;
 
  private:
+  [[noreturn]] void refuse(std::size_t tasks, const std::string& how) const;
+
   TaskGraph graph_;
   std::vector<std::pair<TaskId, TaskId>> edges_;
+  GraphLimit limit_;
 };
 
 const char* to_string(TaskKind kind);

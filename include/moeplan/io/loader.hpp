@@ -70,20 +70,52 @@ struct SweepPoint {
   std::vector<std::pair<std::string, std::string>> labels;  ///< axis name -> value, for CSV columns
 };
 
-/// @brief A loaded sweep: its name and every grid point, in order.
+/// @brief One axis of a sweep as written: its CSV column and its values.
+struct SweepAxis {
+  std::string field;   ///< the scalar field set, or empty when values are "field.path=value;..."
+  std::string column;  ///< CSV column: the field, or "axisN"
+  std::vector<std::string> values;
+  std::vector<SourceLocation> value_lines;  ///< where each value is written
+  std::size_t index = 0;                    ///< position among the file's axes, for "axes[N]"
+};
+
+/// @brief A base scenario and the axes that apply to it.
+struct SweepBase {
+  std::string scenario;         ///< as loaded: beside the sweep, else as written
+  std::vector<std::size_t> axes;  ///< into LoadedSweep::axes, in file order
+  std::size_t points = 1;        ///< product of those axes' value counts
+};
+
+/// The most grid points a sweep may have unless the caller allows more: each
+/// point is one simulation per schedule, and validate loads every one.
+/// 16,384 is 5.6x the largest bundled sweep (fsmoe-table4: 2 x 1458 points);
+/// docs/reliability.md gives the time per point that this bounds.
+inline constexpr std::size_t kDefaultMaxSweepPoints = 16384;
+
+/// @brief A loaded sweep. The grid is not held in memory: point(i) makes the
+/// i-th point from the axes (base scenarios in order, within each the last
+/// axis varying fastest), so memory stays that of the file however many
+/// points the axes multiply to.
 struct LoadedSweep {
   std::string name;
   std::string path;                    ///< the file it was read from
   std::vector<std::string> schedules;  ///< empty = all that apply
-  std::vector<SweepPoint> points;
-  std::vector<std::string> columns;  ///< axis names, in order, for the CSV header
+  std::vector<std::string> columns;    ///< axis names, in order, for the CSV header
+  std::vector<SweepAxis> axes;
+  std::vector<SweepBase> bases;
+
+  std::size_t size() const;  ///< grid points in all
+  /// The i-th grid point (i < size()).
+  SweepPoint point(std::size_t i) const;
 };
 
-/// Reads a sweep and expands its grid (the cartesian product of the axes that
-/// apply to each base scenario, the last axis varying fastest).
-LoadedSweep load_sweep(const std::string& name_or_path);
+/// Reads a sweep and checks its grid (the cartesian product of the axes that
+/// apply to each base scenario). A grid of more than max_points points is an
+/// input error that gives its size.
+LoadedSweep load_sweep(const std::string& name_or_path, std::size_t max_points = kDefaultMaxSweepPoints);
 /// load_sweep on text already in memory, said to come from path.
-LoadedSweep load_sweep_text(const std::string& path, const std::string& text);
+LoadedSweep load_sweep_text(const std::string& path, const std::string& text,
+                            std::size_t max_points = kDefaultMaxSweepPoints);
 /// Loads one grid point's scenario. An error the overrides cause is blamed on
 /// the axis value that causes it (sweep file, line, "axes[A].values[V]"), also
 /// when it shows in a referenced file (a d_model that heads do not divide).

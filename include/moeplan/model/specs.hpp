@@ -4,6 +4,7 @@
 // what every later stage (cost model, schedules, planners) reads; the Protobuf
 // text files are converted into them at the edge (src/io).
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -193,6 +194,23 @@ struct PlanSpec {
 };
 
 /// @brief Everything one simulation needs, resolved and validated.
+/// Peak bytes of memory a simulation needs per task of its graph: task record,
+/// name, both adjacency arrays, the builder's edge list and the engine's
+/// timeline and queues. Measured peak RSS per task on the largest runs that
+/// fit (docs/reliability.md, "Bounds"): 223 B for FlowMoE multi_rank at 65,536
+/// ranks, 189 B for FoldMoE with 4,096 micro-batches; 256 B bounds both.
+inline constexpr std::size_t kPeakBytesPerTask = 256;
+/// The default memory budget of one simulated graph: 8 GiB, a third of the
+/// 24 GiB development machine (docs/reliability.md), so that a plan running a
+/// few graphs at once still fits. --max-memory changes it.
+inline constexpr std::size_t kDefaultMaxMemoryBytes = std::size_t{8} << 30;
+
+/// @brief Bounds on one run's resources. Not read from files: the CLI sets them.
+struct RunLimits {
+  std::size_t max_memory_bytes = kDefaultMaxMemoryBytes;  ///< per simulated task graph
+  std::size_t max_graph_tasks() const { return max_memory_bytes / kPeakBytesPerTask; }
+};
+
 struct ScenarioSpec {
   std::string name;
   ModelSpec model;
@@ -206,6 +224,7 @@ struct ScenarioSpec {
   /// scenario writes and every `set:` line and --set. Validation rejects an
   /// option that cannot act on the scenario's family (model/options.hpp).
   std::vector<std::string> options;
+  RunLimits limits;  ///< set by the command line (--max-memory), not by files
 };
 
 const char* to_string(OpClass op);

@@ -33,6 +33,7 @@ struct PipelineSpec {
   /// parameter AllGather of the distributed optimizer), on its own stream; 0: none.
   double optimizer_ms = 0;
   double optimizer_bytes = 0;  ///< bytes the optimizer step's collectives move per GPU (its task's size)
+  model::RunLimits limits;     ///< the graph's memory bound (the scenario's)
 };
 
 /// The order of one stage's work items: (+chunk, micro-batch) forward or

@@ -43,6 +43,9 @@ struct TaskLabels {
   double size = 0;         ///< FLOPs (compute) or bytes (communication) the task was priced for
 };
 
+/// The graph bound of a run's limits (model::RunLimits), for a builder's TaskGraphBuilder.
+dag::GraphLimit graph_limit(const model::RunLimits& limits);
+
 /// Adds a task after its dependencies: the one way the builders emit tasks.
 dag::TaskId emit_task(dag::TaskGraphBuilder& builder, const TaskLabels& labels, dag::TaskKind kind, model::OpClass op,
                       double duration_ms, std::vector<dag::ResourceId> resources,

@@ -2,6 +2,7 @@
 // (issue 13): the fuzz targets' findings and the plausibility bounds. Each
 // case names what the old code did with the input.
 
+#include <limits>
 #include <catch2/catch.hpp>
 
 #include <cstddef>
@@ -89,22 +90,45 @@ TEST_CASE("io::load_model_text steps moe_layer_interval without overflowing", "[
         std::vector<bool>{false, true, false, true});
 }
 
-TEST_CASE("io::load_sweep_text refuses grids too large to expand", "[io]") {
+TEST_CASE("io::load_sweep_text refuses grids of more points than allowed, and says how many", "[io]") {
   // Found by fuzz_text_format (timeouts): the old code expanded every grid.
-  // 5 axes of 10 values are 10^5 points, above the 16384 allowed.
+  // 5 axes of 10 values are 10^5 points, above the 16384 allowed by default.
   const std::vector<std::string> ten{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10"};
   const std::string message = error_of([&] { io::load_sweep_text("big.textproto", sweep_with({ten, ten, ten, ten, ten})); });
-  CHECK(message.find("axes: the grid has more than 16384 points") != std::string::npos);
-  // 4 such axes are 10^4 points, and expand.
-  CHECK(io::load_sweep_text("big.textproto", sweep_with({ten, ten, ten, ten})).points.size() == 10000);
+  CHECK(message.find("axes: the grid has 100000 points, more than the 16384 allowed") != std::string::npos);
+  // A caller may allow more (sweep --max-points): the same grid loads.
+  CHECK(io::load_sweep_text("big.textproto", sweep_with({ten, ten, ten, ten, ten}), 100000).size() == 100000);
+  // 4 such axes are 10^4 points, within the default.
+  CHECK(io::load_sweep_text("big.textproto", sweep_with({ten, ten, ten, ten})).size() == 10000);
+  // Issue 14 item 4: 30 axes of 10 values are 10^30 points, past 2^64: the
+  // count saturates instead of wrapping to a small number that would pass.
+  const std::string huge = error_of([&] {
+    io::load_sweep_text("big.textproto", sweep_with(std::vector<std::vector<std::string>>(30, ten)), std::numeric_limits<std::size_t>::max());
+  });
+  CHECK(huge.find("the grid has more than 2^64 points") != std::string::npos);
+}
 
-  // 13 two-valued axes and one of two 10 kB values are 16384 points, each with
-  // a copy of one long value as label and as override: 2 x 16384 x 10^4 bytes
-  // = 328 MB, above 256 MiB.
-  std::vector<std::vector<std::string>> axes(13, std::vector<std::string>{"1", "2"});
-  axes.push_back({std::string(10000, 'a'), std::string(10000, 'b')});
-  const std::string long_values = error_of([&] { io::load_sweep_text("big.textproto", sweep_with(axes)); });
-  CHECK(long_values.find("axes: the grid's values would take more than 256 MiB in memory") != std::string::npos);
+TEST_CASE("io::LoadedSweep makes each grid point on demand, last axis fastest", "[io]") {
+  // 3 x 2 grid: point i has digits (i / 2, i % 2). The old loader held every
+  // point (an 8 x 100 grid reached 11-16 GB); the new one holds the axes only.
+  const io::LoadedSweep sweep = io::load_sweep_text("g.textproto", sweep_with({{"1", "2", "4"}, {"1024", "2048"}}));
+  REQUIRE(sweep.size() == 6);
+  const io::SweepPoint p3 = sweep.point(3);  // digits (1, 1): values "2" and "2048"
+  REQUIRE(p3.overrides.size() == 2);
+  CHECK(p3.overrides[0].value == "2");
+  CHECK(p3.overrides[1].value == "2048");
+  CHECK(p3.overrides[1].origin_field == "axes[1].values[1]");
+  const io::SweepPoint p4 = sweep.point(4);  // digits (2, 0): "4" and "1024"
+  CHECK(p4.labels[0].second == "4");
+  CHECK(p4.labels[1].second == "1024");
+  // A grid of 10^8 points is allowed when asked for and costs no memory per
+  // point: its last point is made directly (digits all 9).
+  const std::vector<std::string> ten{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
+  const io::LoadedSweep big = io::load_sweep_text("g.textproto", sweep_with(std::vector<std::vector<std::string>>(8, ten)),
+                                                  100000000);
+  REQUIRE(big.size() == 100000000);
+  const io::SweepPoint last = big.point(big.size() - 1);
+  for (const io::Override& o : last.overrides) CHECK(o.value == "9");
 }
 
 TEST_CASE("io::load_cluster_text refuses hardware figures far outside physical reality", "[io]") {

@@ -275,10 +275,10 @@ TEST_CASE("io::load_scenario resolves references beside the scenario first, from
                "# proto-message: Sweep\nname: \"grid\"\nscenarios: \"s\"\n"
                "axes { field: \"workload.seq_len\" values: \"8192\" values: \"16384\" }\n");
     const auto sweep = moeplan::io::load_sweep("../proj/grid.textproto");
-    REQUIRE(sweep.points.size() == 2);
-    CHECK(sweep.points[0].scenario == "../proj/s.textproto");
+    REQUIRE(sweep.size() == 2);
+    CHECK(sweep.point(0).scenario == "../proj/s.textproto");
     CHECK(error_of("../proj/grid.textproto").empty());
-    CHECK(moeplan::io::load_scenario(sweep.points[1].scenario, sweep.points[1].overrides).model.name == "local-moe");
+    CHECK(moeplan::io::load_scenario(sweep.point(1).scenario, sweep.point(1).overrides).model.name == "local-moe");
   }
 }
 

@@ -253,3 +253,36 @@ TEST_CASE("sim::simulate reports a deadlock instead of hanging", "[sim]") {
   const dag::TaskGraph g = std::move(d.b).build();
   CHECK_THROWS_WITH(sim::simulate(g), Catch::Contains("deadlock: collective 'p' holds 1 of its 2 resources"));
 }
+
+TEST_CASE("dag::TaskGraphBuilder refuses a graph past its limit, early when the rate says so", "[sim]") {
+  // Issue 14 item 4: 2^20 FlowMoE ranks built ~107M tasks until std::bad_alloc.
+  // Limit 10 tasks at 256 bytes each. After 3 tasks, 1 of 4 alike steps is
+  // done: 3 x 4 = 12 tasks are coming, more than 10: refused now, with 12.
+  Dag d;
+  d.b.set_limit({10, 256, "raise --max-memory"});
+  const auto s = d.resource("compute");
+  for (int i = 0; i < 3; ++i) d.task("t", 1, {s});
+  try {
+    d.b.progress(1, 4);
+    FAIL("not refused");
+  } catch (const Error& e) {
+    // 12 x 256 B = 3072 B = 2.9e-6 GiB, printed 0.0; the message is checked for the count and the hint.
+    CHECK(std::string(e.what()).find("would have about 12 tasks") != std::string::npos);
+    CHECK(std::string(e.what()).find("raise --max-memory") != std::string::npos);
+    CHECK(e.kind() == ErrorKind::Limit);  // a planner skips Input errors (bad candidates), never this
+  }
+  // 2 of 4 steps after 5 tasks: 10 coming, at the limit: allowed, and a graph
+  // of exactly 10 tasks builds; the 11th task is refused whatever the rate said.
+  Dag ok;
+  ok.b.set_limit({10, 256, "raise --max-memory"});
+  const auto r = ok.resource("compute");
+  for (int i = 0; i < 5; ++i) ok.task("t", 1, {r});
+  ok.b.progress(2, 4);
+  for (int i = 0; i < 5; ++i) ok.task("t", 1, {r});
+  CHECK_THROWS_WITH(ok.task("t", 1, {r}), Catch::Contains("would have at least 11 tasks"));
+  Dag exact;
+  exact.b.set_limit({10, 256, "raise --max-memory"});
+  const auto x = exact.resource("compute");
+  for (int i = 0; i < 10; ++i) exact.task("t", 1, {x});
+  CHECK(std::move(exact.b).build().size() == 10);
+}
