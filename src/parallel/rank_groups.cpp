@@ -16,13 +16,6 @@ std::vector<std::int64_t> prefix_product(const std::vector<std::int64_t>& a) {
   return r;
 }
 
-std::vector<std::int64_t> decompose(std::int64_t index, const std::vector<std::int64_t>& shape) {
-  const std::vector<std::int64_t> stride = prefix_product(shape);
-  std::vector<std::int64_t> idx;
-  for (std::size_t i = 0; i < shape.size(); ++i) idx.push_back((index / stride[i]) % shape[i]);
-  return idx;
-}
-
 std::vector<std::string> split_order(const std::string& order) {
   std::vector<std::string> out;
   std::stringstream in(order);
@@ -51,10 +44,10 @@ class RankGenerator {
         sizes_.push_back(1);
       }
   }
-  RankGroups groups(const std::vector<std::string>& dims) const {
+  RankGroups groups(const std::vector<std::string>& dims, std::int64_t max_groups) const {
     std::vector<bool> mask;
     for (const std::string& n : names_) mask.push_back(std::find(dims.begin(), dims.end(), n) != dims.end());
-    return masked_orthogonal_groups(world_, sizes_, mask);
+    return masked_orthogonal_groups(world_, sizes_, mask, max_groups);
   }
   static std::string join(const std::vector<std::string>& order) {
     std::string s;
@@ -71,26 +64,32 @@ class RankGenerator {
 }  // namespace
 
 RankGroups masked_orthogonal_groups(std::int64_t world, const std::vector<std::int64_t>& sizes,
-                                    const std::vector<bool>& mask) {
+                                    const std::vector<bool>& mask, std::int64_t max_groups) {
   std::vector<std::int64_t> masked_shape, unmasked_shape, masked_stride, unmasked_stride;
   const std::vector<std::int64_t> global_stride = prefix_product(sizes);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     (mask[i] ? masked_shape : unmasked_shape).push_back(sizes[i]);
     (mask[i] ? masked_stride : unmasked_stride).push_back(global_stride[i]);
   }
-  const std::int64_t group_size = prefix_product(masked_shape).back();
-  const std::int64_t groups = world / group_size;
+  const std::vector<std::int64_t> masked_prefix = prefix_product(masked_shape);
+  const std::vector<std::int64_t> unmasked_prefix = prefix_product(unmasked_shape);
+  const std::int64_t group_size = masked_prefix.back();
+  const std::int64_t groups = max_groups >= 0 ? std::min(max_groups, world / group_size) : world / group_size;
+  // The rank of coordinate index `i` of a shape: sum over dimensions of
+  // ((i / prefix[d]) % shape[d]) x stride[d] (Megatron's decompose, then the
+  // dot product), without a vector per rank: groups of 2^20 ranks are priced.
+  auto offset = [](std::int64_t index, const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& prefix,
+                   const std::vector<std::int64_t>& stride) {
+    std::int64_t rank = 0;
+    for (std::size_t d = 0; d < shape.size(); ++d) rank += (index / prefix[d]) % shape[d] * stride[d];
+    return rank;
+  };
   RankGroups out;
   for (std::int64_t g = 0; g < groups; ++g) {
-    const std::vector<std::int64_t> group_idx = decompose(g, unmasked_shape);
-    std::vector<std::int64_t> ranks;
-    for (std::int64_t r = 0; r < group_size; ++r) {
-      const std::vector<std::int64_t> rank_idx = decompose(r, masked_shape);
-      std::int64_t rank = 0;
-      for (std::size_t i = 0; i < rank_idx.size(); ++i) rank += rank_idx[i] * masked_stride[i];
-      for (std::size_t i = 0; i < group_idx.size(); ++i) rank += group_idx[i] * unmasked_stride[i];
-      ranks.push_back(rank);
-    }
+    const std::int64_t base = offset(g, unmasked_shape, unmasked_prefix, unmasked_stride);
+    std::vector<std::int64_t> ranks(static_cast<std::size_t>(group_size));
+    for (std::int64_t r = 0; r < group_size; ++r)
+      ranks[static_cast<std::size_t>(r)] = base + offset(r, masked_shape, masked_prefix, masked_stride);
     out.push_back(std::move(ranks));
   }
   return out;
@@ -124,18 +123,23 @@ Mapping make_mapping(const MappingRequest& q) {
   // Megatron: attention with ep = 1; experts with tp = etp, dp = edp, cp = 1.
   const RankGenerator attention(q.world, {{"tp", q.tp}, {"cp", q.cp}, {"ep", 1}, {"dp", m.dp}, {"pp", q.pp}}, order);
   const RankGenerator expert(q.world, {{"tp", m.etp}, {"cp", 1}, {"ep", q.ep}, {"dp", m.edp}, {"pp", q.pp}}, order);
-  m.attention["tp"] = attention.groups({"tp"});
-  m.attention["cp"] = attention.groups({"cp"});
-  m.attention["dp"] = attention.groups({"dp"});
+  const std::int64_t limit = q.first_groups_only ? 1 : -1;
+  m.attention["tp"] = attention.groups({"tp"}, limit);
+  m.attention["cp"] = attention.groups({"cp"}, limit);
+  m.attention["dp"] = attention.groups({"dp"}, limit);
   // Megatron's data-parallel group with context parallelism (get_ranks('dp-cp')):
   // CP ranks hold the same weights and see other tokens of the same samples, so
   // dense gradients are reduced and the distributed optimizer shards over it.
-  m.attention["dp-cp"] = attention.groups({"dp", "cp"});
-  m.attention["pp"] = attention.groups({"pp"});
-  m.expert["etp"] = expert.groups({"tp"});
-  m.expert["ep"] = expert.groups({"ep"});
-  m.expert["edp"] = expert.groups({"dp"});
-  m.expert["pp"] = expert.groups({"pp"});
+  m.attention["dp-cp"] = attention.groups({"dp", "cp"}, limit);
+  m.attention["pp"] = attention.groups({"pp"}, limit);
+  m.expert["etp"] = expert.groups({"tp"}, limit);
+  m.expert["ep"] = expert.groups({"ep"}, limit);
+  m.expert["edp"] = expert.groups({"dp"}, limit);
+  m.expert["pp"] = expert.groups({"pp"}, limit);
+  // Comparing the first pipeline groups is enough: a pipeline group is
+  // {i + s k + s pp j : k < pp} with s the product of the sizes before pp in
+  // the order, so both kinds' groups are the same partition exactly when their
+  // strides s are equal, which group 0 ({0, s, 2s, ...}) shows.
   if (m.attention["pp"] != m.expert["pp"])
     bad("order", fmt::format("attention and expert pipeline groups differ under '{}': the order must end in pp, or "
                              "pp must be 1, or edp must equal dp (edp {} vs dp {})",

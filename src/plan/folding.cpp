@@ -146,7 +146,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   FoldingConfig& c = out.config;
   const std::int64_t world = s.cluster.world_size();
   const parallel::Mapping map =
-      parallel::make_mapping({world, c.tp, c.cp, c.pp, c.ep, c.etp, c.vpp, s.parallel.order, m.moe.num_experts});
+      parallel::make_mapping({world, c.tp, c.cp, c.pp, c.ep, c.etp, c.vpp, s.parallel.order, m.moe.num_experts, true});
   c.dp = map.dp;
   c.edp = map.edp;
   if (m.num_layers % (c.pp * c.vpp) != 0) throw_input_error("parallelism.pp", "layers do not split over pp x vpp");

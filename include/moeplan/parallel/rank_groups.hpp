@@ -23,6 +23,10 @@ struct MappingRequest {
   std::int64_t vpp = 1;
   std::string order = "tp-cp-ep-dp-pp";
   std::optional<std::int64_t> num_experts;  ///< checked against ep when given
+  /// Only each kind's first group (the one of rank 0): what pricing needs, as
+  /// every group of a kind has the same strides. O(group size) instead of
+  /// O(world) per kind, which made a folding plan at 2^20 GPUs take hours.
+  bool first_groups_only = false;
 };
 
 /// @brief Both layer kinds' groups.
@@ -39,8 +43,9 @@ struct Mapping {
 Mapping make_mapping(const MappingRequest& request);
 
 /// Megatron's generate_masked_orthogonal_rank_groups: sizes in order (fastest
-/// first); `mask` picks the dimensions a group spans.
+/// first); `mask` picks the dimensions a group spans. max_groups >= 0 stops
+/// after that many groups (in Megatron's order).
 RankGroups masked_orthogonal_groups(std::int64_t world, const std::vector<std::int64_t>& sizes,
-                                    const std::vector<bool>& mask);
+                                    const std::vector<bool>& mask, std::int64_t max_groups = -1);
 
 }  // namespace moeplan::parallel

@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <array>
+#include <optional>
+
 #include <moeplan/core/error.hpp>
 #include <moeplan/parallel/rank_groups.hpp>
 
@@ -170,4 +174,55 @@ TEST_CASE("parallel::make_mapping names each invalid mapping", "[parallel]") {
   CHECK(error_of({16, 2, 1, 2, 2, 1, 1, "tp-cp-ep-pp-dp", std::nullopt}).empty());  // etp*ep = tp*cp: edp = dp = 4
   // etp defaults to tp.
   CHECK(parallel::make_mapping({16, 4, 1, 1, 2, std::nullopt, 1, "tp-cp-ep-dp-pp", std::nullopt}).etp == 4);
+}
+
+TEST_CASE("parallel::make_mapping with first_groups_only gives each full mapping's first groups", "[parallel]") {
+  // Second formulation: the full mapping (every group) of each request, whose
+  // front groups and pipeline-group check the cheap one must reproduce, over
+  // every order of the five dimensions and sizes that make the attention and
+  // expert pipeline groups differ for some orders (edp != dp, pp > 1).
+  std::vector<std::string> dims{"cp", "dp", "ep", "pp", "tp"};
+  int compared = 0, refused = 0;
+  do {
+    std::string order;
+    for (const std::string& d : dims) order += (order.empty() ? "" : "-") + d;
+    for (const auto& [tp, cp, pp, ep, etp] : std::vector<std::array<std::int64_t, 5>>{
+             {2, 2, 2, 4, 1}, {1, 1, 4, 8, 2}, {4, 1, 2, 2, 4}, {2, 1, 1, 8, 1}}) {
+      parallel::MappingRequest q;
+      q.world = 64;
+      q.tp = tp;
+      q.cp = cp;
+      q.pp = pp;
+      q.ep = ep;
+      q.etp = etp;
+      q.order = order;
+      std::optional<parallel::Mapping> full;
+      std::string full_error;
+      try {
+        full = parallel::make_mapping(q);
+      } catch (const Error& e) {
+        full_error = e.reason();
+      }
+      q.first_groups_only = true;
+      INFO(order << " tp " << tp << " cp " << cp << " pp " << pp << " ep " << ep << " etp " << etp);
+      if (!full) {
+        CHECK_THROWS_WITH(parallel::make_mapping(q), full_error);
+        ++refused;
+        continue;
+      }
+      const parallel::Mapping first = parallel::make_mapping(q);
+      for (const auto* kinds : {&full->attention, &full->expert}) {
+        const auto& cheap = kinds == &full->attention ? first.attention : first.expert;
+        for (const auto& [name, groups] : *kinds) {
+          REQUIRE(cheap.at(name).size() == 1);
+          CHECK(cheap.at(name).front() == groups.front());
+        }
+      }
+      ++compared;
+    }
+  } while (std::next_permutation(dims.begin(), dims.end()));
+  // 120 orders x 4 size sets; some orders differ in pipeline groups, most not.
+  CHECK(compared + refused == 480);
+  CHECK(refused > 0);
+  CHECK(compared > 0);
 }
