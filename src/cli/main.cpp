@@ -55,7 +55,16 @@ int run(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
-    std::cerr << "moeplan: error: " << e.what() << '\n';
+    // CLI11 quotes arguments whole: a long one is cut as every quoted value is.
+    std::string message = e.what();
+    for (int i = 1; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg.size() <= moeplan::kQuotedForErrorMax) continue;
+      const std::string cut = moeplan::quoted_for_error(arg);
+      for (std::size_t at = message.find(arg); at != std::string::npos; at = message.find(arg, at + cut.size()))
+        message.replace(at, arg.size(), cut);
+    }
+    std::cerr << "moeplan: error: " << message << '\n';
     return 2;
   }
   // Standard output carries the report, unless an output ("-o -") took it.

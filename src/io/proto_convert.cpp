@@ -327,7 +327,8 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
   if (o.has_ar_chunk_bytes()) s.schedule.ar_chunk_bytes = o.ar_chunk_bytes();
   s.schedule.fsmoe_released_solver_rules = o.fsmoe_released_solver_rules();
   if (o.has_mode() && o.mode() != "symmetric" && o.mode() != "multi_rank")
-    throw_input_error("schedule.mode", fmt::format("must be symmetric or multi_rank, got '{}'", o.mode()));
+    throw_input_error("schedule.mode",
+                      fmt::format("must be symmetric or multi_rank, got {}", quoted_for_error(o.mode())));
   s.schedule.multi_rank = o.mode() == "multi_rank";
   if (o.has_slow_ranks_compute_factor()) {
     if (!(o.slow_ranks_compute_factor() >= 1.0))
@@ -341,7 +342,8 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
   }
   if (o.has_recompute()) {
     if (o.recompute() != "none" && o.recompute() != "selective" && o.recompute() != "full")
-      throw_input_error("schedule.recompute", fmt::format("must be none, selective or full, got '{}'", o.recompute()));
+      throw_input_error("schedule.recompute",
+                        fmt::format("must be none, selective or full, got {}", quoted_for_error(o.recompute())));
     s.schedule.recompute = o.recompute();
   }
   if (o.has_slow_ranks_fraction()) {

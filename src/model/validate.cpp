@@ -257,11 +257,13 @@ void validate(const ScenarioSpec& s) {
                       w.micro_batch_size * p.dp));
   require(s.schedule.family == "foldmoe" || s.schedule.family == "fsmoe" || s.schedule.family == "flowmoe" ||
               s.schedule.family == "folding",
-          "schedule.family", fmt::format("unknown family '{}' (foldmoe, fsmoe, flowmoe, folding)", s.schedule.family));
+          "schedule.family",
+          fmt::format("unknown family {} (foldmoe, fsmoe, flowmoe, folding)", quoted_for_error(s.schedule.family)));
   require(
       w.micro_batches_per_rank(p.dp) <= kMaxMicroBatchesPerRank, "workload.global_batch_size",
       fmt::format("{} micro-batches per DP rank; at most {}", w.micro_batches_per_rank(p.dp), kMaxMicroBatchesPerRank));
-  require(is_known_schedule(s.schedule.name), "schedule.name", fmt::format("unknown schedule '{}'", s.schedule.name));
+  require(is_known_schedule(s.schedule.name), "schedule.name",
+          fmt::format("unknown schedule {}", quoted_for_error(s.schedule.name)));
   for (auto [value, field] : {std::pair{s.schedule.degree, "degree"},
                               {s.schedule.degree_forward, "degree_forward"},
                               {s.schedule.degree_backward, "degree_backward"},
@@ -269,9 +271,10 @@ void validate(const ScenarioSpec& s) {
     if (value) require_positive(*value, std::string("schedule.") + field);
   for (std::int64_t tokens : s.schedule.slicing_tokens) require_positive(tokens, "schedule.slicing");
   if (s.profile)
-    require(s.profile->cluster == s.cluster.name, "profile",
-            fmt::format("profile '{}' belongs to cluster '{}' but the scenario runs on '{}'", s.profile->name,
-                        s.profile->cluster, s.cluster.name));
+    require(
+        s.profile->cluster == s.cluster.name, "profile",
+        fmt::format("profile {} belongs to cluster {} but the scenario runs on {}", quoted_for_error(s.profile->name),
+                    quoted_for_error(s.profile->cluster), quoted_for_error(s.cluster.name)));
   // A compute line faster than the GPU's peak for the model's datatype is a
   // profile for another datatype or GPU (e.g. a BF16 datasheet profile under a
   // 4-byte model): its times would give an MFU above 1. 5% over the peak is
