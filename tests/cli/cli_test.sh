@@ -970,6 +970,24 @@ for cmd in validate simulate; do
   expect_err "$cmd of a directory" "is a directory"
 done
 
+# Issue 14, item 8f: a figure whose conversion to bytes or FLOP/s overflows is
+# named as given (it said "inf GiB").
+while IFS='|' read -r name message args; do
+  read -r -a argv <<<"$args"
+  check "$name" 2 "$bin" "${argv[@]}"
+  expect_err "$name" "$message"
+done <<'HUGE'
+memory_gib 1e300|--set: cluster.gpu.memory_gib: 1e+300 GiB is outside the plausible range [0.25, 16384] GiB|simulate foldmoe-gpt-moe-m-16k --set cluster.gpu.memory_gib=1e300
+peak_tflops_fp16 1e300|--set: cluster.gpu.peak_tflops_fp16: 1e+300 TFLOP/s is outside the plausible range|simulate foldmoe-gpt-moe-m-16k --set cluster.gpu.peak_tflops_fp16=1e300
+peak_tflops_fp32 1e300|--set: cluster.gpu.peak_tflops_fp32: 1e+300 TFLOP/s is outside the plausible range|simulate foldmoe-gpt-moe-m-16k --set cluster.gpu.peak_tflops_fp32=1e300
+bandwidth_gbit_s 1e308|--set: cluster.intra_link.bandwidth_gbit_s: 1e+308 Gbit/s is outside the plausible range [0.1, 1000000] Gbit/s|simulate foldmoe-gpt-moe-m-16k --set cluster.intra_link.bandwidth_gbit_s=1e308
+expert_ffn_hidden_scale 1e308|--set: model.moe.expert_ffn_hidden_scale: 1e+308 x d_model|simulate fsmoe-table4-testbed-b --set model.moe.expert_ffn_hidden_scale=1e308
+HUGE
+sed 's/memory_gib: [0-9.]*/memory_gib: 1e300/' "$src/scenarios/clusters/foldmoe-g5.textproto" >"$tmp/i8/huge-memory.textproto"
+check "memory_gib 1e300 in a cluster file" 2 "$bin" validate "$tmp/i8/huge-memory.textproto"
+expect_err "memory_gib 1e300 in a cluster file" "huge-memory.textproto:"
+expect_err "memory_gib 1e300 in a cluster file" "gpu.memory_gib: 1e+300 GiB is outside the plausible range [0.25, 16384] GiB"
+
 # Issue 14, item 8g: a huge value is cut to 60 bytes and its length; the error
 # stays one short line. A command-line argument is at most 128 KiB (Linux's
 # MAX_ARG_STRLEN): 100 kB there, 1 MB in files.
