@@ -329,6 +329,22 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
   const pb::ScheduleOptions& o = sc.schedule();
   if (o.has_name()) s.schedule.name = o.name();
   if (o.has_family()) s.schedule.family = o.family();
+  // A schedule of another family: say which, and when the family was only
+  // defaulted, that schedule.family is what to set (issue 14, item 8b).
+  if (o.has_name() && model::is_family(s.schedule.family) && s.schedule.family != "folding") {
+    const std::vector<std::string>& own = model::family_schedules(s.schedule.family);
+    const std::vector<std::string> owners = model::families_with_schedule(o.name());
+    if (!owners.empty() && std::find(own.begin(), own.end(), o.name()) == own.end())
+      throw_input_error(
+          "schedule.name",
+          o.has_family()
+              ? fmt::format("{} is a {} schedule, not one of schedule.family {}'s ({})", quoted_for_error(o.name()),
+                            model::join_names(owners), s.schedule.family, model::join_names(own))
+              : fmt::format("{} is a {} schedule, but schedule.family is not set and defaults to {} ({}); set "
+                            "schedule.family: \"{}\"",
+                            quoted_for_error(o.name()), model::join_names(owners), s.schedule.family,
+                            model::join_names(own), owners.front()));
+  }
   if (o.has_degree()) s.schedule.degree = at_most(o.degree(), kMaxDegree, "schedule.degree");
   if (o.has_degree_forward()) s.schedule.degree_forward = at_most(o.degree_forward(), kMaxDegree, "schedule.degree_forward");
   if (o.has_degree_backward())

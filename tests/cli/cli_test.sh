@@ -970,6 +970,24 @@ for cmd in validate simulate; do
   expect_err "$cmd of a directory" "is a directory"
 done
 
+# Issue 14, item 8b: a schedule of another family in a scenario without
+# schedule.family is blamed on the file's schedule.name, which says that the
+# family defaulted to foldmoe (it said "--schedule: ..." with no --schedule).
+grep -v 'family: "flowmoe"' "$src/scenarios/flowmoe-gpt2-tiny-moe-c1.textproto" >"$tmp/i8/nofamily.textproto"
+for cmd in simulate plan validate; do
+  check "$cmd: schedule of another family, family not set" 2 "$bin" "$cmd" "$tmp/i8/nofamily.textproto"
+  expect_err "$cmd: schedule of another family, family not set" \
+    "nofamily.textproto:19:3: schedule.name: 'flowmoe' is a flowmoe schedule, but schedule.family is not set and defaults to foldmoe (none, tutel, aaam, 1a1m, 1a1m-uniform); set schedule.family: \"flowmoe\""
+done
+sed 's/family: "flowmoe"/family: "fsmoe"/' "$src/scenarios/flowmoe-gpt2-tiny-moe-c1.textproto" >"$tmp/i8/fsfamily.textproto"
+check "schedule of another family" 2 "$bin" simulate "$tmp/i8/fsfamily.textproto"
+expect_err "schedule of another family" "fsfamily.textproto:20:3: schedule.name: 'flowmoe' is a flowmoe schedule, not one of schedule.family fsmoe's"
+check "schedule of another family by --set" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --set schedule.name=flowmoe
+expect_err "schedule of another family by --set" "--set: schedule.name: 'flowmoe' is a flowmoe schedule, not one of schedule.family foldmoe's"
+# --schedule on the command line is still what is blamed.
+check "--schedule of another family" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule flowmoe
+expect_err "--schedule of another family" "moeplan: error: --schedule: 'flowmoe' is a flowmoe schedule; this scenario is foldmoe"
+
 # Issue 14, item 8f: a figure whose conversion to bytes or FLOP/s overflows is
 # named as given (it said "inf GiB").
 while IFS='|' read -r name message args; do
