@@ -7,6 +7,9 @@
 #include <cerrno>
 #include <iostream>
 #include <sstream>
+#include <utility>
+
+#include <fmt/format.h>
 
 #include <google/protobuf/stubs/logging.h>
 
@@ -50,6 +53,24 @@ int run(int argc, char** argv) {
   moeplan::cli::add_sweep_command(app, context);
   moeplan::cli::add_mappings_command(app, context);
   moeplan::cli::add_bench_command(app, context);
+  // The command comes first (the only top-level options are --help and
+  // --version): a word that names none is said to be unknown, with the list,
+  // where CLI11 would say "A subcommand is required".
+  std::string commands;
+  bool known = false;
+  const std::string first = argc > 1 ? argv[1] : "";
+  for (const CLI::App* sub : std::as_const(app).get_subcommands([](const CLI::App*) { return true; })) {
+    commands += (commands.empty() ? "" : ", ") + sub->get_name();
+    known = known || sub->check_name(first);
+  }
+  if (argc < 2 || (!known && first.rfind('-', 0) != 0)) {
+    std::cerr << "moeplan: error: "
+              << (argc < 2
+                      ? fmt::format("no command given (commands: {}); moeplan --help says what each does", commands)
+                      : fmt::format("unknown command {} (commands: {})", moeplan::quoted_for_error(first), commands))
+              << '\n';
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -88,8 +88,12 @@ for cmd in validate cost fit datasheet-profile simulate plan sweep mappings benc
   grep -q "Usage" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL help $cmd text"; }
 done
 check "no command" 2 "$bin"
+expect_err "no command" "moeplan: error: no command given (commands: validate, cost, fit, datasheet-profile, simulate, plan, sweep, mappings, bench)"
+# Issue 14 item 8d: it said "A subcommand is required".
 check "unknown command" 2 "$bin" frobnicate
-expect_err "unknown command" "moeplan: error:"
+expect_err "unknown command" "moeplan: error: unknown command 'frobnicate' (commands: validate, cost, fit, datasheet-profile, simulate, plan, sweep, mappings, bench)"
+check "unknown command after an option" 2 "$bin" frobnicate --json
+expect_err "unknown command after an option" "moeplan: error: unknown command 'frobnicate' (commands: validate,"
 check "unknown flag" 2 "$bin" validate --frob models/gpt-moe-m.textproto
 expect_err "unknown flag" "moeplan: error:"
 
@@ -1030,6 +1034,8 @@ check "--schedule of 100 kB" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule 
 short_err "--schedule of 100 kB"
 check "--degree of 100 kB" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --degree "$big"
 short_err "--degree of 100 kB"
+check "command of 100 kB" 2 "$bin" "$big"
+short_err "command of 100 kB"
 check "scenario of 100 kB" 2 "$bin" simulate "$big"
 short_err "scenario of 100 kB"
 huge=$(head -c 1000000 /dev/zero | tr '\0' 7)
