@@ -992,6 +992,13 @@ expect_err "schedule of another family by --set" "--set: schedule.name: 'flowmoe
 check "--schedule of another family" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule flowmoe
 expect_err "--schedule of another family" "moeplan: error: --schedule: 'flowmoe' is a flowmoe schedule; this scenario is foldmoe"
 
+# Issue 14, item 8c: heads that tp does not divide name parallelism.tp where it was set.
+sed -e 's/tp: 8/tp: 16/' -e 's/dp: 2/dp: 1/' "$src/scenarios/foldmoe-gpt-moe-m-16k.textproto" >"$tmp/i8/tp16.textproto"
+check "heads over tp, in the file" 2 "$bin" simulate "$tmp/i8/tp16.textproto"
+expect_err "heads over tp, in the file" "tp16.textproto:14:3: parallelism.tp: num_heads 8 and num_kv_heads 8 must both be divisible by tp 16"
+check "heads over tp, by --set" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --set parallelism.tp=16 --set parallelism.dp=1
+expect_err "heads over tp, by --set" "moeplan: error: --set: parallelism.tp: num_heads 8 and num_kv_heads 8 must both be divisible by tp 16"
+
 # Issue 14, item 8f: a figure whose conversion to bytes or FLOP/s overflows is
 # named as given (it said "inf GiB").
 while IFS='|' read -r name message args; do
