@@ -45,9 +45,11 @@ CLI::Validator sign_validator(bool zero_ok) {
       [zero_ok](std::string& text) -> std::string {
         char* end = nullptr;
         const double value = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0' || !std::isfinite(value)) return fmt::format("expected a number, got '{}'", text);
+        if (text.empty() || *end != '\0' || !std::isfinite(value))
+          return fmt::format("expected a number, got {}", quoted_for_error(text));
         if (zero_ok ? value < 0 : value <= 0)
-          return fmt::format("{}, got {}", zero_ok ? "must not be negative" : "must be positive", text);
+          return fmt::format("{}, got {}", zero_ok ? "must not be negative" : "must be positive",
+                             text.size() <= kQuotedForErrorMax ? text : quoted_for_error(text));
         return "";
       },
       zero_ok ? ">= 0" : "> 0");

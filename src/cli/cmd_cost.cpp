@@ -37,7 +37,7 @@ model::LinkClass choose_link(const CostOptions& o, model::OpClass op, const cost
   if (!o.link.empty()) {
     const auto link = model::link_class_from_string(o.link);
     if (!link || *link == model::LinkClass::Local)
-      throw Error(ErrorKind::Input, fmt::format("--link: expected intra or inter, got '{}'", o.link));
+      throw Error(ErrorKind::Input, fmt::format("--link: expected intra or inter, got {}", quoted_for_error(o.link)));
     return *link;
   }
   const bool intra = costs.has(op, model::LinkClass::Intra);
@@ -62,7 +62,7 @@ cost::GroupShape placed_group(const CostOptions& o, const model::CostProfileSpec
 
 void run_cost(const CostOptions& o, CliContext& context) {
   const auto op = model::op_class_from_string(o.op);
-  if (!op) throw Error(ErrorKind::Input, fmt::format("--op: unknown operation '{}'", o.op));
+  if (!op) throw Error(ErrorKind::Input, fmt::format("--op: unknown operation {}", quoted_for_error(o.op)));
   if (!std::isfinite(o.size) || o.size < 0)
     throw Error(ErrorKind::Input, "--size: must be a finite, non-negative number");
   if (o.group < 0) throw Error(ErrorKind::Input, "--group: must be positive");

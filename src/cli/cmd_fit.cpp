@@ -49,12 +49,12 @@ void run_fit(const FitOptions& o, CliContext& context) {
   io::NcclTestsOptions nccl;
   if (!o.op.empty()) {
     nccl.op = model::op_class_from_string(o.op);
-    if (!nccl.op) throw Error(ErrorKind::Input, fmt::format("--op: unknown operation '{}'", o.op));
+    if (!nccl.op) throw Error(ErrorKind::Input, fmt::format("--op: unknown operation {}", quoted_for_error(o.op)));
   }
   if (!o.link.empty()) {
     nccl.link = model::link_class_from_string(o.link);
     if (!nccl.link || *nccl.link == model::LinkClass::Local)
-      throw Error(ErrorKind::Input, fmt::format("--link: expected intra or inter, got '{}'", o.link));
+      throw Error(ErrorKind::Input, fmt::format("--link: expected intra or inter, got {}", quoted_for_error(o.link)));
   }
   if (o.group > 0) nccl.group = o.group;
   nccl.use_in_place = o.in_place;
@@ -113,7 +113,7 @@ void run_datasheet(const DatasheetOptions& o, CliContext& context) {
   if (o.dtype == "fp32")
     assumptions.dtype = cost::ComputeDtype::Fp32;
   else if (o.dtype != "half")
-    throw Error(ErrorKind::Input, fmt::format("--dtype: expected half or fp32, got '{}'", o.dtype));
+    throw Error(ErrorKind::Input, fmt::format("--dtype: expected half or fp32, got {}", quoted_for_error(o.dtype)));
   const model::ClusterSpec cluster = io::load_cluster(o.cluster);
   const std::string name = o.name.empty() ? cluster.name + "-datasheet" : o.name;
   const model::CostProfileSpec profile = cost::datasheet_profile(cluster, name, assumptions);

@@ -56,6 +56,7 @@ void run_fsmoe_plan(const PlanOptions& o, const plan::ScenarioRun& run, const st
                     CliContext& context) {
   const plan::FsMoePlan p =
       plan::plan_fsmoe(run.spec(), run.costs(), plan::family_schedules("fsmoe"), thread_count(o.threads, context.err));
+  note_threads_started(p.threads, context.err);
   const std::vector<plan::Evaluation>& evaluations = p.schedules;
   auto find = [&](const std::string& name) -> const plan::Evaluation& {
     for (const plan::Evaluation& e : evaluations)
@@ -134,6 +135,7 @@ void run_flowmoe_plan(const PlanOptions& o, const plan::ScenarioRun& run, const 
   const std::vector<std::string>& all = plan::family_schedules("flowmoe");
   const plan::FlowMoePlan p =
       plan::plan_flowmoe(run.spec(), run.costs(), all, {}, thread_count(o.threads, context.err));
+  note_threads_started(p.threads, context.err);
   auto index_of = [&](const std::string& name) {
     return static_cast<std::size_t>(std::find(all.begin(), all.end(), name) - all.begin());
   };
@@ -304,6 +306,7 @@ void run_plan(const PlanOptions& o, CliContext& context) {
     if (s != "none" && s != "tutel") searched.push_back(s);
   const plan::FoldMoePlan result =
       plan::plan_foldmoe(run.spec(), run.costs(), searched, 32, thread_count(o.threads, context.err));
+  note_threads_started(result.threads, context.err);
   // The best among the requested schedules.
   std::size_t best = result.schedules.size();
   for (std::size_t i = 0; i < result.schedules.size(); ++i) {

@@ -52,14 +52,14 @@ constexpr std::int32_t kTraceFirstRanks = 8;
 // "0,7,12-15" -> {0, 7, 12, 13, 14, 15}: ranks and inclusive ranges, comma-separated.
 std::vector<std::int32_t> parse_rank_list(const std::string& text) {
   auto bad = [&](const std::string& why) {
-    return Error(ErrorKind::Input,
-                 fmt::format("--trace-ranks: {} in '{}' (ranks and ranges, e.g. 0,7,12-15)", why, text));
+    return Error(ErrorKind::Input, fmt::format("--trace-ranks: {} in {} (ranks and ranges, e.g. 0,7,12-15)", why,
+                                               quoted_for_error(text)));
   };
   auto number = [&](std::string_view part) {
     std::int32_t value = 0;
     const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
     if (part.empty() || ec != std::errc() || end != part.data() + part.size() || value < 0)
-      throw bad(fmt::format("'{}' is not a rank", part));
+      throw bad(fmt::format("{} is not a rank", quoted_for_error(part)));
     return value;
   };
   std::vector<std::int32_t> ranks;
@@ -72,8 +72,8 @@ std::vector<std::int32_t> parse_rank_list(const std::string& text) {
       ranks.push_back(number(item));
     } else {
       const std::int32_t first = number(item.substr(0, dash)), last = number(item.substr(dash + 1));
-      if (last < first) throw bad(fmt::format("range '{}' runs backwards", item));
-      if (last - first >= 1 << 20) throw bad(fmt::format("range '{}' is too long", item));
+      if (last < first) throw bad(fmt::format("range {} runs backwards", quoted_for_error(item)));
+      if (last - first >= 1 << 20) throw bad(fmt::format("range {} is too long", quoted_for_error(item)));
       for (std::int32_t r = first; r <= last; ++r) ranks.push_back(r);
     }
     if (comma == std::string_view::npos) break;

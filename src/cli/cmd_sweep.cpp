@@ -74,10 +74,11 @@ void check_schedules(const io::LoadedSweep& sweep) {
     const std::vector<std::string>& own = model::family_schedules(base.schedule.family);
     for (std::size_t i = 0; i < sweep.schedules.size(); ++i)
       if (std::find(own.begin(), own.end(), sweep.schedules[i]) == own.end())
-        throw Error(ErrorKind::Input,
-                    fmt::format("'{}' is not a schedule of scenario {} (family {}: {})", sweep.schedules[i],
-                                point.scenario, base.schedule.family, model::join_names(own)),
-                    fmt::format("schedules[{}]", i), SourceLocation{sweep.path, 0, 0});
+        throw Error(
+            ErrorKind::Input,
+            fmt::format("{} is not a schedule of scenario {} (family {}: {})", quoted_for_error(sweep.schedules[i]),
+                        point.scenario, base.schedule.family, model::join_names(own)),
+            fmt::format("schedules[{}]", i), SourceLocation{sweep.path, 0, 0});
   }
 }
 
@@ -93,7 +94,8 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
     const io::SweepPoint point = sweep.point(i);
     const model::ScenarioSpec spec = with_max_memory(io::load_sweep_point(point), o.max_memory_gib);
     if (!spec.profile)
-      throw Error(ErrorKind::Input, fmt::format("scenario '{}' names no cost profile", spec.name), "profile_ref");
+      throw Error(ErrorKind::Input, fmt::format("scenario {} names no cost profile", quoted_for_error(spec.name)),
+                  "profile_ref");
     const cost::CostModel costs(*spec.profile);
     results[i] = plan::evaluate_point(spec, costs, sweep.schedules, 1);  // the points are the parallel work
   });

@@ -7,6 +7,9 @@
 #include <cerrno>
 #include <iostream>
 #include <sstream>
+#include <utility>
+
+#include <fmt/format.h>
 
 #include <google/protobuf/stubs/logging.h>
 
@@ -50,12 +53,39 @@ int run(int argc, char** argv) {
   moeplan::cli::add_sweep_command(app, context);
   moeplan::cli::add_mappings_command(app, context);
   moeplan::cli::add_bench_command(app, context);
+  // The command comes first (the only top-level options are --help and
+  // --version): a word that names none is said to be unknown, with the list,
+  // where CLI11 would say "A subcommand is required".
+  std::string commands;
+  bool known = false;
+  const std::string first = argc > 1 ? argv[1] : "";
+  for (const CLI::App* sub : std::as_const(app).get_subcommands([](const CLI::App*) { return true; })) {
+    commands += (commands.empty() ? "" : ", ") + sub->get_name();
+    known = known || sub->check_name(first);
+  }
+  if (argc < 2 || (!known && first.rfind('-', 0) != 0)) {
+    std::cerr << "moeplan: error: "
+              << (argc < 2
+                      ? fmt::format("no command given (commands: {}); moeplan --help says what each does", commands)
+                      : fmt::format("unknown command {} (commands: {})", moeplan::quoted_for_error(first), commands))
+              << '\n';
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
-    std::cerr << "moeplan: error: " << e.what() << '\n';
+    // CLI11 quotes arguments whole: a long one is cut as every quoted value is.
+    std::string message = e.what();
+    for (int i = 1; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg.size() <= moeplan::kQuotedForErrorMax) continue;
+      const std::string cut = moeplan::quoted_for_error(arg);
+      for (std::size_t at = message.find(arg); at != std::string::npos; at = message.find(arg, at + cut.size()))
+        message.replace(at, arg.size(), cut);
+    }
+    std::cerr << "moeplan: error: " << message << '\n';
     return 2;
   }
   // Standard output carries the report, unless an output ("-o -") took it.

@@ -60,6 +60,10 @@ void note_threads_started(unsigned threads, unsigned started, std::size_t jobs, 
                        started, wanted);
 }
 
+void note_threads_started(const ThreadsStarted& threads, std::ostream& err) {
+  note_threads_started(threads.wanted, threads.started, threads.wanted, err);
+}
+
 io::Json evaluation_to_json(const std::string& scenario, const plan::Evaluation& e) {
   io::Json j = io::Json::object();
   j.set("scenario", scenario);

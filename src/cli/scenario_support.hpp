@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <moeplan/core/parallel.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/plan/evaluation.hpp>
 
@@ -34,5 +35,7 @@ unsigned thread_count(unsigned requested, std::ostream& err);
 /// Says on `err` when parallel_for could start fewer than the threads it was
 /// given for `jobs` jobs (no work is lost: the threads that started do it).
 void note_threads_started(unsigned threads, unsigned started, std::size_t jobs, std::ostream& err);
+/// The same for a planner's parallel steps (plan: the step that fell shortest).
+void note_threads_started(const ThreadsStarted& threads, std::ostream& err);
 
 }  // namespace moeplan::cli

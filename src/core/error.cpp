@@ -27,8 +27,37 @@ std::string format_error(const Error& error) {
     if (loc.line > 0) out += fmt::format(":{}:{}", loc.line, loc.column > 0 ? loc.column : 1);
     out += ": ";
   }
-  if (!error.field().empty()) out += error.field() + ": ";
+  // A field path is the user's too (--set NAME=...): a long one is cut as values are.
+  if (!error.field().empty())
+    out += (error.field().size() > kQuotedForErrorMax ? quoted_for_error(error.field()) : error.field()) + ": ";
   out += error.reason();
+  return out;
+}
+
+std::string quoted_for_error(std::string_view value) {
+  std::size_t keep = value.size();
+  if (keep > kQuotedForErrorMax) {
+    keep = kQuotedForErrorMax;
+    // Not inside a UTF-8 character: back up over continuation bytes (10xxxxxx).
+    while (keep > 0 && (static_cast<unsigned char>(value[keep]) & 0xC0) == 0x80) --keep;
+  }
+  std::string out = "'";
+  for (const char c : value.substr(0, keep)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (byte < 0x20 || byte == 0x7F) {
+      out += fmt::format("\\x{:02x}", byte);
+    } else {
+      out += c;
+    }
+  }
+  out += '\'';
+  if (keep < value.size()) out += fmt::format("... ({} bytes)", value.size());
   return out;
 }
 

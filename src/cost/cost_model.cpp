@@ -30,8 +30,8 @@ const model::LinearCostSpec& CostModel::nearest(model::OpClass op, model::LinkCl
   const std::vector<model::LinearCostSpec>& candidates = lines_[index(op)][index(link)];
   if (candidates.empty())
     throw Error(ErrorKind::Input,
-                fmt::format("profile '{}' has no {} line on link {}", profile_name_, model::to_string(op),
-                            model::to_string(link)),
+                fmt::format("profile {} has no {} line on link {}", quoted_for_error(profile_name_),
+                            model::to_string(op), model::to_string(link)),
                 "costs");
   // Nearest measured group on a log scale; ties go to the smaller group.
   const model::LinearCostSpec* best = &candidates.front();
@@ -87,9 +87,9 @@ LinearModel CostModel::network_line(model::OpClass op, const GroupShape& g) cons
       measured.ranks_per_node.value_or(op == model::OpClass::P2P ? 1 : std::min(p0, g.gpus_per_node));
   if (m0 >= p0)
     throw Error(ErrorKind::Input,
-                fmt::format("profile '{}': the inter-node {} line of group {} would have all its ranks on one "
+                fmt::format("profile {}: the inter-node {} line of group {} would have all its ranks on one "
                             "{}-GPU node; set its ranks_per_node",
-                            profile_name_, model::to_string(op), p0, g.gpus_per_node),
+                            quoted_for_error(profile_name_), model::to_string(op), p0, g.gpus_per_node),
                 "costs");
   // The node's bandwidth the line saw, over the share this group gets (both
   // relative to the node's NICs, docs/cost-model.md "Shared NICs").
@@ -109,8 +109,10 @@ LinearModel CostModel::node_part_line(const GroupShape& g) const {
   // intra link; the intra AlltoAll line moves (p1 - 1) / p1 of its buffer.
   const model::LinearCostSpec& measured = nearest(model::OpClass::A2A, model::LinkClass::Intra, g.ranks_per_node);
   if (measured.group < 2)
-    throw Error(ErrorKind::Input,
-                fmt::format("profile '{}': the intra a2a line needs a group of at least 2", profile_name_), "costs");
+    throw Error(
+        ErrorKind::Input,
+        fmt::format("profile {}: the intra a2a line needs a group of at least 2", quoted_for_error(profile_name_)),
+        "costs");
   const double p1 = static_cast<double>(measured.group);
   const double per_byte_on_link = measured.beta_ms_per_unit * p1 / (p1 - 1.0);
   return {measured.alpha_ms,

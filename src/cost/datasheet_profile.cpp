@@ -41,7 +41,8 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
   const double half_peak = gpu.peak_flops_per_s_bf16 > 0 ? gpu.peak_flops_per_s_bf16 : gpu.peak_flops_per_s_fp16;
   const double peak = a.dtype == ComputeDtype::Half ? half_peak : gpu.peak_flops_per_s_fp32;
   if (peak <= 0)
-    throw_input_error("gpu", fmt::format("cluster '{}' has no peak FLOP/s for the chosen dtype", cluster.name));
+    throw_input_error(
+        "gpu", fmt::format("cluster {} has no peak FLOP/s for the chosen dtype", quoted_for_error(cluster.name)));
   const char* dtype = a.dtype == ComputeDtype::Half ? "half-precision tensor" : "fp32";
   p.costs.push_back(line(
       model::OpClass::Gemm, model::LinkClass::Local, 1, a.compute_alpha_ms, kMsPerSecond / (peak * a.gemm_efficiency),

@@ -49,12 +49,12 @@ double number(const std::string& text, const std::string& file, int line, int co
   // strtod reads hexadecimal floats ("0x1p3" = 8); neither nccl-tests nor a
   // timing CSV writes them, so one is a corrupt cell, not a number to fit.
   if (text.find_first_of("xX") != std::string::npos)
-    fail(file, line, column, field, fmt::format("expected a decimal number, got '{}'", text));
+    fail(file, line, column, field, fmt::format("expected a decimal number, got {}", quoted_for_error(text)));
   errno = 0;
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
-    fail(file, line, column, field, fmt::format("expected a finite number, got '{}'", text));
+    fail(file, line, column, field, fmt::format("expected a finite number, got {}", quoted_for_error(text)));
   return v;
 }
 
@@ -100,7 +100,7 @@ std::vector<model::TimingSample> read_timing_csv(const std::string& file, const 
     model::TimingSample s;
     s.where = SourceLocation{file, number_of_line, 1};
     const auto op = model::op_class_from_string(cells[0]);
-    if (!op) fail(file, number_of_line, 1, "op", fmt::format("unknown operation '{}'", cells[0]));
+    if (!op) fail(file, number_of_line, 1, "op", fmt::format("unknown operation {}", quoted_for_error(cells[0])));
     s.op = *op;
     if (is_compute(s.op)) {
       if (!cells[1].empty() && cells[1] != "local")
@@ -109,12 +109,14 @@ std::vector<model::TimingSample> read_timing_csv(const std::string& file, const 
     } else {
       const auto link = model::link_class_from_string(cells[1]);
       if (!link || *link == model::LinkClass::Local)
-        fail(file, number_of_line, 1, "link", fmt::format("expected intra or inter, got '{}'", cells[1]));
+        fail(file, number_of_line, 1, "link",
+             fmt::format("expected intra or inter, got {}", quoted_for_error(cells[1])));
       s.link = *link;
     }
     const double group = number(cells[2], file, number_of_line, 1, "group");
     if (group < 1 || group > 1048576 || group != std::floor(group))
-      fail(file, number_of_line, 1, "group", fmt::format("expected a whole number in 1..1048576, got '{}'", cells[2]));
+      fail(file, number_of_line, 1, "group",
+           fmt::format("expected a whole number in 1..1048576, got {}", quoted_for_error(cells[2])));
     s.group = static_cast<std::int64_t>(group);
     s.size = number(cells[3], file, number_of_line, 1, "size");
     s.time_ms = number(cells[4], file, number_of_line, 1, "time_ms");

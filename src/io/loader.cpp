@@ -137,7 +137,10 @@ FoundReference find_reference(FileKind kind, const std::string& ref, const std::
     }
     return FoundReference{candidate, beside};
   }
-  throw Error(ErrorKind::Input, fmt::format("no {} named '{}': tried {}", info(kind).name, ref, tried));
+  // The places tried spell the reference out again: a long one is not repeated.
+  throw Error(ErrorKind::Input,
+              fmt::format("no {} named {}: tried {}", info(kind).name, quoted_for_error(ref),
+                          ref.size() > kQuotedForErrorMax ? "beside the file, as given and bundled" : tried));
 }
 
 // Parses a file's text, converts and validates; errors are located in that file.
@@ -273,8 +276,9 @@ std::string resolve_path(FileKind kind, const std::string& name_or_path) {
   if (bare) {
     const fs::path bundled = fs::path(data_root()) / info(kind).folder / (name_or_path + ".textproto");
     if (fs::is_regular_file(bundled, ec)) return bundled.string();
-    throw Error(ErrorKind::Input, fmt::format("no such file, and no bundled {} named '{}' in {}", info(kind).name,
-                                              name_or_path, (fs::path(data_root()) / info(kind).folder).string()));
+    throw Error(ErrorKind::Input,
+                fmt::format("no such file, and no bundled {} named {} in {}", info(kind).name,
+                            quoted_for_error(name_or_path), (fs::path(data_root()) / info(kind).folder).string()));
   }
   throw Error(ErrorKind::Input, fmt::format("no such file: {}", name_or_path));
 }
@@ -294,7 +298,7 @@ FileKind detect_kind(const std::string& path) {
     if (dot != std::string::npos) name = name.substr(dot + 1);
     for (const KindInfo& k : kKinds)
       if (name == k.message) return k.kind;
-    throw Error(ErrorKind::Input, fmt::format("unknown message '{}' in the proto-message header", name),
+    throw Error(ErrorKind::Input, fmt::format("unknown message {} in the proto-message header", quoted_for_error(name)),
                 "proto-message", SourceLocation{path, 1, 1});
   }
   for (fs::path dir = fs::absolute(path).parent_path(); !dir.empty() && dir != dir.root_path();
@@ -311,7 +315,7 @@ FileKind detect_kind(const std::string& path) {
 Override parse_override(const std::string& text) {
   const std::size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw Error(ErrorKind::Input, fmt::format("--set expects field.path=value, got '{}'", text));
+    throw Error(ErrorKind::Input, fmt::format("--set expects field.path=value, got {}", quoted_for_error(text)));
   return Override{text.substr(0, eq), text.substr(eq + 1)};
 }
 
@@ -651,6 +655,8 @@ model::ScenarioSpec load_sweep_point(const SweepPoint& point) {
         if (group[0].origin.file.empty() || alone.location().file == group[0].origin.file) throw alone;
         std::string set;
         for (const Override& o : group) set += fmt::format("{}{}={}", set.empty() ? "" : ";", o.field, o.value);
+        // One line however long the axis value: a long one is cut, quoted, with its length.
+        if (set.size() > 60) set = quoted_for_error(set);
         throw Error(ErrorKind::Input, fmt::format("{} makes the scenario invalid: {}", set, format_error(alone)),
                     group[0].origin_field, group[0].origin);
       }

@@ -1,10 +1,13 @@
 #include "proto_convert.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/model/families.hpp>
+#include <moeplan/model/validate.hpp>
 
 namespace moeplan::io {
 namespace {
@@ -64,10 +67,16 @@ model::GpuSpec to_spec(const pb::Gpu& gpu) {
   g.name = required(gpu.has_name(), gpu.name(), "name");
   constexpr double kTera = 1e12;
   constexpr double kGibibyte = 1024.0 * 1024.0 * 1024.0;
+  // Ranges are checked on the figures as given, before a conversion can overflow to inf.
+  model::validate_peak_tflops(gpu.peak_tflops_fp32(), "peak_tflops_fp32");
+  model::validate_peak_tflops(gpu.peak_tflops_fp16(), "peak_tflops_fp16");
+  model::validate_peak_tflops(gpu.peak_tflops_bf16(), "peak_tflops_bf16");
   g.peak_flops_per_s_fp32 = gpu.peak_tflops_fp32() * kTera;
   g.peak_flops_per_s_fp16 = gpu.peak_tflops_fp16() * kTera;
   g.peak_flops_per_s_bf16 = gpu.peak_tflops_bf16() * kTera;
-  g.memory_bytes = required(gpu.has_memory_gib(), gpu.memory_gib(), "memory_gib") * kGibibyte;
+  const double memory_gib = required(gpu.has_memory_gib(), gpu.memory_gib(), "memory_gib");
+  model::validate_memory_gib(memory_gib, "memory_gib");
+  g.memory_bytes = memory_gib * kGibibyte;
   return g;
 }
 
@@ -75,8 +84,9 @@ model::LinkSpec to_spec(const pb::Link& link) {
   model::LinkSpec l;
   l.name = required(link.has_name(), link.name(), "name");
   constexpr double kBitsPerByte = 8.0;
-  l.bandwidth_bytes_per_s =
-      required(link.has_bandwidth_gbit_s(), link.bandwidth_gbit_s(), "bandwidth_gbit_s") * 1e9 / kBitsPerByte;
+  const double gbit_s = required(link.has_bandwidth_gbit_s(), link.bandwidth_gbit_s(), "bandwidth_gbit_s");
+  model::validate_link_gbit_s(gbit_s, "bandwidth_gbit_s");
+  l.bandwidth_bytes_per_s = gbit_s * 1e9 / kBitsPerByte;
   l.ports_per_node = link.has_ports_per_node() ? link.ports_per_node() : 1;
   return l;
 }
@@ -212,8 +222,8 @@ model::ModelSpec to_spec(const pb::Model& m) {
     if (moe.has_expert_ffn_hidden_scale()) {
       const double hidden = moe.expert_ffn_hidden_scale() * static_cast<double>(m.d_model());
       if (!(hidden >= 1) || hidden > static_cast<double>(kMaxHidden) || hidden != std::floor(hidden))
-        throw_input_error("expert_ffn_hidden_scale",
-                          fmt::format("scale x d_model = {} is not a whole number >= 1", hidden));
+        throw_input_error("expert_ffn_hidden_scale", fmt::format("{} x d_model {} = {} is not a whole number >= 1",
+                                                                 moe.expert_ffn_hidden_scale(), m.d_model(), hidden));
       e.expert_ffn_hidden = static_cast<std::int64_t>(hidden);
     } else {
       e.expert_ffn_hidden = at_most(required(moe.has_expert_ffn_hidden(), moe.expert_ffn_hidden(), "expert_ffn_hidden"),
@@ -319,6 +329,22 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
   const pb::ScheduleOptions& o = sc.schedule();
   if (o.has_name()) s.schedule.name = o.name();
   if (o.has_family()) s.schedule.family = o.family();
+  // A schedule of another family: say which, and when the family was only
+  // defaulted, that schedule.family is what to set (issue 14, item 8b).
+  if (o.has_name() && model::is_family(s.schedule.family) && s.schedule.family != "folding") {
+    const std::vector<std::string>& own = model::family_schedules(s.schedule.family);
+    const std::vector<std::string> owners = model::families_with_schedule(o.name());
+    if (!owners.empty() && std::find(own.begin(), own.end(), o.name()) == own.end())
+      throw_input_error(
+          "schedule.name",
+          o.has_family()
+              ? fmt::format("{} is a {} schedule, not one of schedule.family {}'s ({})", quoted_for_error(o.name()),
+                            model::join_names(owners), s.schedule.family, model::join_names(own))
+              : fmt::format("{} is a {} schedule, but schedule.family is not set and defaults to {} ({}); set "
+                            "schedule.family: \"{}\"",
+                            quoted_for_error(o.name()), model::join_names(owners), s.schedule.family,
+                            model::join_names(own), owners.front()));
+  }
   if (o.has_degree()) s.schedule.degree = at_most(o.degree(), kMaxDegree, "schedule.degree");
   if (o.has_degree_forward()) s.schedule.degree_forward = at_most(o.degree_forward(), kMaxDegree, "schedule.degree_forward");
   if (o.has_degree_backward())
@@ -327,7 +353,8 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
   if (o.has_ar_chunk_bytes()) s.schedule.ar_chunk_bytes = o.ar_chunk_bytes();
   s.schedule.fsmoe_released_solver_rules = o.fsmoe_released_solver_rules();
   if (o.has_mode() && o.mode() != "symmetric" && o.mode() != "multi_rank")
-    throw_input_error("schedule.mode", fmt::format("must be symmetric or multi_rank, got '{}'", o.mode()));
+    throw_input_error("schedule.mode",
+                      fmt::format("must be symmetric or multi_rank, got {}", quoted_for_error(o.mode())));
   s.schedule.multi_rank = o.mode() == "multi_rank";
   if (o.has_slow_ranks_compute_factor()) {
     if (!(o.slow_ranks_compute_factor() >= 1.0))
@@ -341,7 +368,8 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
   }
   if (o.has_recompute()) {
     if (o.recompute() != "none" && o.recompute() != "selective" && o.recompute() != "full")
-      throw_input_error("schedule.recompute", fmt::format("must be none, selective or full, got '{}'", o.recompute()));
+      throw_input_error("schedule.recompute",
+                        fmt::format("must be none, selective or full, got {}", quoted_for_error(o.recompute())));
     s.schedule.recompute = o.recompute();
   }
   if (o.has_slow_ranks_fraction()) {

@@ -29,7 +29,7 @@ std::int64_t parse_int(const std::string& path, const std::string& value) {
   char* end = nullptr;
   const long long v = std::strtoll(value.c_str(), &end, 10);
   if (value.empty() || *end != '\0' || errno == ERANGE)
-    throw_input_error(path, fmt::format("expected an integer, got '{}'", value));
+    throw_input_error(path, fmt::format("expected an integer, got {}", quoted_for_error(value)));
   return v;
 }
 
@@ -38,7 +38,7 @@ double parse_double(const std::string& path, const std::string& value) {
   char* end = nullptr;
   const double v = std::strtod(value.c_str(), &end);
   if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
-    throw_input_error(path, fmt::format("expected a number, got '{}'", value));
+    throw_input_error(path, fmt::format("expected a number, got {}", quoted_for_error(value)));
   return v;
 }
 
@@ -51,7 +51,7 @@ std::pair<std::string, std::string> split_index(const std::string& path, const s
   const std::size_t open = part.find('[');
   if (open == std::string::npos) return {part, ""};
   if (part.back() != ']' || open == 0 || part.size() < open + 3)
-    throw_input_error(path, fmt::format("malformed index in '{}' (expected name[N] or name[*])", part));
+    throw_input_error(path, fmt::format("malformed index in {} (expected name[N] or name[*])", quoted_for_error(part)));
   return {part.substr(0, open), part.substr(open + 1, part.size() - open - 2)};
 }
 
@@ -79,7 +79,7 @@ void set_one(gpb::Message* message, const gpb::FieldDescriptor* field, const std
     }
     case gpb::FieldDescriptor::CPPTYPE_BOOL:
       if (value != "true" && value != "false")
-        throw_input_error(path, fmt::format("expected true or false, got '{}'", value));
+        throw_input_error(path, fmt::format("expected true or false, got {}", quoted_for_error(value)));
       repeated ? reflection->AddBool(message, field, value == "true")
                : reflection->SetBool(message, field, value == "true");
       break;
@@ -91,7 +91,7 @@ void set_one(gpb::Message* message, const gpb::FieldDescriptor* field, const std
       break;
     case gpb::FieldDescriptor::CPPTYPE_ENUM: {
       const gpb::EnumValueDescriptor* e = field->enum_type()->FindValueByName(value);
-      if (e == nullptr) throw_input_error(path, fmt::format("unknown value '{}'", value));
+      if (e == nullptr) throw_input_error(path, fmt::format("unknown value {}", quoted_for_error(value)));
       repeated ? reflection->AddEnum(message, field, e) : reflection->SetEnum(message, field, e);
       break;
     }
@@ -105,13 +105,15 @@ void set_in(gpb::Message* message, const std::vector<std::string>& parts, std::s
   const auto [name, index] = split_index(path, parts[i]);
   const gpb::FieldDescriptor* field = message->GetDescriptor()->FindFieldByName(name);
   if (field == nullptr)
-    throw_input_error(path, fmt::format("unknown field '{}' in {}", name, message->GetDescriptor()->name()));
+    throw_input_error(path,
+                      fmt::format("unknown field {} in {}", quoted_for_error(name), message->GetDescriptor()->name()));
   const gpb::Reflection* reflection = message->GetReflection();
   const bool last = i + 1 == parts.size();
   if (field->cpp_type() == gpb::FieldDescriptor::CPPTYPE_MESSAGE) {
     if (last) throw_input_error(path, "is a message; set one of its scalar fields");
     if (!field->is_repeated()) {
-      if (!index.empty()) throw_input_error(path, fmt::format("'{}' is not repeated; drop the index", name));
+      if (!index.empty())
+        throw_input_error(path, fmt::format("{} is not repeated; drop the index", quoted_for_error(name)));
       set_in(reflection->MutableMessage(message, field), parts, i + 1, path, value);
       return;
     }
@@ -121,15 +123,17 @@ void set_in(gpb::Message* message, const std::vector<std::string>& parts, std::s
       for (int k = 0; k < size; ++k) set_in(reflection->MutableRepeatedMessage(message, field, k), parts, i + 1, path, value);
       return;
     }
-    if (index.empty()) throw_input_error(path, fmt::format("'{}' is repeated: say {}[N] or {}[*]", name, name, name));
+    if (index.empty())
+      throw_input_error(path, fmt::format("{} is repeated: say {}[N] or {}[*]", quoted_for_error(name), name, name));
     const std::int64_t k = parse_int(path, index);
     if (k < 0 || k >= size)
       throw_input_error(path, fmt::format("index {} is outside 0..{} ({} has {} entries)", k, size - 1, name, size));
     set_in(reflection->MutableRepeatedMessage(message, field, static_cast<int>(k)), parts, i + 1, path, value);
     return;
   }
-  if (!last) throw_input_error(path, fmt::format("'{}' is a scalar and has no fields", name));
-  if (!index.empty()) throw_input_error(path, fmt::format("'{}' takes its whole list: name=v1,v2,...", name));
+  if (!last) throw_input_error(path, fmt::format("{} is a scalar and has no fields", quoted_for_error(name)));
+  if (!index.empty())
+    throw_input_error(path, fmt::format("{} takes its whole list: name=v1,v2,...", quoted_for_error(name)));
   if (!field->is_repeated()) {
     set_one(message, field, path, value);
     return;

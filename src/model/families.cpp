@@ -42,7 +42,7 @@ bool is_family(const std::string& name) {
 const std::vector<std::string>& family_schedules(const std::string& family) {
   for (const Family& f : table())
     if (f.name == family) return f.schedules;
-  throw Error(ErrorKind::Input, fmt::format("unknown family '{}' ({})", family, join_names(families())),
+  throw Error(ErrorKind::Input, fmt::format("unknown family {} ({})", quoted_for_error(family), join_names(families())),
               "schedule.family");
 }
 

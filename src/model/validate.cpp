@@ -133,6 +133,19 @@ void validate(const ModelSpec& m) {
   require(m.max_position_embeddings >= 0, "max_position_embeddings", "must not be negative");
 }
 
+void validate_peak_tflops(double tflops, const std::string& field) {
+  if (tflops == 0 || tflops < 0) return;
+  require_range(tflops, kMinPeakTflops, kMaxPeakTflops, field, "TFLOP/s");
+}
+
+void validate_memory_gib(double gib, const std::string& field) {
+  require_range(gib, kMinMemoryGib, kMaxMemoryGib, field, "GiB");
+}
+
+void validate_link_gbit_s(double gbit_s, const std::string& field) {
+  require_range(gbit_s, kMinLinkGbitS, kMaxLinkGbitS, field, "Gbit/s");
+}
+
 void validate(const ClusterSpec& c) {
   require(!c.name.empty(), "name", "required field is missing");
   require_positive(c.num_nodes, "num_nodes");
@@ -146,12 +159,10 @@ void validate(const ClusterSpec& c) {
   for (auto [flops, field] : {std::pair{c.gpu.peak_flops_per_s_fp32, "gpu.peak_tflops_fp32"},
                               {c.gpu.peak_flops_per_s_fp16, "gpu.peak_tflops_fp16"},
                               {c.gpu.peak_flops_per_s_bf16, "gpu.peak_tflops_bf16"}})
-    if (flops != 0) require_range(flops / 1e12, kMinPeakTflops, kMaxPeakTflops, field, "TFLOP/s");
-  require_range(c.gpu.memory_bytes / (1024.0 * 1024.0 * 1024.0), kMinMemoryGib, kMaxMemoryGib, "gpu.memory_gib",
-                "GiB");
+    validate_peak_tflops(flops / 1e12, field);
+  validate_memory_gib(c.gpu.memory_bytes / (1024.0 * 1024.0 * 1024.0), "gpu.memory_gib");
   for (auto [link, part] : {std::pair{&c.intra_link, std::string("intra_link")}, {&c.inter_link, "inter_link"}}) {
-    require_range(link->bandwidth_bytes_per_s * 8.0 / 1e9, kMinLinkGbitS, kMaxLinkGbitS, part + ".bandwidth_gbit_s",
-                  "Gbit/s");
+    validate_link_gbit_s(link->bandwidth_bytes_per_s * 8.0 / 1e9, part + ".bandwidth_gbit_s");
     require_positive(link->ports_per_node, part + ".ports_per_node");
     require(link->ports_per_node <= kMaxPortsPerNode, part + ".ports_per_node",
             fmt::format("{} ports per node is more than the plausible {}", link->ports_per_node, kMaxPortsPerNode));
@@ -257,11 +268,13 @@ void validate(const ScenarioSpec& s) {
                       w.micro_batch_size * p.dp));
   require(s.schedule.family == "foldmoe" || s.schedule.family == "fsmoe" || s.schedule.family == "flowmoe" ||
               s.schedule.family == "folding",
-          "schedule.family", fmt::format("unknown family '{}' (foldmoe, fsmoe, flowmoe, folding)", s.schedule.family));
+          "schedule.family",
+          fmt::format("unknown family {} (foldmoe, fsmoe, flowmoe, folding)", quoted_for_error(s.schedule.family)));
   require(
       w.micro_batches_per_rank(p.dp) <= kMaxMicroBatchesPerRank, "workload.global_batch_size",
       fmt::format("{} micro-batches per DP rank; at most {}", w.micro_batches_per_rank(p.dp), kMaxMicroBatchesPerRank));
-  require(is_known_schedule(s.schedule.name), "schedule.name", fmt::format("unknown schedule '{}'", s.schedule.name));
+  require(is_known_schedule(s.schedule.name), "schedule.name",
+          fmt::format("unknown schedule {}", quoted_for_error(s.schedule.name)));
   for (auto [value, field] : {std::pair{s.schedule.degree, "degree"},
                               {s.schedule.degree_forward, "degree_forward"},
                               {s.schedule.degree_backward, "degree_backward"},
@@ -269,9 +282,10 @@ void validate(const ScenarioSpec& s) {
     if (value) require_positive(*value, std::string("schedule.") + field);
   for (std::int64_t tokens : s.schedule.slicing_tokens) require_positive(tokens, "schedule.slicing");
   if (s.profile)
-    require(s.profile->cluster == s.cluster.name, "profile",
-            fmt::format("profile '{}' belongs to cluster '{}' but the scenario runs on '{}'", s.profile->name,
-                        s.profile->cluster, s.cluster.name));
+    require(
+        s.profile->cluster == s.cluster.name, "profile",
+        fmt::format("profile {} belongs to cluster {} but the scenario runs on {}", quoted_for_error(s.profile->name),
+                    quoted_for_error(s.profile->cluster), quoted_for_error(s.cluster.name)));
   // A compute line faster than the GPU's peak for the model's datatype is a
   // profile for another datatype or GPU (e.g. a BF16 datasheet profile under a
   // 4-byte model): its times would give an MFU above 1. 5% over the peak is

@@ -39,7 +39,7 @@ class RankGenerator {
     }
     for (const auto& [name, size] : sizes)
       if (std::find(order.begin(), order.end(), name) == order.end()) {
-        if (size != 1) bad("order", fmt::format("the order '{}' leaves out {} of size {}", join(order), name, size));
+        if (size != 1) bad("order", fmt::format("the order {} leaves out {} of size {}", quoted_for_error(join(order)), name, size));
         names_.push_back(name);
         sizes_.push_back(1);
       }
@@ -115,10 +115,11 @@ Mapping make_mapping(const MappingRequest& q) {
   for (std::size_t i = 0; i < order.size(); ++i) {
     static const std::vector<std::string> known{"tp", "cp", "ep", "dp", "pp"};
     if (std::find(known.begin(), known.end(), order[i]) == known.end())
-      bad("order", fmt::format("unknown dimension '{}' in '{}' (tp, cp, ep, dp, pp)", order[i], q.order));
+      bad("order", fmt::format("unknown dimension {} in {} (tp, cp, ep, dp, pp)", quoted_for_error(order[i]),
+                                quoted_for_error(q.order)));
     if (std::find(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(i), order[i]) !=
         order.begin() + static_cast<std::ptrdiff_t>(i))
-      bad("order", fmt::format("dimension '{}' appears twice in '{}'", order[i], q.order));
+      bad("order", fmt::format("dimension {} appears twice in {}", quoted_for_error(order[i]), quoted_for_error(q.order)));
   }
   // Megatron: attention with ep = 1; experts with tp = etp, dp = edp, cp = 1.
   const RankGenerator attention(q.world, {{"tp", q.tp}, {"cp", q.cp}, {"ep", 1}, {"dp", m.dp}, {"pp", q.pp}}, order);
@@ -141,9 +142,9 @@ Mapping make_mapping(const MappingRequest& q) {
   // the order, so both kinds' groups are the same partition exactly when their
   // strides s are equal, which group 0 ({0, s, 2s, ...}) shows.
   if (m.attention["pp"] != m.expert["pp"])
-    bad("order", fmt::format("attention and expert pipeline groups differ under '{}': the order must end in pp, or "
+    bad("order", fmt::format("attention and expert pipeline groups differ under {}: the order must end in pp, or "
                              "pp must be 1, or edp must equal dp (edp {} vs dp {})",
-                             q.order, m.edp, m.dp));
+                             quoted_for_error(q.order), m.edp, m.dp));
   return m;
 }
 

@@ -47,7 +47,7 @@ FlowMoePlan plan_flowmoe(const model::ScenarioSpec& s, const cost::CostModel& co
     for (std::int64_t r : flowmoe_degrees()) jobs.push_back({i, r});
   }
   std::vector<FlowMoeChoice> tried(jobs.size());
-  parallel_for(jobs.size(), threads, [&](std::size_t j) {
+  const unsigned started = parallel_for(jobs.size(), threads, [&](std::size_t j) {
     const std::string& name = schedules[jobs[j].schedule];
     const std::int64_t r = jobs[j].degree;
     const bool chunked = name == "flowmoe" || name == "flowmoe-ar";
@@ -70,6 +70,7 @@ FlowMoePlan plan_flowmoe(const model::ScenarioSpec& s, const cost::CostModel& co
   });
   // Jobs are in schedule order, R ascending: ties keep the smaller R.
   FlowMoePlan out;
+  out.threads.record(threads, jobs.size(), started);
   out.schedules.resize(schedules.size());
   std::vector<bool> seen(schedules.size(), false);
   for (std::size_t j = 0; j < jobs.size(); ++j) {

@@ -33,13 +33,14 @@ FoldMoePlan plan_foldmoe(const model::ScenarioSpec& s, const cost::CostModel& co
   }
   std::vector<Evaluation> evaluations(jobs.size());
   std::vector<std::vector<std::int64_t>> slicings(jobs.size());
-  parallel_for(jobs.size(), threads, [&](std::size_t j) {
+  const unsigned started = parallel_for(jobs.size(), threads, [&](std::size_t j) {
     const sched::BuiltSchedule built = sched::build_foldmoe(s, costs, jobs[j].knobs);
     evaluations[j] = evaluate(built);
     slicings[j] = built.slicing_tokens;
   });
   // Jobs are in schedule order, degrees ascending: ties keep the smaller degree.
   FoldMoePlan out;
+  out.threads.record(threads, jobs.size(), started);
   out.schedules.resize(schedules.size());
   std::vector<bool> seen(schedules.size(), false);
   for (std::size_t j = 0; j < jobs.size(); ++j) {

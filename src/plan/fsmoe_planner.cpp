@@ -245,19 +245,22 @@ FsMoePlan plan_fsmoe(const model::ScenarioSpec& s, const cost::CostModel& costs,
       s.schedule.degree ? std::vector<std::int64_t>{fixed_degree(*s.schedule.degree, allowed, "schedule.degree")}
                         : allowed;
   std::vector<double> tutel_ms(tutel_tried.size());
-  parallel_for(tutel_tried.size(), threads, [&](std::size_t i) {
+  const unsigned tutel_started = parallel_for(tutel_tried.size(), threads, [&](std::size_t i) {
     sched::FsMoeKnobs k;
     k.schedule = "tutel";
     k.degree_forward = k.degree_backward = tutel_tried[i];
     tutel_ms[i] = evaluate(sched::build_fsmoe(s, costs, k)).iteration_ms;
   });
+  out.threads.record(threads, tutel_tried.size(), tutel_started);
   const std::size_t fastest =
       static_cast<std::size_t>(std::min_element(tutel_ms.begin(), tutel_ms.end()) - tutel_ms.begin());
   out.tutel_degree = tutel_tried[fastest];  // ties: the smallest r
   for (const std::string& name : schedules) out.knobs.push_back(fsmoe_knobs(out, name));
   out.schedules.resize(schedules.size());
-  parallel_for(schedules.size(), threads,
-               [&](std::size_t i) { out.schedules[i] = evaluate(sched::build_fsmoe(s, costs, out.knobs[i])); });
+  const unsigned started = parallel_for(schedules.size(), threads, [&](std::size_t i) {
+    out.schedules[i] = evaluate(sched::build_fsmoe(s, costs, out.knobs[i]));
+  });
+  out.threads.record(threads, schedules.size(), started);
   return out;
 }
 

@@ -20,7 +20,8 @@ std::optional<std::string> ruled_out_schedule(const model::ScenarioSpec& s, cons
 
 ScenarioRun::ScenarioRun(model::ScenarioSpec spec) : spec_(std::move(spec)) {
   if (!spec_.profile)
-    throw Error(ErrorKind::Input, fmt::format("scenario '{}' names no cost profile; add profile_ref", spec_.name),
+    throw Error(ErrorKind::Input,
+                fmt::format("scenario {} names no cost profile; add profile_ref", quoted_for_error(spec_.name)),
                 "profile_ref");
   costs_ = std::make_unique<cost::CostModel>(*spec_.profile);
 }
@@ -38,11 +39,11 @@ std::vector<RequestedSchedule> ScenarioRun::schedules(const std::string& request
   if (std::find(all.begin(), all.end(), requested) == all.end()) {
     const std::vector<std::string> owners = model::families_with_schedule(requested);
     throw Error(ErrorKind::Input,
-                owners.empty() ? fmt::format("--schedule: unknown schedule '{}' ({} schedules: {}, or all)", requested,
-                                             spec_.schedule.family, model::join_names(all))
-                               : fmt::format("--schedule: '{}' is a {} schedule; this scenario is {} ({}, or all)",
-                                             requested, model::join_names(owners), spec_.schedule.family,
-                                             model::join_names(all)));
+                owners.empty() ? fmt::format("--schedule: unknown schedule {} ({} schedules: {}, or all)",
+                                             quoted_for_error(requested), spec_.schedule.family, model::join_names(all))
+                               : fmt::format("--schedule: {} is a {} schedule; this scenario is {} ({}, or all)",
+                                             quoted_for_error(requested), model::join_names(owners),
+                                             spec_.schedule.family, model::join_names(all)));
   }
   if (auto why = ruled_out_schedule(spec_, requested)) throw Error(ErrorKind::Input, fmt::format("--schedule: {}", *why));
   return {{requested, std::nullopt}};

@@ -57,7 +57,7 @@ std::vector<PointResult> evaluate_point(const model::ScenarioSpec& s, const cost
     for (const std::string& name : requested) {
       if (std::find(all.begin(), all.end(), name) == all.end())
         throw Error(ErrorKind::Input,
-                    fmt::format("'{}' is not a schedule of scenario {} (family {}: {})", name, s.name,
+                    fmt::format("{} is not a schedule of scenario {} (family {}: {})", quoted_for_error(name), s.name,
                                 s.schedule.family, model::join_names(all)),
                     "schedules");
       if (auto why = ruled_out_schedule(s, name))

@@ -88,8 +88,12 @@ for cmd in validate cost fit datasheet-profile simulate plan sweep mappings benc
   grep -q "Usage" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL help $cmd text"; }
 done
 check "no command" 2 "$bin"
+expect_err "no command" "moeplan: error: no command given (commands: validate, cost, fit, datasheet-profile, simulate, plan, sweep, mappings, bench)"
+# Issue 14 item 8d: it said "A subcommand is required".
 check "unknown command" 2 "$bin" frobnicate
-expect_err "unknown command" "moeplan: error:"
+expect_err "unknown command" "moeplan: error: unknown command 'frobnicate' (commands: validate, cost, fit, datasheet-profile, simulate, plan, sweep, mappings, bench)"
+check "unknown command after an option" 2 "$bin" frobnicate --json
+expect_err "unknown command after an option" "moeplan: error: unknown command 'frobnicate' (commands: validate,"
 check "unknown flag" 2 "$bin" validate --frob models/gpt-moe-m.textproto
 expect_err "unknown flag" "moeplan: error:"
 
@@ -1039,6 +1043,108 @@ expect_err "plan past --max-memory" "mapping tp "
 printf '# proto-message: Sweep\nname: "b" scenarios: "fsmoe-table4-testbed-b"\naxes { field: "workload.global_batch_size" values: "4096" }\n' >"$tmp/i4/batch.textproto"
 check "sweep past --max-memory" 2 "$bin" sweep "$tmp/i4/batch.textproto" --max-memory 0.001 -o "$tmp/i4/s2.csv"
 expect_err "sweep past --max-memory" "the task graph would have"
+# Issue 14, item 8b: a schedule of another family in a scenario without
+# schedule.family is blamed on the file's schedule.name, which says that the
+# family defaulted to foldmoe (it said "--schedule: ..." with no --schedule).
+grep -v 'family: "flowmoe"' "$src/scenarios/flowmoe-gpt2-tiny-moe-c1.textproto" >"$tmp/i8/nofamily.textproto"
+for cmd in simulate plan validate; do
+  check "$cmd: schedule of another family, family not set" 2 "$bin" "$cmd" "$tmp/i8/nofamily.textproto"
+  expect_err "$cmd: schedule of another family, family not set" \
+    "nofamily.textproto:19:3: schedule.name: 'flowmoe' is a flowmoe schedule, but schedule.family is not set and defaults to foldmoe (none, tutel, aaam, 1a1m, 1a1m-uniform); set schedule.family: \"flowmoe\""
+done
+sed 's/family: "flowmoe"/family: "fsmoe"/' "$src/scenarios/flowmoe-gpt2-tiny-moe-c1.textproto" >"$tmp/i8/fsfamily.textproto"
+check "schedule of another family" 2 "$bin" simulate "$tmp/i8/fsfamily.textproto"
+expect_err "schedule of another family" "fsfamily.textproto:20:3: schedule.name: 'flowmoe' is a flowmoe schedule, not one of schedule.family fsmoe's"
+check "schedule of another family by --set" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --set schedule.name=flowmoe
+expect_err "schedule of another family by --set" "--set: schedule.name: 'flowmoe' is a flowmoe schedule, not one of schedule.family foldmoe's"
+# --schedule on the command line is still what is blamed.
+check "--schedule of another family" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule flowmoe
+expect_err "--schedule of another family" "moeplan: error: --schedule: 'flowmoe' is a flowmoe schedule; this scenario is foldmoe"
+
+# Issue 14, item 8c: heads that tp does not divide name parallelism.tp where it was set.
+sed -e 's/tp: 8/tp: 16/' -e 's/dp: 2/dp: 1/' "$src/scenarios/foldmoe-gpt-moe-m-16k.textproto" >"$tmp/i8/tp16.textproto"
+check "heads over tp, in the file" 2 "$bin" simulate "$tmp/i8/tp16.textproto"
+expect_err "heads over tp, in the file" "tp16.textproto:14:3: parallelism.tp: num_heads 8 and num_kv_heads 8 must both be divisible by tp 16"
+check "heads over tp, by --set" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --set parallelism.tp=16 --set parallelism.dp=1
+expect_err "heads over tp, by --set" "moeplan: error: --set: parallelism.tp: num_heads 8 and num_kv_heads 8 must both be divisible by tp 16"
+
+# Issue 14, item 8f: a figure whose conversion to bytes or FLOP/s overflows is
+# named as given (it said "inf GiB").
+while IFS='|' read -r name message args; do
+  read -r -a argv <<<"$args"
+  check "$name" 2 "$bin" "${argv[@]}"
+  expect_err "$name" "$message"
+done <<'HUGE'
+memory_gib 1e300|--set: cluster.gpu.memory_gib: 1e+300 GiB is outside the plausible range [0.25, 16384] GiB|simulate foldmoe-gpt-moe-m-16k --set cluster.gpu.memory_gib=1e300
+peak_tflops_fp16 1e300|--set: cluster.gpu.peak_tflops_fp16: 1e+300 TFLOP/s is outside the plausible range|simulate foldmoe-gpt-moe-m-16k --set cluster.gpu.peak_tflops_fp16=1e300
+peak_tflops_fp32 1e300|--set: cluster.gpu.peak_tflops_fp32: 1e+300 TFLOP/s is outside the plausible range|simulate foldmoe-gpt-moe-m-16k --set cluster.gpu.peak_tflops_fp32=1e300
+bandwidth_gbit_s 1e308|--set: cluster.intra_link.bandwidth_gbit_s: 1e+308 Gbit/s is outside the plausible range [0.1, 1000000] Gbit/s|simulate foldmoe-gpt-moe-m-16k --set cluster.intra_link.bandwidth_gbit_s=1e308
+expert_ffn_hidden_scale 1e308|--set: model.moe.expert_ffn_hidden_scale: 1e+308 x d_model|simulate fsmoe-table4-testbed-b --set model.moe.expert_ffn_hidden_scale=1e308
+HUGE
+sed 's/memory_gib: [0-9.]*/memory_gib: 1e300/' "$src/scenarios/clusters/foldmoe-g5.textproto" >"$tmp/i8/huge-memory.textproto"
+check "memory_gib 1e300 in a cluster file" 2 "$bin" validate "$tmp/i8/huge-memory.textproto"
+expect_err "memory_gib 1e300 in a cluster file" "huge-memory.textproto:"
+expect_err "memory_gib 1e300 in a cluster file" "gpu.memory_gib: 1e+300 GiB is outside the plausible range [0.25, 16384] GiB"
+
+# Issue 14, item 8g: a huge value is cut to 60 bytes and its length; the error
+# stays one short line. A command-line argument is at most 128 KiB (Linux's
+# MAX_ARG_STRLEN): 100 kB there, 1 MB in files.
+short_err() {  # short_err NAME: the last command's stderr is one line under 300 bytes, with the cut value's length
+  local lines bytes
+  lines=$(wc -l <"$tmp/err")
+  bytes=$(wc -c <"$tmp/err")
+  if [[ $lines == 1 && $bytes -lt 300 ]] && grep -q "\.\.\. ([0-9]* bytes)" "$tmp/err"; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL $1: stderr of $lines lines, $bytes bytes:"; head -c 400 "$tmp/err"; echo; fi
+}
+big=$(head -c 100000 /dev/zero | tr '\0' 7)
+check "--set of 100 kB" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --set "model.d_model=$big"
+short_err "--set of 100 kB"
+expect_err "--set of 100 kB" "--set: model.d_model: expected an integer, got '7777777777"
+check "--set of a 100 kB field" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --set "model.$big=1"
+short_err "--set of a 100 kB field"
+check "--set of a 100 kB enum" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --set "model.moe.expert_type=$big"
+short_err "--set of a 100 kB enum"
+check "--set without = of 100 kB" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --set "$big"
+short_err "--set without = of 100 kB"
+check "--schedule of 100 kB" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --schedule "$big"
+short_err "--schedule of 100 kB"
+check "--degree of 100 kB" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --degree "$big"
+short_err "--degree of 100 kB"
+check "command of 100 kB" 2 "$bin" "$big"
+short_err "command of 100 kB"
+check "scenario of 100 kB" 2 "$bin" simulate "$big"
+short_err "scenario of 100 kB"
+huge=$(head -c 1000000 /dev/zero | tr '\0' 7)
+# (Bash substitutions: sed could not take 1 MB as an argument.)
+text=$(<"$src/scenarios/foldmoe-gpt-moe-m-16k.textproto")
+printf '%s\n' "${text/name: \"1a1m-uniform\"/name: \"$huge\"}" >"$tmp/i8/huge-schedule.textproto"
+check "schedule.name of 1 MB in a file" 2 "$bin" simulate "$tmp/i8/huge-schedule.textproto"
+short_err "schedule.name of 1 MB in a file"
+expect_err "schedule.name of 1 MB in a file" "huge-schedule.textproto:27:3: schedule.name: unknown schedule '7777"
+printf '%s\n' "${text/model_ref: \"gpt-moe-m\"/model_ref: \"$huge\"}" >"$tmp/i8/huge-ref.textproto"
+check "model_ref of 1 MB in a file" 2 "$bin" simulate "$tmp/i8/huge-ref.textproto"
+short_err "model_ref of 1 MB in a file"
+cat >"$tmp/i8/huge-sweep.textproto" <<SWEEP
+# proto-message: Sweep
+name: "huge-axis"
+scenarios: "fsmoe-table4-testbed-b"
+axes { field: "model.d_model" values: "$huge" }
+SWEEP
+check "sweep axis value of 1 MB" 2 "$bin" sweep "$tmp/i8/huge-sweep.textproto" -o "$tmp/i8/s.csv"
+short_err "sweep axis value of 1 MB"
+
+# Issue 14, item 1 (remainder): plan says when the system refused threads, as
+# simulate and sweep do (as_limited: see "sweep with no thread to spare").
+if [[ ${#as_limited[@]} -gt 0 ]] && (($(nproc) > 1)); then
+  for scenario in fsmoe-table4-testbed-b flowmoe-gpt2-tiny-moe-c1 foldmoe-gpt-moe-s-4k; do
+    check "plan $scenario with no thread to spare" 0 "${as_limited[@]}" env ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+      bash -c 'ulimit -u 1 && exec "$0" "$@"' "$bin" plan "$scenario" --threads 2
+    grep -q "^moeplan: note: 1 of 2 threads started (the system refused the rest); the work ran on them$" "$tmp/err" &&
+      pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plan $scenario with no thread to spare: no note:"; cat "$tmp/err"; }
+  done
+else
+  echo "skip: plan with no thread to spare (root without runuser or user nobody, or one hardware thread)"
+fi
 
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace moeplan {
 
@@ -46,6 +47,15 @@ class Error : public std::runtime_error {
 
 /// "FILE:LINE:COL: field.path: reason", leaving out the parts that are unknown.
 std::string format_error(const Error& error);
+
+/// A value the user gave, quoted for an error message: 'value', or when longer
+/// than kQuotedForErrorMax bytes its first ones (cut at a UTF-8 character
+/// boundary) then "... (N bytes)", so that an error stays one short line
+/// whatever was typed. Line breaks and other control characters are written
+/// as escapes (\n, \x01). Every user-supplied value quoted into an error
+/// goes through it.
+std::string quoted_for_error(std::string_view value);
+inline constexpr std::size_t kQuotedForErrorMax = 60;
 
 [[noreturn]] void throw_input_error(std::string field, std::string reason);
 [[noreturn]] void throw_runtime_error(std::string reason);

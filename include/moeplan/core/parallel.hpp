@@ -70,4 +70,23 @@ unsigned parallel_for(std::size_t n, unsigned threads, Body&& body, const Thread
   return static_cast<unsigned>(pool.size()) + 1;
 }
 
+/// @brief The threads a search's parallel_for calls could start: of the call
+/// that fell shortest, the threads it wanted (its threads, at most its jobs)
+/// and those that worked. started < wanted when the system refused some (a
+/// caller says so: no work is lost).
+struct ThreadsStarted {
+  unsigned wanted = 1;
+  unsigned started = 1;
+
+  /// One parallel_for of `jobs` jobs on `threads` threads that returned `started_now`.
+  void record(unsigned threads, std::size_t jobs, unsigned started_now) {
+    const unsigned want =
+        std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(std::max<std::size_t>(jobs, 1))));
+    if (want - std::min(want, started_now) > wanted - started) {
+      wanted = want;
+      started = started_now;
+    }
+  }
+};
+
 }  // namespace moeplan

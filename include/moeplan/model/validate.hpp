@@ -28,6 +28,17 @@ void validate(const ScenarioSpec& scenario);
 /// an input error on field "parallelism.tp" naming num_heads, num_kv_heads and tp.
 void validate_tensor_parallel_heads(const ModelSpec& model, std::int64_t tp);
 
+/// Hardware figures in the units files and --set give them, against their
+/// plausible ranges (src/model/validate.cpp gives each bound's source). The
+/// loader checks them before converting to FLOP/s or bytes, so that a value
+/// whose conversion overflows is named as given ("1e+300 GiB is outside the
+/// plausible range [0.25, 16384] GiB"), not as "inf". Input errors on `field`.
+/// A peak of 0 (the GPU lacks that precision) and negative peaks (refused by
+/// validate) pass validate_peak_tflops.
+void validate_peak_tflops(double tflops, const std::string& field);
+void validate_memory_gib(double gib, const std::string& field);
+void validate_link_gbit_s(double gbit_s, const std::string& field);
+
 /// True for the schedule names of the CLI (docs/cli.md).
 bool is_known_schedule(const std::string& name);
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <moeplan/core/parallel.hpp>
 #include <moeplan/plan/evaluation.hpp>
 #include <moeplan/plan/sp_tuner.hpp>
 #include <moeplan/sched/flowmoe.hpp>
@@ -24,6 +25,7 @@ struct FlowMoeChoice {
 struct FlowMoePlan {
   std::vector<FlowMoeChoice> schedules;  ///< in the order asked
   std::size_t best = 0;
+  ThreadsStarted threads;  ///< of the search's parallel step
 };
 
 /// Degrees searched.

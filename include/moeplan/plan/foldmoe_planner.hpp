@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <moeplan/core/parallel.hpp>
 #include <moeplan/plan/evaluation.hpp>
 
 namespace moeplan::plan {
@@ -25,6 +26,7 @@ struct FoldMoePlan {
   std::size_t best = 0;                   ///< index of the fastest schedule (earliest on ties)
   double none_ms = 0;
   double tutel_ms = 0;
+  ThreadsStarted threads;  ///< of the search's parallel step
 };
 
 /// Degrees tried: 1..max_degree (<= 32, and no more than a rank's tokens per

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <moeplan/core/parallel.hpp>
 #include <moeplan/plan/evaluation.hpp>
 #include <moeplan/plan/fsmoe_model.hpp>
 #include <moeplan/sched/fsmoe.hpp>
@@ -59,6 +60,7 @@ struct FsMoePlan {
   std::int64_t tutel_degree = 1;      ///< PipeMoE's adaptive r: the best simulated single degree
   std::vector<Evaluation> schedules;  ///< in the order asked
   std::vector<sched::FsMoeKnobs> knobs;
+  ThreadsStarted threads;  ///< of the planner's parallel steps, the one that fell shortest
 };
 
 /// The scenario's schedule.degree fixes r of every schedule (both phases);

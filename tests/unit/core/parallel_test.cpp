@@ -91,3 +91,16 @@ TEST_CASE("parallel_for returns the threads that worked, never more than the ind
   CHECK(out == std::vector<int>{1, 1, 1});
   CHECK(parallel_for(0, 4, [&](std::size_t) { FAIL("no index"); }) == 1);
 }
+
+TEST_CASE("ThreadsStarted keeps the parallel step that fell shortest", "[core][parallel]") {
+  ThreadsStarted t;
+  CHECK(t.started == t.wanted);
+  t.record(8, 3, 3);  // 3 jobs: 3 threads wanted, all started
+  CHECK(t.started == t.wanted);
+  t.record(8, 100, 2);  // 8 wanted, 2 started
+  CHECK(t.wanted == 8);
+  CHECK(t.started == 2);
+  t.record(4, 100, 3);  // short by 1 only: the worse step stays
+  CHECK(t.wanted == 8);
+  CHECK(t.started == 2);
+}

@@ -150,7 +150,11 @@ TEST_CASE("io::load_cluster_text refuses hardware figures far outside physical r
       {"bandwidth_gbit_s: 3600", "bandwidth_gbit_s: 1e-6", "intra_link.bandwidth_gbit_s: 1e-06 Gbit/s is outside"},
       {"bandwidth_gbit_s: 400", "bandwidth_gbit_s: 1e200", "inter_link.bandwidth_gbit_s: 1e+200 Gbit/s is outside"},
       {"bandwidth_gbit_s: 400", "bandwidth_gbit_s: -5", "inter_link.bandwidth_gbit_s: -5 Gbit/s is outside"},
-      {"memory_gib: 80", "memory_gib: 1e300", "gpu.memory_gib: inf GiB is outside"},  // 1e300 x 2^30 overflows
+      // Issue 14 item 8f: figures whose conversion overflows (1e300 x 2^30) are named as given, not as inf.
+      {"memory_gib: 80", "memory_gib: 1e300",
+       "gpu.memory_gib: 1e+300 GiB is outside the plausible range [0.25, 16384] GiB"},
+      {"peak_tflops_fp16: 989.5", "peak_tflops_fp16: 1e300", "gpu.peak_tflops_fp16: 1e+300 TFLOP/s is outside"},
+      {"bandwidth_gbit_s: 400", "bandwidth_gbit_s: 1e308", "inter_link.bandwidth_gbit_s: 1e+308 Gbit/s is outside"},
       {"ports_per_node: 8", "ports_per_node: 1000000", "inter_link.ports_per_node: 1000000 ports per node"},
   };
   for (const Case& c : cases) {
