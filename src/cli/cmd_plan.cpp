@@ -227,8 +227,12 @@ void run_folding_plan(const PlanOptions& o, const plan::ScenarioRun& run, CliCon
                 "--schedule: a folding scenario has no overlap schedule (the option applies to foldmoe, fsmoe and "
                 "flowmoe scenarios); plan searches its mappings");
   const unsigned threads = thread_count(o.threads, context.err);
-  const std::vector<plan::FoldingResult> folded = plan::search_mappings(run.spec(), run.costs(), "folded", threads);
-  const std::vector<plan::FoldingResult> coupled = plan::search_mappings(run.spec(), run.costs(), "coupled", threads);
+  ThreadsStarted started;
+  const std::vector<plan::FoldingResult> folded =
+      plan::search_mappings(run.spec(), run.costs(), "folded", threads, &started);
+  const std::vector<plan::FoldingResult> coupled =
+      plan::search_mappings(run.spec(), run.costs(), "coupled", threads, &started);
+  note_threads_started(started, context.err);
   if (folded.empty() || !folded.front().fits)
     throw Error(ErrorKind::Runtime, fmt::format("no mapping of {} fits in GPU memory", run.spec().name));
   const plan::FoldingResult& best = folded.front();

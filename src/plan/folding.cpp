@@ -265,7 +265,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
 }
 
 std::vector<FoldingResult> search_mappings(const model::ScenarioSpec& s, const cost::CostModel& costs,
-                                           const std::string& mode, unsigned threads) {
+                                           const std::string& mode, unsigned threads, ThreadsStarted* started) {
   if (mode != "coupled" && mode != "folded")
     throw Error(ErrorKind::Input, fmt::format("unknown search mode '{}' (coupled, folded)", mode));
   const model::ModelSpec& m = s.model;
@@ -291,7 +291,7 @@ std::vector<FoldingResult> search_mappings(const model::ScenarioSpec& s, const c
         }
       }
   std::vector<std::optional<FoldingResult>> priced(configs.size());
-  parallel_for(configs.size(), threads, [&](std::size_t i) {
+  const unsigned started_now = parallel_for(configs.size(), threads, [&](std::size_t i) {
     try {
       priced[i] = price_mapping(s, costs, configs[i]);
     } catch (const Error& e) {
@@ -306,6 +306,7 @@ std::vector<FoldingResult> search_mappings(const model::ScenarioSpec& s, const c
       if (e.kind() != ErrorKind::Input) throw;
     }
   });
+  if (started != nullptr) started->record(threads, configs.size(), started_now);
   std::vector<FoldingResult> out;
   for (auto& p : priced)
     if (p) out.push_back(std::move(*p));

@@ -1136,7 +1136,7 @@ short_err "sweep axis value of 1 MB"
 # Issue 14, item 1 (remainder): plan says when the system refused threads, as
 # simulate and sweep do (as_limited: see "sweep with no thread to spare").
 if [[ ${#as_limited[@]} -gt 0 ]] && (($(nproc) > 1)); then
-  for scenario in fsmoe-table4-testbed-b flowmoe-gpt2-tiny-moe-c1 foldmoe-gpt-moe-s-4k; do
+  for scenario in fsmoe-table4-testbed-b flowmoe-gpt2-tiny-moe-c1 foldmoe-gpt-moe-s-4k folding-qwen2-57b-a14b-64; do
     check "plan $scenario with no thread to spare" 0 "${as_limited[@]}" env ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
       bash -c 'ulimit -u 1 && exec "$0" "$@"' "$bin" plan "$scenario" --threads 2
     grep -q "^moeplan: note: 1 of 2 threads started (the system refused the rest); the work ran on them$" "$tmp/err" &&

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <moeplan/core/parallel.hpp>
 #include <moeplan/cost/cost_model.hpp>
 #include <moeplan/model/specs.hpp>
 #include <moeplan/sched/schedule.hpp>
@@ -69,8 +70,10 @@ FoldingResult price_mapping(const model::ScenarioSpec& scenario, const cost::Cos
 
 /// Every valid configuration of a mode ("coupled" or "folded"), priced, those that
 /// fit first by iteration time (ties: smaller tp, cp, pp, ep, etp), then the rest.
+/// `started`, when given, records how many threads the search could start.
 std::vector<FoldingResult> search_mappings(const model::ScenarioSpec& scenario, const cost::CostModel& costs,
-                                           const std::string& mode, unsigned threads = 2);
+                                           const std::string& mode, unsigned threads = 2,
+                                           ThreadsStarted* started = nullptr);
 
 /// @brief Parameters one GPU of the largest pipeline stage holds, by the group that reduces their gradients.
 struct HeldParams {
