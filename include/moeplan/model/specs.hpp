@@ -197,8 +197,9 @@ struct PlanSpec {
 /// Peak bytes of memory a simulation needs per task of its graph: task record,
 /// name, both adjacency arrays, the builder's edge list and the engine's
 /// timeline and queues. Measured peak RSS per task on the largest runs that
-/// fit (docs/reliability.md, "Bounds"): 223 B for FlowMoE multi_rank at 65,536
-/// ranks, 189 B for FoldMoE with 4,096 micro-batches; 256 B bounds both.
+/// fit (docs/reliability.md, "Resource bounds"): 228 B for FlowMoE multi_rank
+/// at 65,536 ranks, 235 B at 16,384, 194 B for FoldMoE at a global batch of
+/// 65,536; 256 B bounds them.
 inline constexpr std::size_t kPeakBytesPerTask = 256;
 /// The default memory budget of one simulated graph: 8 GiB, a third of the
 /// 24 GiB development machine (docs/reliability.md), so that a plan running a
