@@ -103,7 +103,45 @@ def folding(moeplan):
     print()
 
 
-FAMILIES = {"foldmoe": foldmoe, "fsmoe": fsmoe, "flowmoe": flowmoe, "folding": folding}
+CONTENTION_SCENARIOS = ["foldmoe-gpt-moe-m-16k", "fsmoe-testbed-a-gpt2-xl", "flowmoe-gpt2-tiny-moe-c1"]
+SLOWDOWNS = ["1.0", "1.1", "1.2", "1.3"]
+
+
+def plan_choice(p):
+    k = p.get("knobs", {})
+    knobs = ", ".join(f"{key} {k[key]}" for key in ["degree", "degree_forward", "degree_backward", "ar_chunk_bytes"] if key in k)
+    return f"{p['schedule']} ({knobs})" if knobs else p["schedule"]
+
+
+def contention(moeplan):
+    """How each schedule's speed-up over none moves as compute slows beside communication."""
+    for name in CONTENTION_SCENARIOS:
+        print(f"`moeplan simulate {name} --schedule all --json --set profile.overlap_compute_slowdown=S` and `moeplan plan {name} --json --set ...`:\n")
+        rows = {}
+        plans = {}
+        for slow in SLOWDOWNS:
+            sets = ["--set", f"profile.overlap_compute_slowdown={slow}"]
+            for e in run_json(moeplan, ["simulate", name, "--schedule", "all", "--json"] + sets):
+                rows.setdefault(e["schedule"], {})[slow] = e["iteration_ms"]
+            plans[slow] = run_json(moeplan, ["plan", name, "--json"] + sets)
+        print("| schedule (scenario knobs) | " + " | ".join(f"S = {s}: ms (vs none)" for s in SLOWDOWNS) + " |")
+        print("| --- |" + " --- |" * len(SLOWDOWNS))
+        for sched, per in rows.items():
+            cells = " | ".join(f"{per[s]:.2f} ({rows['none'][s] / per[s]:.3f}x)" for s in SLOWDOWNS)
+            print(f"| {sched} | {cells} |")
+        print("| plan's choice | " + " | ".join(f"{plan_choice(plans[s])}: {plans[s]['iteration_ms']:.2f} ms" for s in SLOWDOWNS) + " |")
+        print()
+    name = "folding-mixtral-8x22b-16k-128"
+    print(f"`moeplan plan {name} --json --set profile.overlap_compute_slowdown=S`:\n")
+    print("| S | best folded mapping | iteration ms | MFU |")
+    print("| --- | --- | --- | --- |")
+    for slow in SLOWDOWNS:
+        f = run_json(moeplan, ["plan", name, "--json", "--set", f"profile.overlap_compute_slowdown={slow}"])["folded"]
+        print(f"| {slow} | {mapping(f)} | {f['iteration_ms']:.0f} | {100 * f['mfu']:.1f}% |")
+    print()
+
+
+FAMILIES = {"foldmoe": foldmoe, "fsmoe": fsmoe, "flowmoe": flowmoe, "folding": folding, "contention": contention}
 
 
 def main():

@@ -276,6 +276,7 @@ void run_folding_plan(const PlanOptions& o, const plan::ScenarioRun& run, CliCon
 void run_plan(const PlanOptions& o, CliContext& context) {
   check_stdout_outputs(o.json, {{"-o", o.output}});
   const plan::ScenarioRun run(with_max_memory(io::load_scenario(o.scenario, parse_overrides(o.sets)), o.max_memory_gib));
+  refuse_noise(run.spec(), "plan");
   if (run.spec().schedule.family == "folding") {
     run_folding_plan(o, run, context);
     return;

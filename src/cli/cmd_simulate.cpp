@@ -169,6 +169,25 @@ void run_folding_simulate(const SimulateOptions& o, const plan::ScenarioRun& run
                              r.fits ? "" : " (does not fit)");
 }
 
+// How much longer `ms` is than `reference`, in percent (0 for an empty reference).
+double percent_over(double ms, double reference) { return reference > 0 ? 100 * (ms / reference - 1) : 0.0; }
+
+// The noise summary: the noiseless iteration is the reference for the slowdowns.
+io::Json noise_to_json(const plan::NoiseSummary& n, double noiseless_ms) {
+  io::Json j = io::Json::object();
+  j.set("compute_jitter_cv", n.compute_jitter_cv);
+  j.set("seeds", n.seeds);
+  j.set("iteration_ms_mean", n.mean_ms);
+  j.set("iteration_ms_p95", n.p95_ms);
+  j.set("iteration_ms_min", n.min_ms);
+  j.set("iteration_ms_max", n.max_ms);
+  if (noiseless_ms > 0) {  // an empty iteration has no slowdown to report
+    j.set("mean_slowdown", n.mean_ms / noiseless_ms);
+    j.set("p95_slowdown", n.p95_ms / noiseless_ms);
+  }
+  return j;
+}
+
 void run_simulate(const SimulateOptions& o, CliContext& context) {
   check_stdout_outputs(o.json, {{"--trace", o.trace}, {"--svg", o.svg}});
   if (!o.trace_ranks.empty()) {
@@ -201,6 +220,7 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
     std::optional<sched::BuiltSchedule> built;
     sim::Timeline timeline;
     plan::Evaluation evaluation;
+    std::optional<plan::NoiseSummary> noise;
   };
   std::vector<Result> results(schedules.size());
   const bool pictures = !o.trace.empty() || !o.svg.empty();
@@ -209,6 +229,8 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
     sched::BuiltSchedule built = run.build(schedules[i], o.degree);
     sim::Timeline timeline = plan::run_schedule(built);
     results[i].evaluation = plan::evaluate(built, timeline);
+    if (const plan::Noise noise = plan::noise_of(run.spec()); noise.compute_jitter_cv > 0)
+      results[i].noise = plan::run_with_noise(built, noise);
     if (pictures) {
       results[i].timeline = std::move(timeline);
       results[i].built = std::move(built);
@@ -232,6 +254,7 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
       io::Json entry = evaluation_to_json(run.spec().name, r.evaluation);
       entry.set("memory_bytes_per_gpu", memory);
       entry.set("fits", fits);
+      if (r.noise) entry.set("noise", noise_to_json(*r.noise, r.evaluation.iteration_ms));
       list.push_back(std::move(entry));
     }
     context.out << (requested != "all" ? list.front() : io::Json(std::move(list))).dump() << '\n';
@@ -243,6 +266,11 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
         "{:<14} d={:<3} iteration {:9.3f} ms  forward {:9.3f}  backward {:9.3f}  exposed comm "
         "{:8.3f}  bubbles {:8.3f}  tasks {}\n",
         e.schedule, e.degree, e.iteration_ms, e.forward_ms, e.backward_ms, e.exposed_comm_ms, e.bubble_ms, e.tasks);
+    if (const auto& n = r.noise)
+      context.out << fmt::format(
+          "{:<14} noise cv {:g} over {} seeds: mean {:.3f} ms ({:+.1f}%), p95 {:.3f} ms ({:+.1f}%), range {:.3f}..{:.3f}\n",
+          "", n->compute_jitter_cv, n->seeds, n->mean_ms, percent_over(n->mean_ms, e.iteration_ms), n->p95_ms,
+          percent_over(n->p95_ms, e.iteration_ms), n->min_ms, n->max_ms);
   }
 }
 

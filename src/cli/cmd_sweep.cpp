@@ -93,6 +93,7 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
   const unsigned started = parallel_for(points, threads, [&](std::size_t i) {
     const io::SweepPoint point = sweep.point(i);
     const model::ScenarioSpec spec = with_max_memory(io::load_sweep_point(point), o.max_memory_gib);
+    refuse_noise(spec, "sweep");
     if (!spec.profile)
       throw Error(ErrorKind::Input, fmt::format("scenario {} names no cost profile", quoted_for_error(spec.name)),
                   "profile_ref");

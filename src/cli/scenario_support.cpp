@@ -7,6 +7,8 @@
 
 #include <thread>
 
+#include <moeplan/core/error.hpp>
+
 #include "cli_context.hpp"
 
 namespace moeplan::cli {
@@ -17,6 +19,15 @@ void add_threads_option(CLI::App* command, unsigned& threads) {
                    "Worker threads, at most the machine's hardware threads (default: all of them); results do not "
                    "depend on it")
       ->check(positive());
+}
+
+void refuse_noise(const model::ScenarioSpec& spec, const char* command) {
+  if (spec.schedule.compute_jitter_cv > 0)
+    throw Error(ErrorKind::Input,
+                fmt::format("{} ranks schedules on the noiseless model; `moeplan simulate` reports the mean and p95 "
+                            "iteration under noise (scenario {})",
+                            command, quoted_for_error(spec.name)),
+                "schedule.compute_jitter_cv");
 }
 
 void add_max_memory_option(CLI::App* command, double& gib) {

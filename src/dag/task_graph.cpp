@@ -23,8 +23,8 @@ std::string_view TaskGraph::tags(TaskId t) const {
 
 std::span<const ResourceId> TaskGraph::resources(TaskId t) const {
   const Record& r = tasks_[t];
-  if (r.resource_count == 1) return std::span<const ResourceId>(&r.first_resource, 1);
-  return std::span<const ResourceId>(resource_lists_.data() + r.resources_offset, r.resource_count);
+  if (r.resource_count == 1) return std::span<const ResourceId>(&r.resource_ref, 1);
+  return std::span<const ResourceId>(resource_lists_.data() + r.resource_ref, r.resource_count);
 }
 
 std::size_t TaskGraph::memory_bytes() const {
@@ -88,6 +88,7 @@ TaskId TaskGraphBuilder::add_task(const TaskSpec& spec) {
   TaskGraph::Record r{};
   r.size = spec.size;
   r.duration_ms = spec.duration_ms;
+  r.latency_ms = spec.latency_ms;
   const std::size_t name_length = std::min<std::size_t>(spec.name.size(), 0xFFFF);
   const std::size_t tags_length = std::min<std::size_t>(spec.tags.size(), 0xFFFF);
   r.name_offset = static_cast<std::uint32_t>(g.text_.size());
@@ -98,9 +99,9 @@ TaskId TaskGraphBuilder::add_task(const TaskSpec& spec) {
   g.text_.append(spec.tags.substr(0, tags_length));
   r.resource_count = static_cast<std::uint32_t>(spec.resources.size());
   if (spec.resources.size() == 1) {
-    r.first_resource = spec.resources.front();
+    r.resource_ref = spec.resources.front();
   } else {
-    r.resources_offset = static_cast<std::uint32_t>(g.resource_lists_.size());
+    r.resource_ref = static_cast<std::uint32_t>(g.resource_lists_.size());
     g.resource_lists_.insert(g.resource_lists_.end(), spec.resources.begin(), spec.resources.end());
   }
   r.group_size = spec.group_size;
@@ -108,7 +109,7 @@ TaskId TaskGraphBuilder::add_task(const TaskSpec& spec) {
   r.micro_batch = spec.micro_batch;
   r.priority = spec.priority;
   r.kind = spec.kind;
-  r.op = spec.op;
+  r.op = static_cast<std::uint8_t>(spec.op);
   r.phase = spec.phase;
   g.tasks_.push_back(r);
   return id;
@@ -159,6 +160,16 @@ void check_acyclic(const TaskGraph& g) {
 TaskGraph TaskGraphBuilder::build() && {
   TaskGraph& g = graph_;
   const std::size_t n = g.tasks_.size();
+  for (const Resource& res : g.resources_) {
+    if (res.rank < 0)
+      throw Error(ErrorKind::Input, fmt::format("resource '{}' has rank {}; ranks are >= 0", res.name, res.rank),
+                  "resources");
+    if (res.policy == DispatchPolicy::Shared && !(std::isfinite(res.capacity) && res.capacity > 0))
+      throw Error(ErrorKind::Input,
+                  fmt::format("shared resource '{}' of rank {} has capacity {}; it must be finite and > 0", res.name,
+                              res.rank, res.capacity),
+                  "resources");
+  }
   for (TaskId t = 0; t < n; ++t) {
     const TaskGraph::Record& r = g.tasks_[t];
     if (!std::isfinite(r.duration_ms) || r.duration_ms < 0)
@@ -168,10 +179,25 @@ TaskGraph TaskGraphBuilder::build() && {
           "duration_ms");
     if (r.resource_count == 0)
       throw Error(ErrorKind::Input, fmt::format("task '{}' runs on no resource", g.name(t)), "resources");
-    for (ResourceId res : g.resources(t))
+    if (!std::isfinite(r.latency_ms) || r.latency_ms < 0 || r.latency_ms > r.duration_ms)
+      throw Error(ErrorKind::Input,
+                  fmt::format("task '{}' has latency {} ms; it must lie in [0, duration {} ms]", g.name(t),
+                              r.latency_ms, r.duration_ms),
+                  "latency_ms");
+    bool shared = false;
+    for (ResourceId res : g.resources(t)) {
       if (res >= g.resources_.size())
         throw Error(ErrorKind::Input, fmt::format("task '{}' runs on unknown resource #{}", g.name(t), res),
                     "resources");
+      shared = shared || g.resources_[res].policy == DispatchPolicy::Shared;
+    }
+    // A transfer's rate is size / streaming time: without a size it has none.
+    if (shared && r.duration_ms > r.latency_ms && !(std::isfinite(r.size) && r.size > 0))
+      throw Error(ErrorKind::Input,
+                  fmt::format("task '{}' streams on a shared resource but has size {}; it needs a size > 0 (its rate "
+                              "is size / (duration - latency))",
+                              g.name(t), r.size),
+                  "size");
   }
   for (const auto& [before, after] : edges_) {
     if (before >= n || after >= n) {

@@ -33,6 +33,10 @@ constexpr std::int64_t kMaxSeq = 1 << 27;           // 134M tokens
 constexpr std::int64_t kMaxBatch = 1 << 24;
 constexpr std::int64_t kMaxDegree = 4096;
 constexpr double kMaxSlowRanksFactor = 100.0;  // see its use
+constexpr double kMaxJitterCv = 2.0;           // see its use
+// Each seed is one more simulation of the whole graph: 1,000 runs of the
+// largest bundled graph take minutes, and a p95 needs only 20 to mean something.
+constexpr std::int64_t kMaxJitterSeeds = 1000;
 
 // Negative sizes are refused by validation; very negative ones must not reach a product before it.
 std::int64_t at_most(std::int64_t value, std::int64_t max, const char* field) {
@@ -371,6 +375,24 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
       throw_input_error("schedule.recompute",
                         fmt::format("must be none, selective or full, got {}", quoted_for_error(o.recompute())));
     s.schedule.recompute = o.recompute();
+  }
+  if (o.has_compute_jitter_cv()) {
+    // Plausibility: a cv of 1 already gives a task one time in six more than
+    // twice its mean (lognormal, sigma^2 = ln 2); kernel timings vary by a few
+    // percent (docs/cost-model.md, "Noise"). 2 bounds it generously.
+    if (!(o.compute_jitter_cv() >= 0 && o.compute_jitter_cv() <= kMaxJitterCv))
+      throw_input_error("schedule.compute_jitter_cv",
+                        fmt::format("{} must be in [0, {}]", o.compute_jitter_cv(), kMaxJitterCv));
+    s.schedule.compute_jitter_cv = o.compute_jitter_cv();
+  }
+  if (o.has_jitter_seeds()) {
+    if (o.jitter_seeds() < 1 || o.jitter_seeds() > kMaxJitterSeeds)
+      throw_input_error("schedule.jitter_seeds", fmt::format("{} must be in 1..{}", o.jitter_seeds(), kMaxJitterSeeds));
+    s.schedule.jitter_seeds = o.jitter_seeds();
+  }
+  if (o.has_jitter_seed()) {
+    if (o.jitter_seed() < 0) throw_input_error("schedule.jitter_seed", fmt::format("{} must be >= 0", o.jitter_seed()));
+    s.schedule.jitter_seed = static_cast<std::uint64_t>(o.jitter_seed());
   }
   if (o.has_slow_ranks_fraction()) {
     if (!(o.slow_ranks_fraction() > 0 && o.slow_ranks_fraction() <= 1))

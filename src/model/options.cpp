@@ -95,9 +95,21 @@ std::vector<OptionRule> make_rules() {
   r.push_back({"cluster.intra_link.ports_per_node", "every scenario",
                "intra-node collectives are priced by the profile's intra lines, per group size",
                [](S) { return true; }});
-  r.push_back({"profile.overlap_compute_slowdown", "every scenario",
-               "not applied yet: the engine runs compute at full speed beside communication (docs/cost-model.md)",
-               [](S) { return true; }});
+  // The engine slows compute while communication of its rank runs; folding's
+  // pipeline overlaps only its stage-to-stage P2P transfers with compute.
+  r.push_back({"profile.overlap_compute_slowdown", "folding when pp is 1",
+               "folding prices a layer's collectives as exposed and overlaps only the P2P transfers between pipeline "
+               "stages with compute; with pp = 1 there are none",
+               [](S s) { return family_is(s, {"folding"}) && s.parallel.pp == 1; }});
+  // Noise is a question simulate answers (mean and p95 over seeds) for the layer schedules.
+  r.push_back({"schedule.compute_jitter_cv", "folding",
+               "noise on compute tasks is simulated for the FoldMoE, FSMoE and FlowMoE schedules; folding prices each "
+               "mapping once",
+               [](S s) { return family_is(s, {"folding"}); }});
+  for (const char* f : {"schedule.jitter_seeds", "schedule.jitter_seed"})
+    r.push_back({f, "scenarios without schedule.compute_jitter_cv",
+                 "the seeds of the compute noise, of which there is none (schedule.compute_jitter_cv = 0)",
+                 [](S s) { return s.schedule.compute_jitter_cv == 0; }});
   // Model parts the layer schedules do not contain.
   for (const char* f : {"model.vocab_size", "model.max_position_embeddings"})
     r.push_back({f, "foldmoe, fsmoe, flowmoe",

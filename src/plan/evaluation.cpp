@@ -2,6 +2,9 @@
 #include <moeplan/plan/plausibility.hpp>
 
 #include <algorithm>
+#include <cmath>
+
+#include <moeplan/core/error.hpp>
 
 namespace moeplan::plan {
 
@@ -39,10 +42,37 @@ Evaluation evaluate(const sched::BuiltSchedule& built, const sim::Timeline& tl) 
   return e;
 }
 
-sim::Timeline run_schedule(const sched::BuiltSchedule& built) {
+Noise noise_of(const model::ScenarioSpec& s) {
+  return Noise{s.schedule.compute_jitter_cv, s.schedule.jitter_seeds, s.schedule.jitter_seed};
+}
+
+sim::Timeline run_schedule(const sched::BuiltSchedule& built, const Noise& noise, std::uint64_t seed) {
   sim::EngineOptions options;
   options.rank_compute_slowdown = built.rank_compute_slowdown;
+  options.overlap_compute_slowdown = built.overlap_compute_slowdown;
+  options.compute_jitter_cv = noise.compute_jitter_cv;
+  options.jitter_seed = seed;
   return sim::simulate(built.graph, options);
+}
+
+NoiseSummary run_with_noise(const sched::BuiltSchedule& built, const Noise& noise) {
+  MOEPLAN_CHECK(noise.compute_jitter_cv > 0 && noise.seeds >= 1, "noise needs a coefficient of variation and seeds");
+  std::vector<double> iterations;
+  for (std::int64_t i = 0; i < noise.seeds; ++i)
+    iterations.push_back(run_schedule(built, noise, noise.first_seed + static_cast<std::uint64_t>(i)).makespan_ms);
+  NoiseSummary out;
+  out.seeds = noise.seeds;
+  out.compute_jitter_cv = noise.compute_jitter_cv;
+  double sum = 0;
+  for (double v : iterations) sum += v;  // in seed order: the same sum at any thread count
+  out.mean_ms = sum / static_cast<double>(iterations.size());
+  std::sort(iterations.begin(), iterations.end());
+  // Nearest-rank percentile: the smallest value with at least 95% of the runs at or below it.
+  const std::size_t rank = static_cast<std::size_t>(std::ceil(0.95 * static_cast<double>(iterations.size())));
+  out.p95_ms = iterations[std::max<std::size_t>(rank, 1) - 1];
+  out.min_ms = iterations.front();
+  out.max_ms = iterations.back();
+  return out;
 }
 
 Evaluation evaluate(const sched::BuiltSchedule& built) { return evaluate(built, run_schedule(built)); }

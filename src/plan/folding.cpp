@@ -236,7 +236,8 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   pipe.optimizer_bytes = (held.dense + held.expert) * (4 + b);
   pipe.limits = s.limits;
   sched::BuiltSchedule built = sched::build_pipeline(pipe);
-  sim::Timeline tl = sim::simulate(built.graph);
+  built.overlap_compute_slowdown = costs.overlap_compute_slowdown();
+  sim::Timeline tl = run_schedule(built);
   // Stage 0 runs the last backward, so the iteration ends with its optimizer step.
   out.iteration_ms = tl.makespan_ms;
   // Breakdown for the stage: per micro-batch costs times micro-batches and layers per stage.

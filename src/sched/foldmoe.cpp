@@ -481,7 +481,9 @@ BuiltSchedule build_foldmoe(const model::ScenarioSpec& s, const cost::CostModel&
                 fmt::format("degree {} is outside 1..{} (tokens per rank of one sequence)", degree, max_degree),
                 "schedule.degree");
   const Pricing pricing(s, costs);
-  return IterationBuilder(s, pricing, kind, degree, knobs.slicing_tokens).build(knobs.schedule);
+  BuiltSchedule out = IterationBuilder(s, pricing, kind, degree, knobs.slicing_tokens).build(knobs.schedule);
+  out.overlap_compute_slowdown = costs.overlap_compute_slowdown();
+  return out;
 }
 
 }  // namespace moeplan::sched

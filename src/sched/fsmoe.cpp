@@ -98,7 +98,8 @@ class Builder {
       }
       tail_allreduce(*last);
     }
-    BuiltSchedule out{std::move(b_).build(), k_.schedule, kind_ == Kind::None ? 1 : r_f, {}, {}};
+    BuiltSchedule out{
+        std::move(b_).build(), k_.schedule, kind_ == Kind::None ? 1 : r_f, {}, {}, costs_.overlap_compute_slowdown()};
     return out;
   }
 

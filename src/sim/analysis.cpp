@@ -54,16 +54,22 @@ Summary summarize(const dag::TaskGraph& g, const Timeline& tl) {
     double end = 0;
   };
   std::map<std::int32_t, PerRank> ranks;
+  // A shared link runs several transfers at once: its busy time is their union.
+  std::map<dag::ResourceId, std::vector<Interval>> shared;
   for (dag::TaskId t = 0; t < g.size(); ++t) {
     const Interval interval{tl.start_ms[t], tl.end_ms[t]};
     for (dag::ResourceId res : g.resources(t)) {
-      s.resources[res].busy_ms += interval.second - interval.first;
+      if (g.resources()[res].policy == dag::DispatchPolicy::Shared)
+        shared[res].push_back(interval);
+      else
+        s.resources[res].busy_ms += interval.second - interval.first;
       ++s.resources[res].tasks;
       PerRank& pr = ranks[g.resources()[res].rank];
       (g.kind(t) == dag::TaskKind::Compute ? pr.compute : pr.comm).push_back(interval);
       pr.end = std::max(pr.end, interval.second);
     }
   }
+  for (auto& [res, intervals] : shared) s.resources[res].busy_ms = merge(intervals);
   for (auto& [rank, pr] : ranks) {
     RankSummary r;
     r.rank = rank;

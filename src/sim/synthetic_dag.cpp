@@ -51,6 +51,7 @@ dag::TaskId random_dag_rank0_task(const RandomDagOptions& o, std::size_t logical
 
 dag::TaskGraph random_dag(const RandomDagOptions& o) {
   MOEPLAN_CHECK(o.ranks >= 1, "random_dag needs at least one rank");
+  MOEPLAN_CHECK(o.shared_links == 0 || o.transfer_streams >= 1, "transfers on shared links need a stream");
   const std::vector<Logical> tasks = draw(o);
   dag::TaskGraphBuilder b;
   b.reserve(tasks.size() * static_cast<std::size_t>(o.ranks),
@@ -61,6 +62,12 @@ dag::TaskGraph random_dag(const RandomDagOptions& o) {
     comm.push_back(
         b.add_resource({"comm", r, o.priority_comm ? dag::DispatchPolicy::Priority : dag::DispatchPolicy::InOrder}));
   }
+  std::vector<dag::ResourceId> links, transfer_streams;
+  for (std::int32_t k = 0; k < o.shared_links; ++k)
+    links.push_back(b.add_resource({fmt::format("link{}", k), 0, dag::DispatchPolicy::Shared, o.link_capacity}));
+  if (o.shared_links > 0)
+    for (std::int32_t k = 0; k < o.transfer_streams; ++k)
+      transfer_streams.push_back(b.add_resource({fmt::format("comm{}", k), 0, dag::DispatchPolicy::InOrder}));
   std::vector<dag::TaskId> first_id(tasks.size());  // rank 0's instance (or the collective)
   std::string name;
   for (std::size_t i = 0; i < tasks.size(); ++i) {
@@ -76,6 +83,13 @@ dag::TaskGraph random_dag(const RandomDagOptions& o) {
       spec.op = model::OpClass::A2A;
       spec.resources = comm;
       spec.group_size = o.ranks;
+      if (!links.empty()) {
+        const std::size_t k = links.size();
+        spec.resources = {transfer_streams[i % transfer_streams.size()], links[i % k]};
+        if (k > 1 && (i / k) % 2 == 1) spec.resources.push_back(links[(i + 1) % k]);
+        spec.latency_ms = 0.1 * l.duration_ms;
+        spec.size = (l.duration_ms - spec.latency_ms) * o.link_capacity * o.transfer_share;
+      }
       first_id[i] = b.add_task(spec);
     } else {
       name = fmt::format("t{}", i);

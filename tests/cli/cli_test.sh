@@ -226,18 +226,28 @@ check "bench engine" 0 "$bin" bench engine --json
 pycheck "bench engine figures" "$tmp/out" <<'PY'
 # docs/performance.md: the random DAG (seed 1) has 1,000,000 tasks and 1,438,717
 # dependencies; issue 4's budget is 200 bytes per task (counted from container
-# capacities, so deterministic). The multi-rank DAG: per layer and micro-batch
-# (8 x 8), compute A and B on each of 1,024 ranks and collectives X and Y per
-# group of 8: 64 x (2 x 1024 + 2 x 128) = 147,456 tasks. Each rank runs A (1 ms),
-# X (0.8 ms), B (1 ms) back to back, Y overlapping the next A: 64 x 2.8 + 0.8 =
-# 180 ms. Speeds are not asserted (timing belongs to benchmarks), only present.
+# capacities, so deterministic). The fluid DAG is the same draw at 50%
+# communication: 1,000,000 tasks. The multi-rank run is FlowMoE (R 2, Sp 4 MiB)
+# on 1,024 ranks, ep 16 (64 EP groups), 12 layers: per layer and direction,
+# each rank runs 2 AT and 2 expert tasks and each EP group 2 dispatch and 2
+# combine AlltoAlls: 12 x 2 x (4 x 1024 + 4 x 64) = 104,448; then per layer one
+# dense all-reduce chunk (MHA + gate, about 1.07 MB fp32, under Sp) over every
+# rank and one expert chunk (one 256 x 512 GELU expert, 1 MiB) per EDP group
+# (16): 12 x 17 = 204; 104,652 in all. Its makespan is simulate's iteration for
+# the same scenario and knobs (second formulation). Speeds are not asserted
+# (timing belongs to benchmarks), only present.
 from cli_check import *
 b = load(sys.argv[1])
 expect(b["tasks"] == 1000000 and b["dependencies"] == 1438717, f"random DAG {b['tasks']}, {b['dependencies']}")
 expect(0 < b["bytes_per_task"] <= 200, f"bytes_per_task {b['bytes_per_task']}")
-expect(b["multi_rank_1024_tasks"] == 64 * (2 * 1024 + 2 * 128), f"multi_rank_1024_tasks {b['multi_rank_1024_tasks']}")
-expect_close(b["multi_rank_1024_makespan_ms"], 64 * 2.8 + 0.8, "multi_rank_1024_makespan_ms", 1e-9)
-expect(b["tasks_per_s"] > 0 and b["multi_rank_1024_s"] > 0, "speeds")
+expect(b["fluid_tasks"] == 1000000 and b["fluid_retimed_events"] > 0, f"fluid DAG {b['fluid_tasks']}")
+expect(b["multi_rank_1024_tasks"] == 12 * 2 * (4 * 1024 + 4 * 64) + 12 * 17, f"multi_rank_1024_tasks {b['multi_rank_1024_tasks']}")
+sim = moeplan("simulate", "flowmoe-gpt2-tiny-moe-c1", "--schedule", "flowmoe", "--degree", "2", "--set",
+              "schedule.ar_chunk_bytes=4194304", "--set", "schedule.mode=multi_rank", "--set", "cluster.num_nodes=128",
+              "--set", "parallelism.dp=1024")
+expect(sim["tasks"] == b["multi_rank_1024_tasks"], "the same graph as simulate's")
+expect_close(b["multi_rank_1024_makespan_ms"], sim["iteration_ms"], "multi_rank_1024_makespan_ms", 1e-12)
+expect(b["tasks_per_s"] > 0 and b["fluid_tasks_per_s"] > 0 and b["multi_rank_1024_s"] > 0, "speeds")
 done()
 PY
 check "bench what" 2 "$bin" bench nothing
@@ -1145,6 +1155,52 @@ if [[ ${#as_limited[@]} -gt 0 ]] && (($(nproc) > 1)); then
 else
   echo "skip: plan with no thread to spare (root without runuser or user nobody, or one hardware thread)"
 fi
+
+# Issue 15 items 1 and 5: compute slows beside communication; noise over seeds.
+pycheck "overlap_compute_slowdown slows overlapped schedules, by at most its factor" <<'PY'
+from cli_check import *
+base = {e["schedule"]: e["iteration_ms"] for e in moeplan("simulate", "foldmoe-gpt-moe-m-16k", "--schedule", "all")}
+slow = {e["schedule"]: e["iteration_ms"] for e in moeplan("simulate", "foldmoe-gpt-moe-m-16k", "--schedule", "all",
+                                                         "--set", "profile.overlap_compute_slowdown=1.3")}
+# Compute runs at 1/1.3 only while communication runs beside it: every iteration
+# is at least the free one and at most 1.3 times it (every compute task 1.3x longer).
+for name, ms in base.items():
+    expect(ms <= slow[name] <= 1.3 * ms * (1 + 1e-12), f"{name}: {ms} -> {slow[name]}")
+expect(any(slow[n] > base[n] * 1.001 for n in ("aaam", "1a1m")), f"aaam/1a1m overlap and must slow: {base} -> {slow}")
+done()
+PY
+check "overlap_compute_slowdown on folding with pp 1" 2 "$bin" simulate folding-qwen2-57b-a14b-64 --set parallelism.pp=1 --set profile.overlap_compute_slowdown=1.2
+expect_err "overlap_compute_slowdown on folding with pp 1" "profile.overlap_compute_slowdown"
+pycheck "noise: mean and p95 over seeds are those of the single-seed runs" <<'PY'
+from cli_check import *
+scenario = "flowmoe-gpt2-tiny-moe-c1"
+runs = []
+for seed in range(5, 25):  # 20 single-seed runs, seeds 5..24
+    e = moeplan("simulate", scenario, "--set", "schedule.compute_jitter_cv=0.2", "--set", "schedule.jitter_seeds=1",
+                "--set", f"schedule.jitter_seed={seed}")
+    n = e["noise"]
+    expect(n["iteration_ms_mean"] == n["iteration_ms_p95"] == n["iteration_ms_min"] == n["iteration_ms_max"],
+           f"one seed: {n}")
+    runs.append(n["iteration_ms_mean"])
+e = moeplan("simulate", scenario, "--set", "schedule.compute_jitter_cv=0.2", "--set", "schedule.jitter_seeds=20",
+            "--set", "schedule.jitter_seed=5")
+n = e["noise"]
+expect(n["seeds"] == 20, f"seeds {n['seeds']}")
+expect_close(n["iteration_ms_mean"], sum(runs) / 20, "mean of the 20 runs", 1e-12)
+expect(n["iteration_ms_p95"] == sorted(runs)[18], f"p95 is the 19th of 20 (nearest rank ceil(0.95 x 20)): {n} {sorted(runs)}")
+expect(n["iteration_ms_min"] == min(runs) and n["iteration_ms_max"] == max(runs), "range")
+expect(len(set(runs)) > 1, "different seeds give different iterations")
+# The noiseless iteration is untouched by the noise fields.
+plain = moeplan("simulate", scenario)
+expect(plain["iteration_ms"] == e["iteration_ms"] and "noise" not in plain, "iteration_ms stays the noiseless one")
+done()
+PY
+check "plan refuses noise" 2 "$bin" plan flowmoe-gpt2-tiny-moe-c1 --set schedule.compute_jitter_cv=0.1
+expect_err "plan refuses noise" "schedule.compute_jitter_cv: plan ranks schedules on the noiseless model"
+check "jitter seeds without noise" 2 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --set schedule.jitter_seeds=4
+expect_err "jitter seeds without noise" "schedule.jitter_seeds"
+check "jitter cv out of range" 2 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --set schedule.compute_jitter_cv=3
+expect_err "jitter cv out of range" "schedule.compute_jitter_cv"
 
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]

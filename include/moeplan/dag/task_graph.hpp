@@ -30,13 +30,18 @@ enum class Phase : std::uint8_t { None, Forward, Backward };
 enum class DispatchPolicy : std::uint8_t {
   InOrder,   ///< CUDA-stream semantics: tasks start in issue order; a not-ready head blocks the rest
   Priority,  ///< ready pool: highest priority first, ties by issue order; non-preemptive
+  /// A link of `capacity` units (bytes) per ms: every ready task on it runs at
+  /// once and the transfers streaming on it split its capacity, max-min fair
+  /// over all the shared links each one crosses (docs/architecture.md, "Engine").
+  Shared,
 };
 
 /// @brief A stream or link of one rank (e.g. rank 3's "compute" stream).
 struct Resource {
-  std::string name;  ///< stream name, e.g. "compute", "comm", "intra", "inter"
-  std::int32_t rank = 0;
+  std::string name;  ///< stream name, e.g. "compute", "comm", "intra", "inter", "nic"
+  std::int32_t rank = 0;  ///< >= 0
   DispatchPolicy policy = DispatchPolicy::InOrder;
+  double capacity = 0;  ///< Shared only: units of TaskSpec::size per ms (> 0)
 };
 
 /// @brief What a builder says about one task.
@@ -45,7 +50,11 @@ struct TaskSpec {
   TaskKind kind = TaskKind::Compute;
   model::OpClass op = model::OpClass::Gemm;
   double size = 0;                    ///< FLOPs or bytes, as priced by the cost model
-  double duration_ms = 0;             ///< from the cost model
+  double duration_ms = 0;             ///< from the cost model, at full rate
+  /// On Shared resources: the part of duration_ms that is a fixed startup
+  /// (the alpha of an alpha-beta line), paid once and using no bandwidth; the
+  /// rest streams `size` units at up to size / (duration_ms - latency_ms) per ms.
+  double latency_ms = 0;
   std::vector<ResourceId> resources;  ///< one for a local task; every member's for a collective
   std::int32_t group_size = 1;        ///< ranks in the collective (may exceed resources in symmetric mode)
   Phase phase = Phase::None;
@@ -67,9 +76,10 @@ class TaskGraph {
   std::string_view name(TaskId t) const;
   std::string_view tags(TaskId t) const;
   TaskKind kind(TaskId t) const { return tasks_[t].kind; }
-  model::OpClass op(TaskId t) const { return tasks_[t].op; }
+  model::OpClass op(TaskId t) const { return static_cast<model::OpClass>(tasks_[t].op); }
   double size(TaskId t) const { return tasks_[t].size; }
   double duration_ms(TaskId t) const { return tasks_[t].duration_ms; }
+  double latency_ms(TaskId t) const { return tasks_[t].latency_ms; }
   std::span<const ResourceId> resources(TaskId t) const;
   std::int32_t group_size(TaskId t) const { return tasks_[t].group_size; }
   Phase phase(TaskId t) const { return tasks_[t].phase; }
@@ -89,10 +99,12 @@ class TaskGraph {
   struct Record {
     double size;
     double duration_ms;
+    double latency_ms;
     std::uint32_t name_offset;
     std::uint32_t tags_offset;
-    std::uint32_t resources_offset;  ///< into resource_lists_ when resource_count > 1
-    std::uint32_t first_resource;    ///< the resource itself when resource_count == 1
+    /// The resource itself when resource_count == 1, else the offset of the
+    /// members in resource_lists_ (one field: a record stays 64 bytes).
+    std::uint32_t resource_ref;
     std::uint32_t resource_count;
     std::int32_t group_size;
     std::int32_t layer;
@@ -101,9 +113,11 @@ class TaskGraph {
     std::uint16_t name_length;
     std::uint16_t tags_length;
     TaskKind kind;
-    model::OpClass op;
+    std::uint8_t op;  ///< a model::OpClass, in one byte (the enum's underlying type is int)
     Phase phase;
   };
+  // Bytes per task enter the memory bound (model::kPeakBytesPerTask).
+  static_assert(sizeof(Record) <= 64, "a task record must stay within 64 bytes");
   std::vector<Record> tasks_;
   std::vector<Resource> resources_;
   std::string text_;                        // names and tags, back to back
@@ -138,7 +152,9 @@ class TaskGraphBuilder {
   void reserve(std::size_t tasks, std::size_t dependencies);
 
   /// Throws an input Error naming the task for: a dependency on a task that
-  /// does not exist, an unknown resource, a negative or non-finite duration, a cycle.
+  /// does not exist, an unknown resource, a negative or non-finite duration, a
+  /// latency outside [0, duration], a task streaming on a Shared resource with
+  /// no size, a Shared resource without a positive capacity, a cycle.
   TaskGraph build() &&;
 
  private:

@@ -169,6 +169,12 @@ struct ScheduleSpec {
   bool multi_rank = false;
   std::optional<double> slow_ranks_compute_factor;  ///< FlowMoE K.1 heterogeneity
   double slow_ranks_fraction = 0.5;
+  /// Noise (issue 15 item 5): every compute task's work times a seeded
+  /// lognormal factor of mean 1 and this coefficient of variation; simulate
+  /// reports the mean and p95 iteration over jitter_seeds runs. 0: none.
+  double compute_jitter_cv = 0;
+  std::int64_t jitter_seeds = 16;
+  std::uint64_t jitter_seed = 1;
   std::string recompute = "selective";  ///< activation recomputation: none, selective, full
 };
 

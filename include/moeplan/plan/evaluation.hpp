@@ -34,9 +34,33 @@ struct Evaluation {
   std::vector<double> attention_flops_backward_per_layer;
 };
 
+/// @brief Seeded noise on compute work (model::ScheduleSpec's jitter fields).
+struct Noise {
+  double compute_jitter_cv = 0;  ///< 0: no noise
+  std::int64_t seeds = 1;
+  std::uint64_t first_seed = 1;
+};
+
+/// @brief The iteration over `seeds` noisy runs (seeds first_seed, first_seed + 1, ...).
+struct NoiseSummary {
+  std::int64_t seeds = 0;
+  double compute_jitter_cv = 0;
+  double mean_ms = 0;
+  double p95_ms = 0;  ///< nearest rank: ceil(0.95 n)-th smallest
+  double min_ms = 0;
+  double max_ms = 0;
+};
+
+/// The noise a scenario asks for (its schedule.compute_jitter_cv, jitter_seeds, jitter_seed).
+Noise noise_of(const model::ScenarioSpec& scenario);
+
 /// Runs a built schedule on the engine with everything the builder asked of it
-/// (per-rank compute slow-downs): the one way a built schedule is simulated.
-sim::Timeline run_schedule(const sched::BuiltSchedule& built);
+/// (per-rank compute slow-downs, the overlap slowdown) and, when given, noise
+/// drawn from `seed`: the one way a built schedule is simulated.
+sim::Timeline run_schedule(const sched::BuiltSchedule& built, const Noise& noise = {}, std::uint64_t seed = 1);
+
+/// Runs the schedule once per seed of `noise` (cv > 0) and summarizes the iterations.
+NoiseSummary run_with_noise(const sched::BuiltSchedule& built, const Noise& noise);
 
 Evaluation evaluate(const sched::BuiltSchedule& built, const sim::Timeline& timeline);
 Evaluation evaluate(const sched::BuiltSchedule& built);

@@ -21,6 +21,9 @@ struct BuiltSchedule {
   std::int64_t degree = 1;
   std::vector<std::int64_t> slicing_tokens;   ///< attention slices of one sequence, where sliced
   std::vector<double> rank_compute_slowdown;  ///< per-rank compute factors for the engine (stragglers)
+  /// Compute slows by this factor while communication of its rank runs: the
+  /// cost profile's overlap_compute_slowdown (the cost model is where time comes from).
+  double overlap_compute_slowdown = 1.0;
 };
 
 /// @brief The knobs a builder takes.

@@ -21,6 +21,17 @@ struct RandomDagOptions {
   bool priority_comm = false;  ///< the comm stream is a Priority pool instead of InOrder
   double min_duration_ms = 0.1;
   double max_duration_ms = 2.0;
+  /// > 0: collective i is a transfer on Shared links instead of the comm
+  /// streams: on link i mod k, and every other one also on the next link (it
+  /// crosses two), with 10% of its duration as latency and a size that, alone,
+  /// streams at `transfer_share` of the link's capacity. It is issued on
+  /// in-order stream i mod transfer_streams of rank 0 (as NCCL kernels on
+  /// several CUDA streams), so at most that many transfers share at once: a
+  /// random DAG has many roots, which would otherwise all start at time 0.
+  std::int32_t shared_links = 0;
+  double link_capacity = 1000;  ///< units per ms of each shared link
+  double transfer_share = 0.5;  ///< a lone transfer's rate over the link's capacity (<= 1)
+  std::int32_t transfer_streams = 4;
 };
 
 /// Per rank: a "compute" (InOrder) and a "comm" stream. Logical task i runs on

@@ -51,6 +51,11 @@ std::string result_of(const moeplan::model::ScenarioSpec& spec) {
     out += fmt::format("{}: {} {} {} {} {} {} {} {} {} {} {} {} {};", s.name, e.degree, e.iteration_ms, e.forward_ms,
                        e.backward_ms, e.compute_ms, e.comm_ms, e.exposed_comm_ms, e.bubble_ms, e.tasks, e.a2a_total_ms,
                        e.a2a_critical_ms, e.attention_flops_forward, e.attention_flops_backward);
+    // simulate's noise summary (schedule.compute_jitter_cv > 0)
+    if (const moeplan::plan::Noise noise = moeplan::plan::noise_of(spec); noise.compute_jitter_cv > 0) {
+      const moeplan::plan::NoiseSummary n = moeplan::plan::run_with_noise(run.build(s.name), noise);
+      out += fmt::format("noise {} {} {} {};", n.mean_ms, n.p95_ms, n.min_ms, n.max_ms);
+    }
   }
   return out;
 }
