@@ -41,13 +41,15 @@ std::vector<OptionRule> make_rules() {
   r.push_back({"schedule.fsmoe_released_solver_rules", "foldmoe, flowmoe, folding",
                "a rule set of FSMoE's degree solver",
                [](S s) { return !family_is(s, {"fsmoe"}); }});
-  r.push_back({"schedule.mode", "foldmoe, fsmoe, folding",
-               "only FlowMoE builds a graph with one rank per GPU (multi_rank)",
-               [](S s) { return !family_is(s, {"flowmoe"}); }});
+  r.push_back({"schedule.mode", "folding",
+               "the FoldMoE, FSMoE and FlowMoE schedules build a graph with one rank per GPU (multi_rank); folding "
+               "prices mappings in closed form",
+               [](S s) { return family_is(s, {"folding"}); }});
   for (const char* f : {"schedule.slow_ranks_compute_factor", "schedule.slow_ranks_fraction"})
-    r.push_back({f, "foldmoe, fsmoe, folding; flowmoe in symmetric mode",
-                 "a straggler slows some ranks, which needs a graph with one rank per GPU: FlowMoE in multi_rank mode",
-                 [](S s) { return !family_is(s, {"flowmoe"}) || !s.schedule.multi_rank; }});
+    r.push_back({f, "folding; foldmoe, fsmoe, flowmoe in symmetric mode",
+                 "a straggler slows some ranks, which needs a graph with one rank per GPU: FoldMoE, FSMoE or FlowMoE "
+                 "in multi_rank mode",
+                 [](S s) { return family_is(s, {"folding"}) || !s.schedule.multi_rank; }});
   // Pipeline parallelism and rank order are mapped by the folding planner only;
   // the layer schedules of the other families run one stage holding every layer.
   r.push_back({"parallelism.pp", "foldmoe, fsmoe, flowmoe when pp is not 1",

@@ -31,6 +31,8 @@ FoldMoePlan plan_foldmoe(const model::ScenarioSpec& s, const cost::CostModel& co
       for (std::int64_t d = 1; d <= limit; ++d) jobs.push_back({i, {name, d, {}}});
     }
   }
+  // The scenario's mode (schedule.mode) for every job: multi-rank graphs when asked.
+  for (Job& job : jobs) job.knobs.multi_rank = s.schedule.multi_rank;
   std::vector<Evaluation> evaluations(jobs.size());
   std::vector<std::vector<std::int64_t>> slicings(jobs.size());
   const unsigned started = parallel_for(jobs.size(), threads, [&](std::size_t j) {

@@ -180,6 +180,7 @@ GradientPartition partition_gradients(const model::ScenarioSpec& s, const cost::
 sched::FsMoeKnobs fsmoe_knobs(const FsMoePlan& plan, const std::string& schedule) {
   sched::FsMoeKnobs k;
   k.schedule = schedule;
+  k.multi_rank = plan.multi_rank;
   if (schedule == "fsmoe" || schedule == "fsmoe-no-iio") {
     k.degree_forward = plan.degrees.forward.r;
     k.degree_backward = plan.degrees.backward.r;
@@ -217,6 +218,7 @@ DegreeChoice at_degree(const MoeLayerModel& m, std::int64_t r) {
 FsMoePlan plan_fsmoe(const model::ScenarioSpec& s, const cost::CostModel& costs,
                      const std::vector<std::string>& schedules, unsigned threads) {
   FsMoePlan out;
+  out.multi_rank = s.schedule.multi_rank;  // the closed forms stay symmetric; simulated graphs follow the mode
   const std::vector<std::int64_t> allowed = allowed_degrees(expert_capacity_tokens(s));
   const ReleasedSolverRules rules{s.schedule.fsmoe_released_solver_rules, 1.0};
   std::vector<std::int64_t> degrees = rules.enabled ? released_solver_degrees() : allowed;
@@ -249,6 +251,7 @@ FsMoePlan plan_fsmoe(const model::ScenarioSpec& s, const cost::CostModel& costs,
     sched::FsMoeKnobs k;
     k.schedule = "tutel";
     k.degree_forward = k.degree_backward = tutel_tried[i];
+    k.multi_rank = out.multi_rank;
     tutel_ms[i] = evaluate(sched::build_fsmoe(s, costs, k)).iteration_ms;
   });
   out.threads.record(threads, tutel_tried.size(), tutel_started);

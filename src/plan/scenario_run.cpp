@@ -79,6 +79,7 @@ sched::BuiltSchedule ScenarioRun::build(const std::string& schedule, std::option
   // FoldMoE: d from --degree, else the scenario's, else 4 (the middle of the
   // paper's 2..16); the scenario's slicing for the schedules it applies to.
   sched::ScheduleKnobs knobs{schedule, degree.value_or(s.schedule.degree.value_or(4)), {}};
+  knobs.multi_rank = s.schedule.multi_rank;
   if (schedule == "aaam" || schedule == "1a1m") {
     knobs.slicing_tokens = s.schedule.slicing_tokens;
     if (!knobs.slicing_tokens.empty() && degree && *degree != static_cast<std::int64_t>(knobs.slicing_tokens.size()))

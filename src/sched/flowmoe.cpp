@@ -313,16 +313,6 @@ double flowmoe_block_allreduce_bytes(const model::ScenarioSpec& s) {
   return std::max(dense, expert);
 }
 
-std::vector<double> straggler_slowdown(const model::ScenarioSpec& s) {
-  if (!s.schedule.slow_ranks_compute_factor) return {};
-  const std::int64_t world = s.cluster.world_size();
-  const auto slow = static_cast<std::int64_t>(std::ceil(s.schedule.slow_ranks_fraction * static_cast<double>(world)));
-  std::vector<double> factors(static_cast<std::size_t>(world), 1.0);
-  for (std::int64_t r = 0; r < slow && r < world; ++r)
-    factors[static_cast<std::size_t>(r)] = *s.schedule.slow_ranks_compute_factor;
-  return factors;
-}
-
 BuiltSchedule build_flowmoe(const model::ScenarioSpec& s, const cost::CostModel& costs, const FlowMoeKnobs& knobs) {
   if (knobs.degree < 1 || knobs.degree > 64)
     throw Error(ErrorKind::Input, fmt::format("degree {} is outside 1..64", knobs.degree), "schedule.degree");

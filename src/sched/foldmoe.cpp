@@ -95,43 +95,49 @@ struct Pricing {
   }
 };
 
-// Emits tasks onto one rank's streams, recording the forward program so the
-// backward pass can replay it reversed in time.
+// Emits tasks onto the ranks' streams (rank 0 alone in symmetric mode),
+// recording the forward program so the backward pass can replay it reversed in
+// time. Every rank gets the same program, in the same issue order.
 class FoldBuilder {
  public:
-  explicit FoldBuilder(const Pricing& pricing) : p_(pricing) {
-    compute_ = b_.add_resource({"compute", 0, dag::DispatchPolicy::InOrder});
-    comm_ = b_.add_resource({"comm", 0, dag::DispatchPolicy::InOrder});
-    intra_ = b_.add_resource({"intra", 0, dag::DispatchPolicy::InOrder});
+  FoldBuilder(const Pricing& pricing, const RankLayout& layout) : p_(pricing), layout_(layout) {
+    for (std::int32_t r = 0; r < layout.ranks; ++r) {
+      compute_.push_back(b_.add_resource({"compute", r, dag::DispatchPolicy::InOrder}));
+      comm_.push_back(b_.add_resource({"comm", r, dag::DispatchPolicy::InOrder}));
+      intra_.push_back(b_.add_resource({"intra", r, dag::DispatchPolicy::InOrder}));
+    }
   }
 
-  // A compute task of `flops` on this rank, priced on the op's line.
-  TaskId compute(const std::string& name, OpClass op, double flops, Phase ph, std::int32_t layer, std::int32_t i,
-                 std::vector<TaskId> after) {
-    return emit_task(b_, {name, ph, layer, i, 0, 1, flops}, dag::TaskKind::Compute, op, p_.compute(op, flops),
-                     {compute_}, after);
+  // A compute task of `flops` on every rank, priced on the op's line.
+  RankTasks compute(const std::string& name, OpClass op, double flops, Phase ph, std::int32_t layer, std::int32_t i,
+                    const std::vector<RankTasks>& after) {
+    return emit_on_ranks(b_, {name, ph, layer, i, 0, 1, flops}, dag::TaskKind::Compute, op, p_.compute(op, flops),
+                         compute_, after);
   }
   // The experts of a micro-batch: `flops` over the expert's GEMMs, each paying its startup.
-  TaskId experts(const std::string& name, double flops, Phase ph, std::int32_t layer, std::int32_t i,
-                 std::vector<TaskId> after) {
-    return emit_task(b_, {name, ph, layer, i, 0, 1, flops}, dag::TaskKind::Compute, OpClass::Gemm, p_.expert_ms(flops),
-                     {compute_}, after);
+  RankTasks experts(const std::string& name, double flops, Phase ph, std::int32_t layer, std::int32_t i,
+                    const std::vector<RankTasks>& after) {
+    return emit_on_ranks(b_, {name, ph, layer, i, 0, 1, flops}, dag::TaskKind::Compute, OpClass::Gemm,
+                         p_.expert_ms(flops), compute_, after);
   }
-  // A collective of `bytes` over a group, on one of this rank's streams.
-  TaskId collective(const std::string& name, OpClass op, dag::ResourceId on, const cost::GroupShape& group,
-                    double bytes, Phase ph, std::int32_t layer, std::int32_t i, std::vector<TaskId> after) {
-    return emit_task(b_, {name, ph, layer, i, 0, group.size, bytes}, dag::TaskKind::Communication, op,
-                     p_.comm(op, group, bytes), {on}, after);
+  // A collective of `bytes` priced over `group`, one per rank group `groups`, on one of the ranks' streams.
+  RankTasks collective(const std::string& name, OpClass op, const std::vector<dag::ResourceId>& on,
+                       const cost::GroupShape& group, const parallel::RankGroups& groups, double bytes, Phase ph,
+                       std::int32_t layer, std::int32_t i, const std::vector<RankTasks>& after) {
+    return emit_collective(b_, {name, ph, layer, i, 0, group.size, bytes}, op, p_.comm(op, group, bytes), groups, on,
+                           after);
   }
 
   dag::TaskGraphBuilder& graph() { return b_; }
-  dag::ResourceId comm() const { return comm_; }
-  dag::ResourceId intra() const { return intra_; }
+  const std::vector<dag::ResourceId>& comm() const { return comm_; }
+  const std::vector<dag::ResourceId>& intra() const { return intra_; }
+  const RankLayout& layout() const { return layout_; }
 
  private:
   const Pricing& p_;
+  const RankLayout& layout_;
   dag::TaskGraphBuilder b_;
-  dag::ResourceId compute_, comm_, intra_;
+  std::vector<dag::ResourceId> compute_, comm_, intra_;
 };
 
 // One step of a block's forward program: an attention slice, or one MoE stage of a micro-batch.
@@ -172,9 +178,9 @@ std::vector<Step> forward_program(std::size_t slices, const std::vector<std::siz
 
 class IterationBuilder {
  public:
-  IterationBuilder(const model::ScenarioSpec& s, const Pricing& pricing, Kind kind, std::int64_t degree,
-                   const std::vector<std::int64_t>& slicing)
-      : s_(s), p_(pricing), kind_(kind), degree_(degree) {
+  IterationBuilder(const model::ScenarioSpec& s, const Pricing& pricing, const RankLayout& layout, Kind kind,
+                   std::int64_t degree, const std::vector<std::int64_t>& slicing, bool multi_rank)
+      : s_(s), p_(pricing), fb_(pricing, layout), kind_(kind), degree_(degree), multi_rank_(multi_rank) {
     const std::int64_t L = s.workload.seq_len;
     const std::int64_t d = kind == Kind::None ? 1 : degree;
     moe_ = token_uniform_slicing(L, d);
@@ -204,8 +210,9 @@ class IterationBuilder {
 
   BuiltSchedule build(const std::string& name) {
     const std::int64_t per_rank_batches = s_.workload.micro_batches_per_rank(s_.parallel.dp);
-    std::optional<TaskId> last;
-    // Graph bound (issue 14 item 4): checked on the rate after each layer pass.
+    std::optional<RankTasks> last;
+    // Graph bound (issue 14 item 4): checked on the rate after each layer pass
+    // (of every rank in multi-rank mode).
     fb_.graph().set_limit(graph_limit(s_.limits));
     const std::size_t passes = 2 * static_cast<std::size_t>(per_rank_batches) * s_.model.moe_layer.size();
     std::size_t done = 0;
@@ -224,18 +231,20 @@ class IterationBuilder {
     gradient_allreduce(*last);
     BuiltSchedule out{std::move(fb_.graph()).build(), name, kind_ == Kind::None ? 1 : degree_, {}, {}};
     if (kind_ != Kind::None && kind_ != Kind::Tutel) out.slicing_tokens = attention_;
+    if (multi_rank_) out.rank_compute_slowdown = straggler_slowdown(s_);
     return out;
   }
 
  private:
-  static std::vector<TaskId> after(std::optional<TaskId> t) {
-    return t ? std::vector<TaskId>{*t} : std::vector<TaskId>{};
+  static std::vector<RankTasks> after(const std::optional<RankTasks>& t) {
+    return t ? std::vector<RankTasks>{*t} : std::vector<RankTasks>{};
   }
+  const RankLayout& groups() const { return fb_.layout(); }
 
-  // Attention of one slice with its TP collectives; returns the task the MoE
+  // Attention of one slice with its TP collectives; returns the tasks the MoE
   // layer's input waits for. Forward: [AG] ATT [RS|AR]; backward mirrors it.
-  TaskId attention_slice(std::int32_t layer, std::size_t k, double l, double c, std::vector<TaskId> deps,
-                         std::optional<TaskId> previous_attention, bool backward) {
+  RankTasks attention_slice(std::int32_t layer, std::size_t k, double l, double c, std::vector<RankTasks> deps,
+                            const std::optional<RankTasks>& previous_attention, bool backward) {
     const Phase ph = backward ? Phase::Backward : Phase::Forward;
     const char* dir = backward ? "bwd" : "fwd";
     const std::int32_t i = static_cast<std::int32_t>(k);
@@ -243,43 +252,43 @@ class IterationBuilder {
     const double bytes = p_.activation_bytes(l);
     if (par.tp > 1 && par.sequence_parallel) {
       // Forward AllGather -> attention -> ReduceScatter; backward: the adjoints, AllGather first again.
-      const TaskId ag = fb_.collective(fmt::format("{} L{} attn-ag s{}", dir, layer, k), OpClass::AllGather,
-                                       fb_.intra(), p_.tp_group, bytes, ph, layer, i, deps);
-      std::vector<TaskId> att_deps{ag};
+      const RankTasks ag = fb_.collective(fmt::format("{} L{} attn-ag s{}", dir, layer, k), OpClass::AllGather,
+                                          fb_.intra(), p_.tp_group, groups().tp, bytes, ph, layer, i, deps);
+      std::vector<RankTasks> att_deps{ag};
       if (previous_attention) att_deps.push_back(*previous_attention);
-      const TaskId att = fb_.compute(fmt::format("{} L{} attention s{}", dir, layer, k), OpClass::Attention,
-                                     p_.attention_flops(l, c, backward), ph, layer, i, att_deps);
+      const RankTasks att = fb_.compute(fmt::format("{} L{} attention s{}", dir, layer, k), OpClass::Attention,
+                                        p_.attention_flops(l, c, backward), ph, layer, i, att_deps);
       last_attention_ = att;
       return fb_.collective(fmt::format("{} L{} attn-rs s{}", dir, layer, k), OpClass::ReduceScatter, fb_.intra(),
-                            p_.tp_group, bytes, ph, layer, i, {att});
+                            p_.tp_group, groups().tp, bytes, ph, layer, i, {att});
     }
     if (previous_attention) deps.push_back(*previous_attention);
-    const TaskId att = fb_.compute(fmt::format("{} L{} attention s{}", dir, layer, k), OpClass::Attention,
-                                   p_.attention_flops(l, c, backward), ph, layer, i, deps);
+    const RankTasks att = fb_.compute(fmt::format("{} L{} attention s{}", dir, layer, k), OpClass::Attention,
+                                      p_.attention_flops(l, c, backward), ph, layer, i, deps);
     last_attention_ = att;
     if (par.tp > 1)
       return fb_.collective(fmt::format("{} L{} attn-ar s{}", dir, layer, k), OpClass::AllReduce, fb_.intra(),
-                            p_.tp_group, bytes, ph, layer, i, {att});
+                            p_.tp_group, groups().tp, bytes, ph, layer, i, {att});
     return att;
   }
 
   // The experts of MoE micro-batch j: [ETP AllGather] experts [ETP ReduceScatter];
   // backward gathers and scatters the gradients of the same tensors.
   // `input`: what the stage waits for (the A2A, or with ep = 1 its producers).
-  TaskId expert_stage(std::int32_t layer, std::size_t j, const cost::MoeLayerSizes& sizes, std::vector<TaskId> input,
-                      bool backward) {
+  RankTasks expert_stage(std::int32_t layer, std::size_t j, const cost::MoeLayerSizes& sizes,
+                         std::vector<RankTasks> input, bool backward) {
     const model::ParallelSpec& par = s_.parallel;
     const Phase ph = backward ? Phase::Backward : Phase::Forward;
     const char* dir = backward ? "bwd" : "fwd";
     const std::int32_t i = static_cast<std::int32_t>(j);
     if (par.etp > 1)
       input = {fb_.collective(fmt::format("{} L{} etp-ag m{}", dir, layer, j), OpClass::AllGather, fb_.intra(),
-                              p_.etp_group, sizes.etp_allgather_bytes, ph, layer, i, input)};
-    TaskId e = fb_.experts(fmt::format("{} L{} experts m{}", dir, layer, j),
-                           backward ? sizes.expert_backward_flops : sizes.expert_forward_flops, ph, layer, i, input);
+                              p_.etp_group, groups().etp, sizes.etp_allgather_bytes, ph, layer, i, input)};
+    RankTasks e = fb_.experts(fmt::format("{} L{} experts m{}", dir, layer, j),
+                              backward ? sizes.expert_backward_flops : sizes.expert_forward_flops, ph, layer, i, input);
     if (par.etp > 1)
       e = fb_.collective(fmt::format("{} L{} etp-rs m{}", dir, layer, j), OpClass::ReduceScatter, fb_.intra(),
-                         p_.etp_group, sizes.etp_reducescatter_bytes, ph, layer, i, {e});
+                         p_.etp_group, groups().etp, sizes.etp_reducescatter_bytes, ph, layer, i, {e});
     return e;
   }
 
@@ -287,10 +296,16 @@ class IterationBuilder {
   // AlltoAll runs, and each stage waits for what the A2A would have.
   bool a2a() const { return s_.parallel.ep > 1; }
 
-  TaskId moe_forward(std::int32_t layer, std::optional<TaskId> entry) {
-    std::vector<TaskId> gate(attention_.size()), expert(moe_.size());
-    std::vector<std::vector<TaskId>> dispatch(moe_.size());
-    std::optional<TaskId> previous_attention, last;
+  // An AlltoAll of `bytes` over each EP group.
+  RankTasks alltoall(const std::string& name, double bytes, Phase ph, std::int32_t layer, std::int32_t i,
+                     const std::vector<RankTasks>& deps) {
+    return fb_.collective(name, OpClass::A2A, fb_.comm(), p_.ep_group, groups().ep, bytes, ph, layer, i, deps);
+  }
+
+  RankTasks moe_forward(std::int32_t layer, const std::optional<RankTasks>& entry) {
+    std::vector<RankTasks> gate(attention_.size()), expert(moe_.size());
+    std::vector<std::vector<RankTasks>> dispatch(moe_.size());
+    std::optional<RankTasks> previous_attention, last;
     std::vector<std::int64_t> context(attention_.size());
     std::int64_t c = 0;
     for (std::size_t k = 0; k < attention_.size(); ++k) context[k] = (c += attention_[k]);
@@ -300,22 +315,21 @@ class IterationBuilder {
       switch (step.type) {
         case Step::Attention: {
           const std::size_t k = step.index;
-          const TaskId out = attention_slice(layer, k, as_double(attention_[k]), as_double(context[k]), after(entry),
-                                             previous_attention, false);
+          const RankTasks out = attention_slice(layer, k, as_double(attention_[k]), as_double(context[k]),
+                                                after(entry), previous_attention, false);
           previous_attention = last_attention_;
           gate[k] = fb_.compute(fmt::format("fwd L{} gate s{}", layer, k), OpClass::Gemm,
                                 p_.gate_flops(as_double(attention_[k]), false), Phase::Forward, layer, i, {out});
           break;
         }
         case Step::Dispatch: {
-          std::vector<TaskId> deps;
+          std::vector<RankTasks> deps;
           for (std::size_t k = 0; k < attention_.size(); ++k)
             if (covering_[k].first <= step.index && step.index <= covering_[k].second) deps.push_back(gate[k]);
           const auto sizes = p_.moe_sizes(m);
           dispatch[step.index] =
-              a2a() ? std::vector<TaskId>{fb_.collective(fmt::format("fwd L{} dispatch m{}", layer, step.index),
-                                                         OpClass::A2A, fb_.comm(), p_.ep_group, sizes.dispatch_bytes,
-                                                         Phase::Forward, layer, i, deps)}
+              a2a() ? std::vector<RankTasks>{alltoall(fmt::format("fwd L{} dispatch m{}", layer, step.index),
+                                                      sizes.dispatch_bytes, Phase::Forward, layer, i, deps)}
                     : deps;
           break;
         }
@@ -324,10 +338,9 @@ class IterationBuilder {
           break;
         case Step::Combine: {
           const auto sizes = p_.moe_sizes(m);
-          last = a2a()
-                     ? fb_.collective(fmt::format("fwd L{} combine m{}", layer, step.index), OpClass::A2A, fb_.comm(),
-                                      p_.ep_group, sizes.combine_bytes, Phase::Forward, layer, i, {expert[step.index]})
-                     : expert[step.index];
+          last = a2a() ? alltoall(fmt::format("fwd L{} combine m{}", layer, step.index), sizes.combine_bytes,
+                                  Phase::Forward, layer, i, {expert[step.index]})
+                       : expert[step.index];
           break;
         }
       }
@@ -338,13 +351,13 @@ class IterationBuilder {
     return *last;
   }
 
-  TaskId moe_backward(std::int32_t layer, TaskId entry) {
-    std::vector<TaskId> expert(moe_.size()), dispatch_grad(moe_.size());
-    std::vector<std::vector<TaskId>> combine_grad(moe_.size());
+  RankTasks moe_backward(std::int32_t layer, const RankTasks& entry) {
+    std::vector<RankTasks> expert(moe_.size()), dispatch_grad(moe_.size());
+    std::vector<std::vector<RankTasks>> combine_grad(moe_.size());
     std::vector<std::int64_t> context(attention_.size());
     std::int64_t c = 0;
     for (std::size_t k = 0; k < attention_.size(); ++k) context[k] = (c += attention_[k]);
-    std::optional<TaskId> later_attention, last;
+    std::optional<RankTasks> later_attention, last;
     // The forward program reversed in time: every stream sees its forward order backwards.
     for (auto it = program_.rbegin(); it != program_.rend(); ++it) {
       const Step& step = *it;
@@ -354,10 +367,9 @@ class IterationBuilder {
         case Step::Combine: {
           const auto sizes = p_.moe_sizes(m);
           combine_grad[step.index] =
-              a2a() ? std::vector<TaskId>{fb_.collective(fmt::format("bwd L{} combine m{}", layer, step.index),
-                                                         OpClass::A2A, fb_.comm(), p_.ep_group, sizes.combine_bytes,
-                                                         Phase::Backward, layer, i, {entry})}
-                    : std::vector<TaskId>{entry};
+              a2a() ? std::vector<RankTasks>{alltoall(fmt::format("bwd L{} combine m{}", layer, step.index),
+                                                      sizes.combine_bytes, Phase::Backward, layer, i, {entry})}
+                    : std::vector<RankTasks>{entry};
           break;
         }
         case Step::Expert:
@@ -365,18 +377,19 @@ class IterationBuilder {
           break;
         case Step::Dispatch: {
           const auto sizes = p_.moe_sizes(m);
-          dispatch_grad[step.index] =
-              a2a() ? fb_.collective(fmt::format("bwd L{} dispatch m{}", layer, step.index), OpClass::A2A, fb_.comm(),
-                                     p_.ep_group, sizes.dispatch_bytes, Phase::Backward, layer, i, {expert[step.index]})
-                    : expert[step.index];
+          dispatch_grad[step.index] = a2a() ? alltoall(fmt::format("bwd L{} dispatch m{}", layer, step.index),
+                                                       sizes.dispatch_bytes, Phase::Backward, layer, i,
+                                                       {expert[step.index]})
+                                            : expert[step.index];
           break;
         }
         case Step::Attention: {
           const std::size_t k = step.index;
-          std::vector<TaskId> deps;
+          std::vector<RankTasks> deps;
           for (std::size_t j = covering_[k].first; j <= covering_[k].second; ++j) deps.push_back(dispatch_grad[j]);
-          const TaskId g = fb_.compute(fmt::format("bwd L{} gate s{}", layer, k), OpClass::Gemm,
-                                       p_.gate_flops(as_double(attention_[k]), true), Phase::Backward, layer, i, deps);
+          const RankTasks g = fb_.compute(fmt::format("bwd L{} gate s{}", layer, k), OpClass::Gemm,
+                                          p_.gate_flops(as_double(attention_[k]), true), Phase::Backward, layer, i,
+                                          deps);
           // Slice k's keys and values collect gradients from every later slice first.
           last = attention_slice(layer, k, as_double(attention_[k]), as_double(context[k]), {g}, later_attention, true);
           later_attention = last_attention_;
@@ -389,23 +402,23 @@ class IterationBuilder {
 
   // A block without experts: attention and the dense FFN, each with its TP
   // collectives, unsliced. Forward or backward.
-  TaskId dense(std::int32_t layer, std::optional<TaskId> entry, bool backward) {
+  RankTasks dense(std::int32_t layer, const std::optional<RankTasks>& entry, bool backward) {
     const Phase ph = backward ? Phase::Backward : Phase::Forward;
     const char* dir = backward ? "bwd" : "fwd";
     const model::ParallelSpec& par = s_.parallel;
     const double L = as_double(s_.workload.seq_len);
-    auto ffn = [&](std::optional<TaskId> in) {
-      std::vector<TaskId> deps = after(in);
+    auto ffn = [&](const std::optional<RankTasks>& in) {
+      std::vector<RankTasks> deps = after(in);
       const double bytes = p_.activation_bytes(L);
       if (par.tp > 1 && par.sequence_parallel)
         deps = {fb_.collective(fmt::format("{} L{} ffn-ag", dir, layer), OpClass::AllGather, fb_.intra(), p_.tp_group,
-                               bytes, ph, layer, 0, deps)};
-      TaskId out = fb_.compute(fmt::format("{} L{} ffn", dir, layer), OpClass::Gemm, p_.dense_ffn_flops(L, backward),
-                               ph, layer, 0, deps);
+                               groups().tp, bytes, ph, layer, 0, deps)};
+      RankTasks out = fb_.compute(fmt::format("{} L{} ffn", dir, layer), OpClass::Gemm,
+                                  p_.dense_ffn_flops(L, backward), ph, layer, 0, deps);
       if (par.tp > 1)
         out = fb_.collective(fmt::format("{} L{} ffn-{}", dir, layer, par.sequence_parallel ? "rs" : "ar"),
                              par.sequence_parallel ? OpClass::ReduceScatter : OpClass::AllReduce, fb_.intra(),
-                             p_.tp_group, bytes, ph, layer, 0, {out});
+                             p_.tp_group, groups().tp, bytes, ph, layer, 0, {out});
       return out;
     };
     if (!backward) return ffn(attention_slice(layer, 0, L, L, after(entry), std::nullopt, false));
@@ -413,11 +426,12 @@ class IterationBuilder {
   }
 
   // Gradient all-reduce after the backward pass: dense weights over DP, expert
-  // weights over EDP, one collective per block from the last block back.
-  void gradient_allreduce(TaskId end_of_backward) {
+  // weights over EDP, one collective per block (per group in multi-rank mode)
+  // from the last block back.
+  void gradient_allreduce(const RankTasks& end_of_backward) {
     const model::ParallelSpec& par = s_.parallel;
     const model::ModelSpec& m = s_.model;
-    std::optional<TaskId> previous;
+    std::optional<RankTasks> previous;
     for (std::int32_t layer = static_cast<std::int32_t>(m.num_layers) - 1; layer >= 0; --layer) {
       const bool moe = m.moe_layer[static_cast<std::size_t>(layer)];
       double dense_bytes = as_double(model::attention_params_per_layer(m)) / as_double(par.tp);
@@ -425,27 +439,28 @@ class IterationBuilder {
           moe ? as_double(m.d_model * m.moe.num_experts)
               : as_double(model::ffn_params(m.d_model, m.ffn_hidden, m.ffn_type, m.linear_bias)) / as_double(par.tp);
       dense_bytes *= as_double(m.dtype_bytes);
-      std::vector<TaskId> deps{previous ? *previous : end_of_backward};
       if (par.dp > 1)
-        previous = fb_.collective(fmt::format("grad-ar L{} dense", layer), OpClass::AllReduce, fb_.comm(), p_.dp_group,
-                                  dense_bytes, Phase::Backward, layer, -1, deps);
+        previous = fb_.collective(fmt::format("grad-ar L{} dense", layer), OpClass::AllReduce, fb_.comm(),
+                                  p_.dp_group, groups().dp, dense_bytes, Phase::Backward, layer, -1,
+                                  {previous ? *previous : end_of_backward});
       if (moe && par.edp > 1)
         previous = fb_.collective(fmt::format("grad-ar L{} experts", layer), OpClass::AllReduce, fb_.comm(),
-                                  p_.edp_group, cost::expert_gradient_bytes_per_block(m, par), Phase::Backward, layer,
-                                  -1, {previous ? *previous : end_of_backward});
+                                  p_.edp_group, groups().edp, cost::expert_gradient_bytes_per_block(m, par),
+                                  Phase::Backward, layer, -1, {previous ? *previous : end_of_backward});
     }
   }
 
   const model::ScenarioSpec& s_;
   const Pricing& p_;
-  FoldBuilder fb_{p_};
+  FoldBuilder fb_;
   Kind kind_;
   std::int64_t degree_;
+  bool multi_rank_;
   std::vector<std::int64_t> attention_, moe_;
   std::vector<std::size_t> ready_after_;
   std::vector<std::pair<std::size_t, std::size_t>> covering_;
   std::vector<Step> program_;
-  TaskId last_attention_ = 0;
+  RankTasks last_attention_;
 };
 
 }  // namespace
@@ -481,7 +496,9 @@ BuiltSchedule build_foldmoe(const model::ScenarioSpec& s, const cost::CostModel&
                 fmt::format("degree {} is outside 1..{} (tokens per rank of one sequence)", degree, max_degree),
                 "schedule.degree");
   const Pricing pricing(s, costs);
-  BuiltSchedule out = IterationBuilder(s, pricing, kind, degree, knobs.slicing_tokens).build(knobs.schedule);
+  const RankLayout layout = rank_layout(s, knobs.multi_rank, "FoldMoE");
+  BuiltSchedule out = IterationBuilder(s, pricing, layout, kind, degree, knobs.slicing_tokens, knobs.multi_rank)
+                          .build(knobs.schedule);
   out.overlap_compute_slowdown = costs.overlap_compute_slowdown();
   return out;
 }

@@ -50,19 +50,21 @@ struct DenseOverlap {
 class Builder {
  public:
   Builder(const model::ScenarioSpec& s, const cost::CostModel& costs, const FsMoeKnobs& k)
-      : s_(s), costs_(costs), k_(k), kind_(kind_of(k.schedule)) {
+      : s_(s), costs_(costs), k_(k), kind_(kind_of(k.schedule)), layout_(rank_layout(s, k.multi_rank, "FSMoE")) {
     const model::ParallelSpec& p = s.parallel;
     tp_group_ = cost::strided_group_shape(p.tp, 1, s.cluster);
     etp_group_ = cost::strided_group_shape(p.etp, 1, s.cluster);
     ep_group_ = cost::strided_group_shape(p.ep, p.etp, s.cluster);
     dp_group_ = cost::strided_group_shape(p.dp, p.tp * p.cp, s.cluster);
     edp_group_ = cost::strided_group_shape(p.edp, p.etp * p.ep, s.cluster);
-    compute_ = b_.add_resource({"compute", 0, dag::DispatchPolicy::InOrder});
     // Tutel, Lina and no-IIO keep one communication stream; FSMoE splits intra and inter.
-    const bool split = kind_ == Kind::FsMoe;
-    inter_ = b_.add_resource({split ? "inter" : "comm", 0,
-                              kind_ == Kind::Lina ? dag::DispatchPolicy::Priority : dag::DispatchPolicy::InOrder});
-    intra_ = split ? b_.add_resource({"intra", 0, dag::DispatchPolicy::InOrder}) : inter_;
+    split_ = kind_ == Kind::FsMoe;
+    const dag::DispatchPolicy comm_policy = kind_ == Kind::Lina ? dag::DispatchPolicy::Priority : dag::DispatchPolicy::InOrder;
+    for (std::int32_t r = 0; r < layout_.ranks; ++r) {
+      compute_.push_back(b_.add_resource({"compute", r, dag::DispatchPolicy::InOrder}));
+      inter_.push_back(b_.add_resource({split_ ? "inter" : "comm", r, comm_policy}));
+      intra_.push_back(split_ ? b_.add_resource({"intra", r, dag::DispatchPolicy::InOrder}) : inter_.back());
+    }
     moe_ = cost::moe_layer_sizes(s.model, p, s.workload);
     attention_ = cost::attention_layer_sizes(s.model, p, s.workload);
   }
@@ -71,14 +73,15 @@ class Builder {
     const std::int64_t r_f = kind_ == Kind::None ? 1 : k_.degree_forward;
     const std::int64_t r_b = kind_ == Kind::None ? 1 : k_.degree_backward;
     const std::int32_t layers = static_cast<std::int32_t>(s_.model.num_layers);
-    std::optional<TaskId> last;
+    std::optional<RankTasks> last;
     if (k_.single_layer_only) {
       const double t_gar_bytes = k_.grad_during_moe_bytes.empty() ? 0.0 : k_.grad_during_moe_bytes.front();
       last = moe_layer(0, std::nullopt, k_.backward_only ? r_b : r_f, k_.backward_only,
                        k_.backward_only ? t_gar_bytes : 0.0);
     } else {
       const std::int64_t batches = s_.workload.micro_batches_per_rank(s_.parallel.dp);
-      // Graph bound (issue 14 item 4): checked on the rate after each layer pass.
+      // Graph bound (issue 14 item 4): checked on the rate after each layer
+      // pass (of every rank in multi-rank mode).
       b_.set_limit(graph_limit(s_.limits));
       const std::size_t passes = 2 * static_cast<std::size_t>(batches) * static_cast<std::size_t>(layers);
       std::size_t done = 0;
@@ -100,50 +103,54 @@ class Builder {
     }
     BuiltSchedule out{
         std::move(b_).build(), k_.schedule, kind_ == Kind::None ? 1 : r_f, {}, {}, costs_.overlap_compute_slowdown()};
+    if (k_.multi_rank) out.rank_compute_slowdown = straggler_slowdown(s_);
     return out;
   }
 
  private:
-  // A compute task of `flops` on the compute stream, priced on the op's line.
-  TaskId compute(const std::string& name, OpClass op, double flops, Phase ph, std::int32_t layer, std::int32_t index,
-                 std::vector<TaskId> after) {
-    return emit_task(b_, {name, ph, layer, index, 0, 1, flops}, dag::TaskKind::Compute, op,
-                     costs_.compute(op, flops).value, {compute_}, after);
+  static std::vector<RankTasks> after(const std::optional<RankTasks>& t) {
+    return t ? std::vector<RankTasks>{*t} : std::vector<RankTasks>{};
   }
-  // A collective of `bytes` over a group on stream `on`.
-  TaskId collective(const std::string& name, OpClass op, const cost::GroupShape& group, double bytes,
-                    dag::ResourceId on, Phase ph, std::int32_t layer, std::int32_t index, std::vector<TaskId> after,
-                    std::int32_t priority) {
-    return emit_task(b_, {name, ph, layer, index, priority, group.size, bytes}, dag::TaskKind::Communication, op,
-                     costs_.communication(op, group, bytes).value, {on}, after);
+  // A compute task of `flops` on every rank's compute stream, priced on the op's line.
+  RankTasks compute(const std::string& name, OpClass op, double flops, Phase ph, std::int32_t layer,
+                    std::int32_t index, const std::vector<RankTasks>& after) {
+    return emit_on_ranks(b_, {name, ph, layer, index, 0, 1, flops}, dag::TaskKind::Compute, op,
+                         costs_.compute(op, flops).value, compute_, after);
+  }
+  // A collective of `bytes` priced over `group`, one per rank group of `groups`, on streams `on`.
+  RankTasks collective(const std::string& name, OpClass op, const cost::GroupShape& group,
+                       const parallel::RankGroups& groups, double bytes, const std::vector<dag::ResourceId>& on,
+                       Phase ph, std::int32_t layer, std::int32_t index, const std::vector<RankTasks>& after,
+                       std::int32_t priority) {
+    return emit_collective(b_, {name, ph, layer, index, priority, group.size, bytes}, op,
+                           costs_.communication(op, group, bytes).value, groups, on, after);
   }
 
   // Dense part of a generalized layer: attention with MP (SP collectives on intra) and the gate.
-  TaskId dense_part(std::int32_t layer, std::optional<TaskId> entry, bool backward, const DenseOverlap& overlap = {}) {
+  RankTasks dense_part(std::int32_t layer, const std::optional<RankTasks>& entry, bool backward,
+                       const DenseOverlap& overlap = {}) {
     const Phase ph = backward ? Phase::Backward : Phase::Forward;
     const char* dir = backward ? "bwd" : "fwd";
     const model::ParallelSpec& p = s_.parallel;
-    std::vector<TaskId> deps;
-    if (entry) deps.push_back(*entry);
+    std::vector<RankTasks> deps = after(entry);
     const double factor = backward ? 2.0 : 1.0;
     const double gate_flops = factor * moe_.gating_forward_flops;
     if (backward) deps = {compute(fmt::format("bwd L{} gate", layer), OpClass::Gemm, gate_flops, ph, layer, 0, deps)};
     if (p.tp > 1 && p.sequence_parallel)
-      deps = {collective(fmt::format("{} L{} attn-ag", dir, layer), OpClass::AllGather, tp_group_,
+      deps = {collective(fmt::format("{} L{} attn-ag", dir, layer), OpClass::AllGather, tp_group_, layout_.tp,
                          attention_.tp_allgather_bytes, intra_, ph, layer, 0, deps, kMoePriority)};
     // The gradients are ready at the entry; issued here, after the AllGather,
     // a shared stream runs them while the attention computes.
-    std::vector<TaskId> ready;
-    if (entry) ready.push_back(*entry);
+    const std::vector<RankTasks> ready = after(entry);
     if (overlap.dp_bytes > 0) gradient(layer, overlap.dp_bytes, overlap.dp_where, ready);
     if (overlap.edp_bytes > 0) expert_gradient(layer, overlap.edp_bytes, "layer", ready);
-    TaskId out = compute(fmt::format("{} L{} attention", dir, layer), OpClass::Attention,
-                         backward ? attention_.backward_flops : attention_.forward_flops, ph, layer, 0, deps);
+    RankTasks out = compute(fmt::format("{} L{} attention", dir, layer), OpClass::Attention,
+                            backward ? attention_.backward_flops : attention_.forward_flops, ph, layer, 0, deps);
     if (p.tp > 1) {
       const OpClass op = p.sequence_parallel ? OpClass::ReduceScatter : OpClass::AllReduce;
       const double bytes = p.sequence_parallel ? attention_.tp_reducescatter_bytes : attention_.tp_allreduce_bytes;
       out = collective(fmt::format("{} L{} attn-{}", dir, layer, p.sequence_parallel ? "rs" : "ar"), op, tp_group_,
-                       bytes, intra_, ph, layer, 0, {out}, kMoePriority);
+                       layout_.tp, bytes, intra_, ph, layer, 0, {out}, kMoePriority);
     }
     if (!backward) out = compute(fmt::format("fwd L{} gate", layer), OpClass::Gemm, gate_flops, ph, layer, 0, {out});
     return out;
@@ -153,8 +160,8 @@ class Builder {
   // Backward: the adjoints in the same order (combine-gradient first), 2x experts,
   // with `t_gar_bytes` of Gradient-AllReduce on the inter link between the
   // combines and the dispatches, while the experts and the intra link work.
-  TaskId moe_layer(std::int32_t layer, std::optional<TaskId> entry, std::int64_t r, bool backward,
-                   double t_gar_bytes = 0) {
+  RankTasks moe_layer(std::int32_t layer, const std::optional<RankTasks>& entry, std::int64_t r, bool backward,
+                      double t_gar_bytes = 0) {
     const Phase ph = backward ? Phase::Backward : Phase::Forward;
     const char* dir = backward ? "bwd" : "fwd";
     const model::ParallelSpec& p = s_.parallel;
@@ -164,51 +171,52 @@ class Builder {
     const double expert_flops = (backward ? moe_.expert_backward_flops : moe_.expert_forward_flops) / rr;
     const double exp =
         cost::expert_ffn_time(costs_, expert_flops, s_.model.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3).value;
-    std::vector<TaskId> first, experts(static_cast<std::size_t>(r)), scattered(static_cast<std::size_t>(r));
-    if (entry) first.push_back(*entry);
+    const std::vector<RankTasks> first = after(entry);
+    std::vector<RankTasks> experts(static_cast<std::size_t>(r)), scattered(static_cast<std::size_t>(r));
     const char* in_name = backward ? "combine" : "dispatch";
     const char* out_name = backward ? "dispatch" : "combine";
-    const bool one_stream = intra_ == inter_;
+    const bool one_stream = !split_;
     // With ep = 1 every rank holds all experts: tokens stay on their rank and
     // no AlltoAll runs; chunk j's experts wait for what the A2A would have.
     const bool a2a = p.ep > 1;
     // What chunk j's ESP AllGather (or experts) and its experts wait for.
-    std::vector<std::vector<TaskId>> inputs(static_cast<std::size_t>(r)), gathered(static_cast<std::size_t>(r));
+    std::vector<std::vector<RankTasks>> inputs(static_cast<std::size_t>(r)), gathered(static_cast<std::size_t>(r));
     auto a2a_in = [&](std::int64_t j) {
       inputs[static_cast<std::size_t>(j)] =
-          a2a ? std::vector<TaskId>{collective(fmt::format("{} L{} {} c{}", dir, layer, in_name, j), OpClass::A2A,
-                                               ep_group_, a2a_bytes, inter_, ph, layer, static_cast<std::int32_t>(j),
-                                               first, kMoePriority)}
+          a2a ? std::vector<RankTasks>{collective(fmt::format("{} L{} {} c{}", dir, layer, in_name, j), OpClass::A2A,
+                                                  ep_group_, layout_.ep, a2a_bytes, inter_, ph, layer,
+                                                  static_cast<std::int32_t>(j), first, kMoePriority)}
               : first;
     };
     auto gather = [&](std::int64_t j) {
       const std::size_t i = static_cast<std::size_t>(j);
-      gathered[i] = p.etp > 1
-                        ? std::vector<TaskId>{collective(fmt::format("{} L{} esp-ag c{}", dir, layer, j),
-                                                         OpClass::AllGather, etp_group_, esp_bytes, intra_, ph, layer,
-                                                         static_cast<std::int32_t>(j), inputs[i], kMoePriority)}
-                        : inputs[i];
+      gathered[i] = p.etp > 1 ? std::vector<RankTasks>{collective(fmt::format("{} L{} esp-ag c{}", dir, layer, j),
+                                                                  OpClass::AllGather, etp_group_, layout_.etp,
+                                                                  esp_bytes, intra_, ph, layer,
+                                                                  static_cast<std::int32_t>(j), inputs[i], kMoePriority)}
+                              : inputs[i];
     };
     auto expert = [&](std::int64_t j) {
       const std::size_t i = static_cast<std::size_t>(j);
-      experts[i] = emit_task(b_,
-                             {fmt::format("{} L{} experts c{}", dir, layer, j), ph, layer, static_cast<std::int32_t>(j),
-                              0, 1, expert_flops},
-                             dag::TaskKind::Compute, OpClass::Gemm, exp, {compute_}, gathered[i]);
+      experts[i] = emit_on_ranks(b_,
+                                 {fmt::format("{} L{} experts c{}", dir, layer, j), ph, layer,
+                                  static_cast<std::int32_t>(j), 0, 1, expert_flops},
+                                 dag::TaskKind::Compute, OpClass::Gemm, exp, compute_, gathered[i]);
     };
     auto scatter = [&](std::int64_t j) {
       const std::size_t i = static_cast<std::size_t>(j);
-      scattered[i] =
-          p.etp > 1 ? collective(fmt::format("{} L{} esp-rs c{}", dir, layer, j), OpClass::ReduceScatter, etp_group_,
-                                 esp_bytes, intra_, ph, layer, static_cast<std::int32_t>(j), {experts[i]}, kMoePriority)
-                    : experts[i];
+      scattered[i] = p.etp > 1 ? collective(fmt::format("{} L{} esp-rs c{}", dir, layer, j), OpClass::ReduceScatter,
+                                            etp_group_, layout_.etp, esp_bytes, intra_, ph, layer,
+                                            static_cast<std::int32_t>(j), {experts[i]}, kMoePriority)
+                               : experts[i];
     };
-    std::optional<TaskId> last;
+    std::optional<RankTasks> last;
     // Chunks end in issue order on their streams, so the last chunk's output ends the layer.
     auto a2a_out = [&](std::int64_t j) {
-      const TaskId out = scattered[static_cast<std::size_t>(j)];
-      last = a2a ? collective(fmt::format("{} L{} {} c{}", dir, layer, out_name, j), OpClass::A2A, ep_group_, a2a_bytes,
-                              inter_, ph, layer, static_cast<std::int32_t>(j), {out}, kMoePriority)
+      const RankTasks& out = scattered[static_cast<std::size_t>(j)];
+      last = a2a ? collective(fmt::format("{} L{} {} c{}", dir, layer, out_name, j), OpClass::A2A, ep_group_,
+                              layout_.ep, a2a_bytes, inter_, ph, layer, static_cast<std::int32_t>(j), {out},
+                              kMoePriority)
                  : out;
     };
     if (one_stream) {
@@ -242,26 +250,28 @@ class Builder {
     return *last;
   }
 
-  // The stream of a group's link: inter when it spans nodes (the same stream
+  // The streams of a group's link: inter when it spans nodes (the same stream
   // as intra for schedules with one communication stream).
-  dag::ResourceId stream_of(const cost::GroupShape& group) const {
+  const std::vector<dag::ResourceId>& stream_of(const cost::GroupShape& group) const {
     return group.link() == model::LinkClass::Inter ? inter_ : intra_;
   }
 
   // A Gradient-AllReduce of `bytes` of dense gradients over DP.
-  TaskId gradient(std::int32_t layer, double bytes, const char* where, std::vector<TaskId> after,
-                  std::int32_t index = 0) {
-    return collective(fmt::format("grad-ar L{} {} {}", layer, where, index), OpClass::AllReduce, dp_group_, bytes,
-                      stream_of(dp_group_), Phase::Backward, layer, index, std::move(after), kGradientPriority);
+  RankTasks gradient(std::int32_t layer, double bytes, const char* where, const std::vector<RankTasks>& after,
+                     std::int32_t index = 0) {
+    return collective(fmt::format("grad-ar L{} {} {}", layer, where, index), OpClass::AllReduce, dp_group_,
+                      layout_.dp, bytes, stream_of(dp_group_), Phase::Backward, layer, index, after,
+                      kGradientPriority);
   }
   // An AllReduce of `bytes` of expert gradients over EDP.
-  TaskId expert_gradient(std::int32_t layer, double bytes, const char* where, std::vector<TaskId> after,
-                         std::int32_t index = 0) {
-    return collective(fmt::format("grad-edp-ar L{} {} {}", layer, where, index), OpClass::AllReduce, edp_group_, bytes,
-                      stream_of(edp_group_), Phase::Backward, layer, index, std::move(after), kGradientPriority);
+  RankTasks expert_gradient(std::int32_t layer, double bytes, const char* where, const std::vector<RankTasks>& after,
+                            std::int32_t index = 0) {
+    return collective(fmt::format("grad-edp-ar L{} {} {}", layer, where, index), OpClass::AllReduce, edp_group_,
+                      layout_.edp, bytes, stream_of(edp_group_), Phase::Backward, layer, index, after,
+                      kGradientPriority);
   }
   // Lina's 30 MB chunks of one all-reduce, into the priority pool.
-  void lina_chunks(std::int32_t layer, double bytes, bool expert, TaskId after) {
+  void lina_chunks(std::int32_t layer, double bytes, bool expert, const RankTasks& after) {
     const std::int64_t chunks =
         std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(bytes / kLinaChunkBytes)));
     for (std::int64_t c = 0; c < chunks; ++c) {
@@ -274,11 +284,11 @@ class Builder {
     }
   }
 
-  TaskId forward_layer(std::int32_t layer, std::optional<TaskId> entry, std::int64_t r) {
+  RankTasks forward_layer(std::int32_t layer, const std::optional<RankTasks>& entry, std::int64_t r) {
     return moe_layer(layer, dense_part(layer, entry, false), r, false);
   }
 
-  TaskId backward_layer(std::int32_t layer, TaskId entry, std::int64_t r, bool reduce) {
+  RankTasks backward_layer(std::int32_t layer, const RankTasks& entry, std::int64_t r, bool reduce) {
     const std::size_t i = static_cast<std::size_t>(layer);
     const double dense = reduce ? generalized_layer_gradient_bytes(s_, layer) : 0.0;
     const double expert = reduce ? generalized_layer_expert_gradient_bytes(s_, layer) : 0.0;
@@ -288,7 +298,7 @@ class Builder {
       if (i < k_.grad_during_moe_bytes.size()) during_moe = k_.grad_during_moe_bytes[i];
       if (i < k_.grad_during_dense_bytes.size()) overlap.dp_bytes = k_.grad_during_dense_bytes[i];
     }
-    const TaskId moe_done = moe_layer(layer, entry, r, true, during_moe);
+    const RankTasks moe_done = moe_layer(layer, entry, r, true, during_moe);
     switch (kind_) {
       case Kind::TutelImproved:
         // Fig. 3b: the later layer's gradients hide behind this layer's dense part.
@@ -305,7 +315,7 @@ class Builder {
       default:
         break;
     }
-    const TaskId dense_done = dense_part(layer, moe_done, true, overlap);
+    const RankTasks dense_done = dense_part(layer, moe_done, true, overlap);
     if (!reduce) return dense_done;
     switch (kind_) {
       case Kind::TutelImproved:
@@ -327,7 +337,7 @@ class Builder {
     return dense_done;
   }
 
-  void tail_allreduce(TaskId end) {
+  void tail_allreduce(const RankTasks& end) {
     const double dense = pending_dense_ + carried_dense_;
     if (dense > 1e-6) gradient(-1, dense, "tail", {end});
     if (pending_expert_ > 1e-6) expert_gradient(-1, pending_expert_, "tail", {end});
@@ -337,8 +347,10 @@ class Builder {
   const cost::CostModel& costs_;
   const FsMoeKnobs& k_;
   Kind kind_;
+  RankLayout layout_;  // every rank in multi-rank mode, else rank 0 standing for all
+  bool split_ = false;  // FSMoE's intra and inter streams apart
   dag::TaskGraphBuilder b_;
-  dag::ResourceId compute_, inter_, intra_;
+  std::vector<dag::ResourceId> compute_, inter_, intra_;
   cost::GroupShape tp_group_, etp_group_, ep_group_, dp_group_, edp_group_;
   cost::MoeLayerSizes moe_;
   cost::AttentionLayerSizes attention_;

@@ -502,6 +502,29 @@ s = moeplan("simulate", "flowmoe-gpt2-tiny-moe-c1", "--schedule", "flowmoe", "--
 expect_close(p["iteration_ms"], s["iteration_ms"], "plan vs simulate with stragglers")
 done()
 PY
+# Issue 15, item 3: FoldMoE and FSMoE build multi-rank graphs too, with stragglers.
+pycheck "foldmoe and fsmoe multi-rank: identical ranks = symmetric; a straggler adds its compute" <<'PY'
+# Schedule none is one chain per rank (every task after the one issued before
+# it), so T = C + M with C its compute and M its communication; every rank at
+# factor 2 (fraction 1) computes 2C on its chain: T(2) = 2C + M, so
+# T(2) - T(1) = C, the critical rank's compute_ms at factor 1.
+from cli_check import *
+fold = "foldmoe-gpt-moe-s-4k"
+mode = ["--set", "schedule.mode=multi_rank"]
+symmetric = moeplan("simulate", fold, "--schedule", "none")
+slow = mode + ["--set", "schedule.slow_ranks_fraction=1"]
+one = moeplan("simulate", fold, "--schedule", "none", *slow, "--set", "schedule.slow_ranks_compute_factor=1")
+two = moeplan("simulate", fold, "--schedule", "none", *slow, "--set", "schedule.slow_ranks_compute_factor=2")
+expect_close(one["iteration_ms"], symmetric["iteration_ms"], "foldmoe multi_rank at factor 1", 1e-9)
+expect_close(two["iteration_ms"] - one["iteration_ms"], one["compute_ms"], "foldmoe factor 2 adds C", 1e-9)
+expect(one["tasks"] > symmetric["tasks"], f"multi-rank tasks {one['tasks']} vs symmetric {symmetric['tasks']}")
+fs = "fsmoe-table4-testbed-a"
+expect_close(moeplan("simulate", fs, *mode)["iteration_ms"], moeplan("simulate", fs)["iteration_ms"],
+             "fsmoe multi_rank iteration_ms", 1e-9)
+done()
+PY
+check "folding refuses multi_rank" 2 "$bin" simulate folding-qwen2-57b-a14b-64 --set schedule.mode=multi_rank
+expect_err "folding refuses multi_rank" "cannot act on this folding scenario"
 
 # mappings: the issue's example, JSON keys and the intra/inter marks.
 check "mappings" 0 "$bin" mappings --world 16 --tp 2 --cp 2 --pp 2 --ep 4 --etp 1 --json --gpus-per-node 8

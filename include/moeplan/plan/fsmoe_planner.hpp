@@ -60,6 +60,7 @@ struct FsMoePlan {
   std::int64_t tutel_degree = 1;      ///< PipeMoE's adaptive r: the best simulated single degree
   std::vector<Evaluation> schedules;  ///< in the order asked
   std::vector<sched::FsMoeKnobs> knobs;
+  bool multi_rank = false;  ///< the scenario's schedule.mode: every simulated graph per rank
   ThreadsStarted threads;  ///< of the planner's parallel steps, the one that fell shortest
 };
 

@@ -44,8 +44,4 @@ BuiltSchedule build_flowmoe(const model::ScenarioSpec& scenario, const cost::Cos
 /// EDP, whichever is larger; the top of Sp's search space.
 double flowmoe_block_allreduce_bytes(const model::ScenarioSpec& scenario);
 
-/// Per-rank compute slow-down of the scenario (K.1): the first ceil(fraction x
-/// world) ranks run compute `factor` times slower; empty when none is set.
-std::vector<double> straggler_slowdown(const model::ScenarioSpec& scenario);
-
 }  // namespace moeplan::sched

@@ -20,8 +20,14 @@ namespace moeplan::sched {
 const std::vector<std::string>& foldmoe_schedules();
 
 /// Builds one training iteration (every micro-batch of one DP rank, forward and
-/// backward, then gradient all-reduce) for one representative rank.
-/// Input errors: an unknown schedule, a degree outside 1..(tokens a rank holds per sequence).
+/// backward, then gradient all-reduce) for one representative rank, or with
+/// knobs.multi_rank for every rank of the cluster: each runs the same program on
+/// its own compute, comm and intra streams; TP AllGather / ReduceScatter /
+/// AllReduce over each tp group, ETP ones over each etp group, AlltoAll over
+/// each EP group, gradient all-reduces over each DP and EDP group, each one task
+/// held by its members; stragglers slow the ranks' compute.
+/// Input errors: an unknown schedule, a degree outside 1..(tokens a rank holds
+/// per sequence), multi_rank with pp or vpp above 1 (schedule.mode).
 BuiltSchedule build_foldmoe(const model::ScenarioSpec& scenario, const cost::CostModel& costs,
                             const ScheduleKnobs& knobs);
 

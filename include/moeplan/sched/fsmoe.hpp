@@ -25,6 +25,10 @@
 // A gradient all-reduce that overlaps a dense part is issued after the dense
 // part's sequence-parallel AllGather: on one stream, ahead of it, it would hold
 // back the attention it is meant to hide behind.
+// multi_rank (knob): every rank of the cluster with its own streams and the
+// same program; each collective one task over its group (tp, etp, ep, dp, edp
+// in Megatron's default order); stragglers slow the ranks' compute. Needs
+// pp = vpp = 1 (schedule.mode).
 
 #include <string>
 #include <vector>
@@ -52,6 +56,7 @@ struct FsMoeKnobs {
   /// closed-form cross-check.
   bool single_layer_only = false;
   bool backward_only = false;
+  bool multi_rank = false;  ///< every rank, collectives over groups (schedule.mode)
 };
 
 /// Fixed Lina chunk (PipeMoE/Lina): 30 MB.

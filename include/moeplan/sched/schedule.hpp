@@ -11,6 +11,7 @@
 #include <moeplan/cost/cost_model.hpp>
 #include <moeplan/dag/task_graph.hpp>
 #include <moeplan/model/specs.hpp>
+#include <moeplan/parallel/rank_groups.hpp>
 
 namespace moeplan::sched {
 
@@ -33,6 +34,7 @@ struct ScheduleKnobs {
   /// FoldMoE: attention slice token counts fixed by the user (aaam, 1a1m); the
   /// degree is then their number. Empty: the schedule's own slicing.
   std::vector<std::int64_t> slicing_tokens = {};
+  bool multi_rank = false;  ///< every rank, collectives over groups (schedule.mode)
 };
 
 /// @brief The labels of one task, for builders that emit many alike.
@@ -54,5 +56,39 @@ dag::TaskId emit_task(dag::TaskGraphBuilder& builder, const TaskLabels& labels, 
                       double duration_ms, std::vector<dag::ResourceId> resources,
                       const std::vector<dag::TaskId>& after);
 
+/// Per rank, the task that rank's next step waits for: one entry (rank 0) in
+/// symmetric mode, one per rank of the cluster in multi-rank mode.
+using RankTasks = std::vector<dag::TaskId>;
+
+/// @brief The ranks a builder's graph holds and the ranks each collective spans.
+/// Symmetric: rank 0 stands for every rank and every group is {0}. Multi-rank:
+/// every rank of the cluster, groups of Megatron's default order tp-cp-ep-dp-pp
+/// (tp innermost; experts etp then ep), from parallel::make_mapping.
+struct RankLayout {
+  std::int32_t ranks = 1;
+  parallel::RankGroups tp{{0}}, etp{{0}}, ep{{0}}, dp{{0}}, edp{{0}};
+};
+
+/// The layout of a scenario. Multi-rank needs pp = vpp = 1 (every rank runs
+/// every layer); else an input error on schedule.mode naming `family`.
+RankLayout rank_layout(const model::ScenarioSpec& scenario, bool multi_rank, const char* family);
+
+/// A local task on every rank: rank r's copy runs on streams[r] after each
+/// `after[i][r]`. Returns each rank's copy.
+RankTasks emit_on_ranks(dag::TaskGraphBuilder& builder, const TaskLabels& labels, dag::TaskKind kind,
+                        model::OpClass op, double duration_ms, const std::vector<dag::ResourceId>& streams,
+                        const std::vector<RankTasks>& after);
+
+/// One collective per group, holding every member's streams[r] (the engine
+/// starts it once each has taken it), after every member's `after[i][r]`.
+/// Returns, per rank, the collective of its group.
+RankTasks emit_collective(dag::TaskGraphBuilder& builder, const TaskLabels& labels, model::OpClass op,
+                          double duration_ms, const parallel::RankGroups& groups,
+                          const std::vector<dag::ResourceId>& streams, const std::vector<RankTasks>& after);
+
+/// Per-rank compute slow-down of the scenario (K.1): the first ceil(fraction x
+/// world) ranks run compute `factor` times slower; empty when none is set. For
+/// multi-rank graphs, whose compute resources carry their rank.
+std::vector<double> straggler_slowdown(const model::ScenarioSpec& scenario);
 
 }  // namespace moeplan::sched

@@ -38,14 +38,28 @@ TEST_CASE("an option of another family is refused, naming it and why", "[model][
   }
   CHECK(load_scenario("flowmoe-gpt2-tiny-moe-c1", {Override{"schedule.ar_chunk_bytes", "1048576"}})
             .schedule.ar_chunk_bytes == 1048576);
-  // Stragglers act only in FlowMoE's multi-rank graph (issue 13, item 1).
+  // Stragglers act only in a multi-rank graph (issue 13, item 1), which FoldMoE,
+  // FSMoE and FlowMoE build (issue 15, item 3); folding has none.
   CHECK_THROWS_WITH(load_scenario("foldmoe-gpt-moe-m-16k", {Override{"schedule.slow_ranks_compute_factor", "2"}}),
                     Catch::Contains("one rank per GPU"));
   CHECK_THROWS_WITH(load_scenario("flowmoe-gpt2-tiny-moe-c1", {Override{"schedule.slow_ranks_compute_factor", "2"}}),
                     Catch::Contains("one rank per GPU"));
-  CHECK(load_scenario("flowmoe-gpt2-tiny-moe-c1", {Override{"schedule.mode", "multi_rank"},
-                                                   Override{"schedule.slow_ranks_compute_factor", "2"}})
-            .schedule.slow_ranks_compute_factor == 2.0);
+  for (const char* scenario : {"flowmoe-gpt2-tiny-moe-c1", "foldmoe-gpt-moe-m-16k", "fsmoe-testbed-b-gpt2-xl"}) {
+    INFO(scenario);
+    const auto s = load_scenario(scenario, {Override{"schedule.mode", "multi_rank"},
+                                            Override{"schedule.slow_ranks_compute_factor", "2"}});
+    CHECK(s.schedule.multi_rank);
+    CHECK(s.schedule.slow_ranks_compute_factor == 2.0);
+  }
+  try {
+    load_scenario("folding-mixtral-8x22b-128", {Override{"schedule.mode", "multi_rank"}});
+    FAIL("accepted");
+  } catch (const moeplan::Error& e) {
+    CHECK(e.field() == "schedule.mode");
+    CHECK_THAT(e.reason(), Catch::Contains("cannot act on this folding scenario"));
+  }
+  CHECK_THROWS_WITH(load_scenario("folding-mixtral-8x22b-128", {Override{"schedule.slow_ranks_compute_factor", "2"}}),
+                    Catch::Contains("one rank per GPU"));
   // Folding runs no named schedule and no per-layer degree (issue 13, item 2).
   CHECK_THROWS_WITH(load_scenario("folding-mixtral-8x22b-128", {Override{"schedule.degree", "2"}}),
                     Catch::Contains("cannot act on this folding scenario"));
