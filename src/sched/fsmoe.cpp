@@ -8,6 +8,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/model/families.hpp>
+#include <moeplan/cost/routing.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/model_stats.hpp>
 
@@ -63,7 +64,7 @@ class Builder {
     inter_ = b_.add_resource({split ? "inter" : "comm", 0,
                               kind_ == Kind::Lina ? dag::DispatchPolicy::Priority : dag::DispatchPolicy::InOrder});
     intra_ = split ? b_.add_resource({"intra", 0, dag::DispatchPolicy::InOrder}) : inter_;
-    moe_ = cost::moe_layer_sizes(s.model, p, s.workload);
+    moe_ = cost::routed_moe_layer_sizes(s);  // uneven expert load: the most loaded rank (docs/cost-model.md)
     attention_ = cost::attention_layer_sizes(s.model, p, s.workload);
   }
 
