@@ -209,6 +209,7 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
     sched::BuiltSchedule built = run.build(schedules[i], o.degree);
     sim::Timeline timeline = plan::run_schedule(built);
     results[i].evaluation = plan::evaluate(built, timeline);
+    results[i].evaluation.routing = run.routing_report(built);
     if (pictures) {
       results[i].timeline = std::move(timeline);
       results[i].built = std::move(built);
@@ -243,6 +244,16 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
         "{:<14} d={:<3} iteration {:9.3f} ms  forward {:9.3f}  backward {:9.3f}  exposed comm "
         "{:8.3f}  bubbles {:8.3f}  tasks {}\n",
         e.schedule, e.degree, e.iteration_ms, e.forward_ms, e.backward_ms, e.exposed_comm_ms, e.bubble_ms, e.tasks);
+    if (e.routing) {
+      const plan::RoutingReport& routed = *e.routing;
+      const std::size_t slowest = static_cast<std::size_t>(routed.slowest_rank);
+      context.out << fmt::format(
+          "  routing {}: {:.2f}% of token slots dropped; slowest rank {} (its AlltoAlls {:.3f} ms of {} ranks drawn)\n"
+          "  priced: {}\n",
+          routed.routing, 100 * routed.dropped_token_fraction, routed.slowest_rank,
+          slowest < routed.per_rank_a2a_ms.size() ? routed.per_rank_a2a_ms[slowest] : 0.0,
+          routed.per_rank_a2a_ms.size(), routed.priced);
+    }
   }
 }
 
