@@ -103,7 +103,8 @@ def folding(moeplan):
     print()
 
 
-CONTENTION_SCENARIOS = ["foldmoe-gpt-moe-m-16k", "fsmoe-testbed-a-gpt2-xl", "flowmoe-gpt2-tiny-moe-c1"]
+CONTENTION_SCENARIOS = ["foldmoe-gpt-moe-m-16k", "fsmoe-testbed-a-gpt2-xl", "fsmoe-testbed-b-gpt2-xl",
+                        "flowmoe-gpt2-tiny-moe-c1", "flowmoe-llama2-moe-l-c1"]
 SLOWDOWNS = ["1.0", "1.1", "1.2", "1.3"]
 
 

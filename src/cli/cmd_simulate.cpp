@@ -231,6 +231,7 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
     results[i].evaluation = plan::evaluate(built, timeline);
     if (const plan::Noise noise = plan::noise_of(run.spec()); noise.compute_jitter_cv > 0)
       results[i].noise = plan::run_with_noise(built, noise);
+    results[i].evaluation.routing = run.routing_report(built);
     if (pictures) {
       results[i].timeline = std::move(timeline);
       results[i].built = std::move(built);
@@ -271,6 +272,16 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
           "{:<14} noise cv {:g} over {} seeds: mean {:.3f} ms ({:+.1f}%), p95 {:.3f} ms ({:+.1f}%), range {:.3f}..{:.3f}\n",
           "", n->compute_jitter_cv, n->seeds, n->mean_ms, percent_over(n->mean_ms, e.iteration_ms), n->p95_ms,
           percent_over(n->p95_ms, e.iteration_ms), n->min_ms, n->max_ms);
+    if (e.routing) {
+      const plan::RoutingReport& routed = *e.routing;
+      const std::size_t slowest = static_cast<std::size_t>(routed.slowest_rank);
+      context.out << fmt::format(
+          "  routing {}: {:.2f}% of token slots dropped; slowest rank {} (its AlltoAlls {:.3f} ms of {} ranks drawn)\n"
+          "  priced: {}\n",
+          routed.routing, 100 * routed.dropped_token_fraction, routed.slowest_rank,
+          slowest < routed.per_rank_a2a_ms.size() ? routed.per_rank_a2a_ms[slowest] : 0.0,
+          routed.per_rank_a2a_ms.size(), routed.priced);
+    }
   }
 }
 

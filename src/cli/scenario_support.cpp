@@ -107,6 +107,16 @@ io::Json evaluation_to_json(const std::string& scenario, const plan::Evaluation&
     per_layer.push(std::move(entry));
   }
   j.set("attention_flops_per_layer", per_layer);
+  if (e.routing) {
+    // Uneven expert load (docs/cost-model.md): only when workload.routing is not balanced.
+    j.set("routing", e.routing->routing);
+    j.set("routing_priced", e.routing->priced);
+    io::Json per_rank = io::Json::array();
+    for (double ms : e.routing->per_rank_a2a_ms) per_rank.push(ms);
+    j.set("per_rank_a2a_ms", per_rank);
+    j.set("slowest_rank", e.routing->slowest_rank);
+    j.set("dropped_token_fraction", e.routing->dropped_token_fraction);
+  }
   return j;
 }
 

@@ -17,6 +17,7 @@
 #include "io/proto/moeplan.pb.h"
 #include "proto_convert.hpp"
 #include "proto_text.hpp"
+#include "routing_histogram.hpp"
 #include "scalar_fields.hpp"
 #include "scenario_resolution.hpp"
 
@@ -433,6 +434,23 @@ void resolve_scenario(const std::string& path, const std::string& text, const st
   }
 }
 
+// workload.routing_histogram_ref, when routing = histogram: resolved beside
+// the file that wrote it (the scenario, its `set:` line, a sweep file), or as
+// given then bundled when --set typed it, as model_ref is; then read.
+void read_histogram(model::ScenarioSpec& spec, const ScenarioSources& sources) {
+  model::WorkloadSpec& w = spec.workload;
+  if (w.routing != model::Routing::Histogram || w.routing_histogram_ref.empty()) return;
+  std::string referencing = sources.scenario.file();
+  for (const auto& o : sources.overridden)
+    if (o.path == "workload.routing_histogram_ref") referencing = o.where.file == kCommandLine.file ? "" : o.where.file;
+  try {
+    w.routing_histogram_file = resolve_routing_histogram(w.routing_histogram_ref, referencing);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::Input, e.reason(), "workload.routing_histogram_ref");
+  }
+  w.routing_histogram = read_routing_histogram(w.routing_histogram_file);
+}
+
 }  // namespace
 
 pb::Scenario resolved_scenario_message(const std::string& name_or_path, const std::vector<Override>& overrides) {
@@ -459,6 +477,7 @@ model::ScenarioSpec load_scenario_text(const std::string& path, const std::strin
     for (const auto& o : sources.overridden)
       if (std::find(spec.options.begin(), spec.options.end(), o.path) == spec.options.end())
         spec.options.push_back(o.path);
+    read_histogram(spec, sources);
     validate_part("model", spec.model);
     validate_part("cluster", spec.cluster);
     if (spec.profile) validate_part("profile", *spec.profile);

@@ -328,6 +328,31 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
     // Default: one micro-batch per DP rank.
     out.global_batch_size = at_most(w.has_global_batch_size() ? w.global_batch_size() : out.micro_batch_size * s.parallel.dp,
                                     kMaxBatch, "global_batch_size");
+    if (w.has_routing()) {
+      const std::optional<model::Routing> routing = model::routing_from_string(w.routing());
+      if (!routing)
+        throw_input_error("routing", fmt::format("must be balanced, zipf or histogram, got {}",
+                                                 quoted_for_error(w.routing())));
+      out.routing = *routing;
+    }
+    if (w.has_routing_zipf_s()) {
+      // Finite and positive (1/k^s must fall with the popularity rank k); the
+      // upper bound is model::kMaxRoutingZipfS's plausibility bound.
+      if (!(w.routing_zipf_s() > 0) || !std::isfinite(w.routing_zipf_s()))
+        throw_input_error("routing_zipf_s", fmt::format("must be a positive number, got {}", w.routing_zipf_s()));
+      if (w.routing_zipf_s() > model::kMaxRoutingZipfS)
+        throw_input_error("routing_zipf_s",
+                          fmt::format("{} is implausible: at most {} (the hottest expert would take over 92% of the "
+                                      "slots)",
+                                      w.routing_zipf_s(), model::kMaxRoutingZipfS));
+      out.routing_zipf_s = w.routing_zipf_s();
+    }
+    if (w.has_routing_histogram_ref()) out.routing_histogram_ref = w.routing_histogram_ref();
+    if (w.has_routing_seed()) {
+      if (w.routing_seed() < 0)
+        throw_input_error("routing_seed", fmt::format("must not be negative, got {}", w.routing_seed()));
+      out.routing_seed = w.routing_seed();
+    }
     return out;
   });
   const pb::ScheduleOptions& o = sc.schedule();

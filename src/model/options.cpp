@@ -143,6 +143,26 @@ std::vector<OptionRule> make_rules() {
   r.push_back({"workload.global_batch_size", "flowmoe when it is not micro_batch_size x dp",
                "FlowMoE's schedule runs one micro-batch per rank per iteration",
                [](S s) { return family_is(s, {"flowmoe"}) && s.workload.micro_batches_per_rank(s.parallel.dp) != 1; }});
+  // Routing (docs/cost-model.md, "Uneven expert load"): the layer schedules'
+  // builders take it; folding's planner prices the expected, balanced load.
+  const auto routing_is = [](S s, Routing which) { return s.workload.routing == which; };
+  r.push_back({"workload.routing", "folding unless balanced; dropless models with ep = 1",
+               "folding's planner prices the balanced (expected) load; with ep = 1 every rank holds every expert and "
+               "a dropless model computes every slot, so no size depends on the routing",
+               [=](S s) {
+                 if (routing_is(s, Routing::Balanced)) return false;
+                 return family_is(s, {"folding"}) || (s.parallel.ep == 1 && !s.model.moe.capacity_factor);
+               }});
+  r.push_back({"workload.routing_zipf_s", "routing other than zipf; folding",
+               "the Zipf exponent of routing = zipf",
+               [=](S s) { return !routing_is(s, Routing::Zipf) || family_is(s, {"folding"}); }});
+  r.push_back({"workload.routing_histogram_ref", "routing other than histogram; folding",
+               "the per-expert token histogram of routing = histogram",
+               [=](S s) { return !routing_is(s, Routing::Histogram) || family_is(s, {"folding"}); }});
+  r.push_back({"workload.routing_seed", "routing = balanced; folding",
+               "seeds the sampler of zipf and histogram routing; balanced routing is the exact expected load and "
+               "draws nothing",
+               [=](S s) { return routing_is(s, Routing::Balanced) || family_is(s, {"folding"}); }});
   r.push_back({"model.moe.shared_expert_ffn_hidden", "models without shared experts",
                "the width of shared experts, of which the model has none (moe.num_shared_experts = 0)",
                [](S s) { return s.model.moe.num_shared_experts == 0; }});

@@ -26,6 +26,11 @@ constexpr std::array<std::pair<LinkClass, const char*>, 3> kLinkNames{{
     {LinkClass::Intra, "intra"},
     {LinkClass::Inter, "inter"},
 }};
+constexpr std::array<std::pair<Routing, const char*>, 3> kRoutingNames{{
+    {Routing::Balanced, "balanced"},
+    {Routing::Zipf, "zipf"},
+    {Routing::Histogram, "histogram"},
+}};
 
 template <typename Enum, std::size_t N>
 const char* name_of(const std::array<std::pair<Enum, const char*>, N>& table, Enum value) {
@@ -55,6 +60,8 @@ const char* to_string(Provenance provenance) {
   }
   return "?";
 }
+const char* to_string(Routing routing) { return name_of(kRoutingNames, routing); }
+std::optional<Routing> routing_from_string(const std::string& text) { return parse_name(kRoutingNames, text); }
 std::optional<OpClass> op_class_from_string(const std::string& text) { return parse_name(kOpNames, text); }
 std::optional<LinkClass> link_class_from_string(const std::string& text) { return parse_name(kLinkNames, text); }
 

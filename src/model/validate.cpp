@@ -230,6 +230,34 @@ bool is_known_schedule(const std::string& name) {
   return std::find(kScheduleNames.begin(), kScheduleNames.end(), name) != kScheduleNames.end();
 }
 
+namespace {
+// workload.routing (docs/cost-model.md, "Uneven expert load"): zipf needs its
+// exponent; a histogram needs one non-negative count per expert, not all zero.
+void validate_routing(const ScenarioSpec& s) {
+  const WorkloadSpec& w = s.workload;
+  if (w.routing == Routing::Zipf)
+    require(w.routing_zipf_s.has_value(), "workload.routing_zipf_s",
+            "required when workload.routing is zipf: the Zipf exponent s (popularity ~ 1/rank^s), e.g. 1.2");
+  if (w.routing != Routing::Histogram) return;
+  require(!w.routing_histogram_ref.empty(), "workload.routing_histogram_ref",
+          "required when workload.routing is histogram: a CSV file 'expert,tokens' with one line per expert");
+  const std::string file = w.routing_histogram_file.empty() ? w.routing_histogram_ref : w.routing_histogram_file;
+  const std::int64_t entries = static_cast<std::int64_t>(w.routing_histogram.size());
+  require(entries == s.model.moe.num_experts, "workload.routing_histogram_ref",
+          fmt::format("{} has {} experts; the model has {} (model.moe.num_experts)", file, entries,
+                      s.model.moe.num_experts));
+  double total = 0;
+  for (std::size_t e = 0; e < w.routing_histogram.size(); ++e) {
+    const double tokens = w.routing_histogram[e];
+    require(std::isfinite(tokens) && tokens >= 0, "workload.routing_histogram_ref",
+            fmt::format("{}: expert {} has {} tokens; counts are non-negative numbers", file, e, tokens));
+    total += tokens;
+  }
+  require(total > 0, "workload.routing_histogram_ref",
+          fmt::format("{}: every expert has 0 tokens, which routes nothing", file));
+}
+}  // namespace
+
 void validate(const ScenarioSpec& s) {
   const ParallelSpec& p = s.parallel;
   const ModelSpec& m = s.model;
@@ -306,6 +334,8 @@ void validate(const ScenarioSpec& s) {
   }
   // Last: an option that cannot act is refused once the scenario is otherwise valid,
   check_options(s);
+  // then what a routing needs (after the options: on folding, routing options are refused first).
+  validate_routing(s);
   // and so is what a family's schedules cannot build, however it was written
   // (a referenced model file included): never simulated as something else.
   const std::string& family = s.schedule.family;

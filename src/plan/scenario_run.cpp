@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/cost/routing.hpp>
+#include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/families.hpp>
 #include <moeplan/plan/flowmoe_planner.hpp>
 #include <moeplan/sched/flowmoe.hpp>
@@ -88,6 +90,87 @@ sched::BuiltSchedule ScenarioRun::build(const std::string& schedule, std::option
                               knobs.slicing_tokens.size()));
   }
   return sched::build_foldmoe(s, *costs_, knobs);
+}
+
+std::optional<RoutingReport> ScenarioRun::routing_report(const sched::BuiltSchedule& built) const {
+  const model::ScenarioSpec& s = spec_;
+  if (s.workload.routing == model::Routing::Balanced || s.schedule.family == "folding") return std::nullopt;
+  const dag::TaskGraph& g = built.graph;
+  std::int32_t graph_ranks = 1;
+  for (const dag::Resource& r : g.resources()) graph_ranks = std::max(graph_ranks, r.rank + 1);
+  const bool multi = graph_ranks > 1;
+  const std::int64_t ep = s.parallel.ep;
+  const std::int64_t drawn = multi ? graph_ranks : ep;
+  const cost::RoutedLoads loads = cost::route(s, drawn);
+  const bool padded = loads.padded;
+  // Each drawn rank's AlltoAll bytes of one whole micro-batch, per MoE layer.
+  const double balanced = cost::moe_layer_sizes(s.model, s.parallel, s.workload).dispatch_bytes;
+  std::vector<std::vector<double>> bytes(loads.layers.size());
+  for (std::size_t l = 0; l < loads.layers.size(); ++l)
+    for (const cost::RankLoad& load : loads.layers[l])
+      bytes[l].push_back(padded ? balanced
+                                : cost::moe_layer_sizes_for(s.model, s.parallel, s.workload, load).dispatch_bytes);
+  // What the builder priced a whole micro-batch's AlltoAll of each layer at
+  // (symmetric mode): FlowMoE each layer's most loaded rank, FoldMoE and FSMoE
+  // the most loaded rank of the most loaded layer (cost::routed_moe_layer_sizes).
+  const bool per_layer = s.schedule.family == "flowmoe";
+  std::vector<double> priced(bytes.size(), 0.0);
+  double worst = 0;
+  for (std::size_t l = 0; l < bytes.size(); ++l) {
+    for (double b : bytes[l]) priced[l] = std::max(priced[l], b);
+    worst = std::max(worst, priced[l]);
+  }
+  if (!per_layer) std::fill(priced.begin(), priced.end(), worst);
+  // Block index -> MoE layer index.
+  std::vector<std::int64_t> moe_index(s.model.moe_layer.size(), -1);
+  std::int64_t next = 0;
+  for (std::size_t b = 0; b < s.model.moe_layer.size(); ++b)
+    if (s.model.moe_layer[b]) moe_index[b] = next++;
+  const cost::GroupShape ep_group = cost::strided_group_shape(ep, s.parallel.etp, s.cluster);
+  RoutingReport out;
+  out.routing = model::to_string(s.workload.routing);
+  out.dropped_token_fraction = loads.dropped_fraction;
+  out.per_rank_a2a_ms.assign(static_cast<std::size_t>(drawn), 0.0);
+  std::vector<std::size_t> members;
+  for (dag::TaskId t = 0; t < g.size(); ++t) {
+    if (g.op(t) != model::OpClass::A2A || g.layer(t) < 0) continue;
+    const std::int64_t m = moe_index.at(static_cast<std::size_t>(g.layer(t)));
+    MOEPLAN_CHECK(m >= 0, "an AlltoAll belongs to an MoE layer");
+    const std::vector<double>& layer = bytes[static_cast<std::size_t>(m)];
+    members.clear();
+    if (multi) {
+      for (dag::ResourceId r : g.resources(t)) members.push_back(static_cast<std::size_t>(g.resources()[r].rank));
+    } else {
+      for (std::size_t r = 0; r < layer.size(); ++r) members.push_back(r);
+    }
+    double reference = 0;
+    if (multi) {
+      for (std::size_t r : members) reference = std::max(reference, layer[r]);
+    } else {
+      reference = priced[static_cast<std::size_t>(m)];
+    }
+    if (reference <= 0) continue;
+    // The task carries `share` of a whole micro-batch (a chunk, a slice); each member its own bytes of that share.
+    const double share = g.size(t) / reference;
+    for (std::size_t r : members)
+      out.per_rank_a2a_ms[r] += costs_->communication(model::OpClass::A2A, ep_group, share * layer[r]).value;
+  }
+  for (std::size_t r = 1; r < out.per_rank_a2a_ms.size(); ++r)
+    if (out.per_rank_a2a_ms[r] > out.per_rank_a2a_ms[static_cast<std::size_t>(out.slowest_rank)])
+      out.slowest_rank = static_cast<std::int64_t>(r);
+  if (padded)
+    out.priced = "capacity buffers padded to capacity_factor: every rank's sizes are balanced routing's; the "
+                 "imbalance drops tokens";
+  else if (multi)
+    out.priced = "each rank's own all-to-all-v and experts; each AlltoAll ends with its slowest member";
+  else if (per_layer)
+    out.priced = fmt::format("symmetric mode: each MoE layer at its most loaded rank of one EP group (ranks 0-{})",
+                             ep - 1);
+  else
+    out.priced = fmt::format("symmetric mode: every MoE layer at the most loaded rank of the most loaded layer of one "
+                             "EP group (ranks 0-{})",
+                             ep - 1);
+  return out;
 }
 
 double ScenarioRun::memory_bytes_per_gpu() const {

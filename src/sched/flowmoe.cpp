@@ -7,6 +7,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/model/families.hpp>
+#include <moeplan/cost/routing.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 
 namespace moeplan::sched {
@@ -69,6 +70,10 @@ class Builder {
       at_ms_[phase] = costs.compute(OpClass::Attention, factor * att.forward_flops / parts).value +
                       costs.compute(OpClass::Gemm, factor * moe.gating_forward_flops / parts).value;
     }
+    // Uneven expert load (docs/cost-model.md): dropless routing that is not
+    // balanced sizes each rank's AlltoAll and experts by its own counts, per
+    // layer; capacity buffers keep the balanced sizes above.
+    if (s.workload.routing != model::Routing::Balanced && !s.model.moe.capacity_factor) route(gemms);
     // FlowMoE's AR is the MHA + gate gradients, replicated on every worker
     // (section 1; section 3.3 pipelines it), over DP. Its experts have one
     // copy each; where they have replicas (edp > 1) their gradients are
@@ -111,8 +116,13 @@ class Builder {
                  std::int32_t mb, const std::vector<TaskId>& after) {
     const std::size_t i = static_cast<std::size_t>(phase);
     const OpClass op = experts ? OpClass::Gemm : OpClass::Attention;
-    const double flops = experts ? expert_flops_[i] : at_flops_[i];
-    const double ms = experts ? expert_ms_[i] : at_ms_[i];
+    double flops = experts ? expert_flops_[i] : at_flops_[i];
+    double ms = experts ? expert_ms_[i] : at_ms_[i];
+    if (experts && !routed_.empty()) {
+      const Routed& r = routed_[static_cast<std::size_t>(layer)][static_cast<std::size_t>(rank)];
+      flops = r.expert_flops[i];
+      ms = r.expert_ms[i];
+    }
     return emit_task(b_, {name, ph, layer, mb, 0, 1, flops}, dag::TaskKind::Compute, op, ms,
                      {compute_[static_cast<std::size_t>(rank)]}, after);
   }
@@ -149,8 +159,21 @@ class Builder {
       std::vector<TaskId> deps;
       for (std::int32_t r = g * ep_members(); r < (g + 1) * ep_members(); ++r)
         for (TaskId t : inputs[static_cast<std::size_t>(r)]) deps.push_back(t);
+      // All-to-all-v under uneven load: the collective ends with its slowest
+      // member, priced at that member's max(send, receive) bytes.
+      double ms = a2a_ms_, bytes = a2a_bytes_;
+      if (!routed_.empty()) {
+        ms = bytes = 0;
+        for (std::int32_t r = g * ep_members(); r < (g + 1) * ep_members(); ++r) {
+          const Routed& load = routed_[static_cast<std::size_t>(layer)][static_cast<std::size_t>(r)];
+          if (load.a2a_ms > ms || (load.a2a_ms == ms && load.a2a_bytes > bytes)) {
+            ms = load.a2a_ms;
+            bytes = load.a2a_bytes;
+          }
+        }
+      }
       const TaskId id = collective(fmt::format("{} L{} {} m{}", ph == Phase::Forward ? "fwd" : "bwd", layer, what, mb),
-                                   OpClass::A2A, a2a_ms_, a2a_bytes_, s_.parallel.ep, g * ep_members(), ep_members(),
+                                   OpClass::A2A, ms, bytes, s_.parallel.ep, g * ep_members(), ep_members(),
                                    kA2APriority, ph, layer, mb, deps);
       for (std::int32_t r = g * ep_members(); r < (g + 1) * ep_members(); ++r)
         per_rank[static_cast<std::size_t>(r)] = id;
@@ -289,9 +312,47 @@ class Builder {
     return last;
   }
 
+  // Per layer and rank of the graph, the routed sizes of one of the R pieces of
+  // the micro-batch (each carries 1/R of its drawn load). Symmetric mode's one
+  // rank stands for each layer's most loaded rank of one EP group.
+  void route(double gemms) {
+    const model::ParallelSpec& p = s_.parallel;
+    const std::int64_t drawn = ranks_ == 1 ? p.ep : ranks_;
+    const cost::RoutedLoads loads = cost::route(s_, drawn);
+    const double rr = as_double(R_);
+    routed_.resize(loads.layers.size());
+    for (std::size_t l = 0; l < loads.layers.size(); ++l) {
+      const std::vector<cost::RankLoad>& layer = loads.layers[l];
+      std::vector<std::size_t> which;
+      if (ranks_ == 1) {
+        which.push_back(cost::most_loaded_rank(layer));
+      } else {
+        for (std::size_t r = 0; r < layer.size(); ++r) which.push_back(r);
+      }
+      for (std::size_t r : which) {
+        const cost::MoeLayerSizes m = cost::moe_layer_sizes_for(s_.model, p, s_.workload, layer[r]);
+        Routed out;
+        out.a2a_bytes = m.dispatch_bytes / rr;
+        out.a2a_ms = costs_.communication(OpClass::A2A, ep_group_, out.a2a_bytes).value;
+        for (int phase = 0; phase < 2; ++phase) {
+          const std::size_t i = static_cast<std::size_t>(phase);
+          out.expert_flops[i] = (phase == 0 ? m.expert_forward_flops : m.expert_backward_flops) / rr;
+          out.expert_ms[i] = cost::expert_ffn_time(costs_, out.expert_flops[i], static_cast<int>(gemms)).value;
+        }
+        routed_[l].push_back(out);
+      }
+    }
+  }
+
+  struct Routed {
+    double a2a_bytes = 0, a2a_ms = 0;
+    double expert_flops[2] = {0, 0}, expert_ms[2] = {0, 0};
+  };
+
   const model::ScenarioSpec& s_;
   const cost::CostModel& costs_;
   const FlowMoeKnobs& k_;
+  std::vector<std::vector<Routed>> routed_;  ///< [layer][rank of the graph]; empty: every rank alike
   Kind kind_;
   std::int64_t R_ = 1;
   bool split_attention_ = false, chunked_ar_ = false;

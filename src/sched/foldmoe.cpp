@@ -7,6 +7,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/model/families.hpp>
+#include <moeplan/cost/routing.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/model_stats.hpp>
 #include <moeplan/sched/slicing.hpp>
@@ -42,6 +43,7 @@ struct Pricing {
   cost::GroupShape tp_group, ep_group, etp_group, dp_group, edp_group;
   double mbs;       // sequences per micro-batch
   double sp_split;  // tp with sequence parallelism, else 1
+  cost::MoeLayerSizes routed;  // one micro-batch's MoE layer, as cost::routed_moe_layer_sizes prices it
 
   Pricing(const model::ScenarioSpec& scenario, const cost::CostModel& c) : s(scenario), costs(c) {
     const model::ParallelSpec& p = s.parallel;
@@ -53,6 +55,7 @@ struct Pricing {
     edp_group = cost::strided_group_shape(p.edp, p.etp * p.ep, s.cluster);
     mbs = as_double(s.workload.micro_batch_size);
     sp_split = p.sequence_parallel ? as_double(p.tp) : 1.0;
+    routed = cost::routed_moe_layer_sizes(s);  // uneven expert load: the most loaded rank (docs/cost-model.md)
   }
 
   double compute(OpClass op, double flops) const { return costs.compute(op, flops).value; }
@@ -82,9 +85,8 @@ struct Pricing {
   }
   // An MoE micro-batch of m tokens of each sequence.
   cost::MoeLayerSizes moe_sizes(double m) const {
-    model::WorkloadSpec w = s.workload;
-    cost::MoeLayerSizes full = cost::moe_layer_sizes(s.model, s.parallel, w);
-    const double share = m / as_double(w.seq_len);
+    cost::MoeLayerSizes full = routed;
+    const double share = m / as_double(s.workload.seq_len);
     full.dispatch_bytes *= share;
     full.combine_bytes *= share;
     full.etp_allgather_bytes *= share;

@@ -8,6 +8,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/model/families.hpp>
+#include <moeplan/cost/routing.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/model_stats.hpp>
 
@@ -65,7 +66,7 @@ class Builder {
       inter_.push_back(b_.add_resource({split_ ? "inter" : "comm", r, comm_policy}));
       intra_.push_back(split_ ? b_.add_resource({"intra", r, dag::DispatchPolicy::InOrder}) : inter_.back());
     }
-    moe_ = cost::moe_layer_sizes(s.model, p, s.workload);
+    moe_ = cost::routed_moe_layer_sizes(s);  // uneven expert load: the most loaded rank (docs/cost-model.md)
     attention_ = cost::attention_layer_sizes(s.model, p, s.workload);
   }
 

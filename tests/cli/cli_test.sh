@@ -1224,6 +1224,88 @@ check "jitter seeds without noise" 2 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --
 expect_err "jitter seeds without noise" "schedule.jitter_seeds"
 check "jitter cv out of range" 2 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --set schedule.compute_jitter_cv=3
 expect_err "jitter cv out of range" "schedule.compute_jitter_cv"
+# Issue 15, item 4: uneven expert load (docs/cost-model.md, "Uneven expert load").
+# flowmoe-gpt2-tiny-moe-c1: 16 ranks, ep 16, 16 experts (one per rank), top-2,
+# capacity factor 1.0, 1024 tokens per rank: 2048 slots, C = 2048 / 16 = 128 per
+# (rank, expert).
+mkdir -p "$tmp/i15"
+mr=(--set schedule.mode=multi_rank)
+zipf=(--set workload.routing=zipf --set workload.routing_zipf_s=1.2)
+"$bin" simulate flowmoe-gpt2-tiny-moe-c1 "${mr[@]}" --json >"$tmp/i15/balanced.json"
+"$bin" simulate flowmoe-gpt2-tiny-moe-c1 "${mr[@]}" "${zipf[@]}" --json >"$tmp/i15/zipf.json"
+"$bin" simulate flowmoe-gpt2-tiny-moe-c1 "${mr[@]}" --set model.moe.dropless=true --json >"$tmp/i15/balanced-dropless.json"
+"$bin" simulate flowmoe-gpt2-tiny-moe-c1 "${mr[@]}" "${zipf[@]}" --set model.moe.dropless=true --json >"$tmp/i15/zipf-dropless.json"
+pycheck "zipf routing: padded drops tokens at the same time, dropless is slower" "$tmp/i15" <<'PY'
+from cli_check import *
+d = sys.argv[1]
+bal, zipf = load(f"{d}/balanced.json"), load(f"{d}/zipf.json")
+bal_dl, zipf_dl = load(f"{d}/balanced-dropless.json"), load(f"{d}/zipf-dropless.json")
+# Balanced routing reports nothing new: today's output.
+expect("routing" not in bal and "dropped_token_fraction" not in bal, f"balanced reports routing: {bal.keys()}")
+# Padded: buffers are padded to C, so every size is balanced's and the time is the same to the bit.
+expect(zipf["iteration_ms"] == bal["iteration_ms"], f"padded zipf {zipf['iteration_ms']} != balanced {bal['iteration_ms']}")
+# Dropped: an expert of probability p gets about 2048 p slots per rank and drops
+# what passes 128 = 2048 / 16, so the fraction is about sum_k max(0, p_k - 1/16),
+# p_k = k^-1.2 / sum_j j^-1.2 (k = 1..16). Binomial noise around experts near C
+# only adds (Jensen): at most about 0.4 sd = 0.4 sqrt(2048 / 16) = 4.5 slots, 0.2%
+# each; 0.02 covers it.
+w = [k ** -1.2 for k in range(1, 17)]
+p = [x / sum(w) for x in w]
+want = sum(max(0.0, x - 1 / 16) for x in p)
+got = zipf["dropped_token_fraction"]
+expect(want - 0.005 < got < want + 0.02, f"dropped_token_fraction {got}, hand {want:.4f}")
+expect(zipf["routing"] == "zipf", f"routing {zipf.get('routing')}")
+expect(len(zipf["per_rank_a2a_ms"]) == 16, "one AlltoAll time per rank of the multi_rank graph")
+# Padded: every rank's AlltoAlls are balanced's, the same for all.
+expect(len(set(zipf["per_rank_a2a_ms"])) == 1, f"padded ranks differ: {zipf['per_rank_a2a_ms']}")
+# Dropless: nothing dropped; the hot expert's rank receives ~0.365 x 32768 slots
+# (1 / H(16, 1.2), H = 2.7376) against 2048 balanced, so its AlltoAll and experts
+# are slower and the iteration with them.
+expect(zipf_dl["dropped_token_fraction"] == 0, f"dropless drops {zipf_dl['dropped_token_fraction']}")
+expect(zipf_dl["iteration_ms"] > bal_dl["iteration_ms"],
+       f"dropless zipf {zipf_dl['iteration_ms']} not slower than balanced {bal_dl['iteration_ms']}")
+per_rank = zipf_dl["per_rank_a2a_ms"]
+expect(per_rank[zipf_dl["slowest_rank"]] == max(per_rank), "slowest_rank has the largest AlltoAll time")
+expect(max(per_rank) > min(per_rank), "dropless zipf ranks differ")
+done()
+PY
+check "routing: the same seed prints the same bytes" 0 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 "${mr[@]}" "${zipf[@]}" \
+  --set model.moe.dropless=true --json
+cmp -s "$tmp/out" "$tmp/i15/zipf-dropless.json" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL routing determinism"; }
+check "routing text says symmetric mode prices the most loaded rank" 0 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 \
+  "${zipf[@]}" --set model.moe.dropless=true
+grep -q "priced: symmetric mode: each MoE layer at its most loaded rank" "$tmp/out" && grep -q "slowest rank" "$tmp/out" &&
+  pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL routing text:"; cat "$tmp/out"; }
+check "routing_zipf_s = -1" 2 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --set workload.routing=zipf --set workload.routing_zipf_s=-1
+expect_err "routing_zipf_s = -1" "workload.routing_zipf_s: must be a positive number, got -1"
+check "routing_zipf_s = 5" 2 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --set workload.routing=zipf --set workload.routing_zipf_s=5
+expect_err "routing_zipf_s = 5" "workload.routing_zipf_s: 5 is implausible: at most 4"
+check "unknown routing" 2 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --set workload.routing=uniform
+expect_err "unknown routing" "workload.routing: must be balanced, zipf or histogram, got 'uniform'"
+check "zipf without its exponent" 2 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --set workload.routing=zipf
+expect_err "zipf without its exponent" "workload.routing_zipf_s: required when workload.routing is zipf"
+check "routing_zipf_s without zipf" 2 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --set workload.routing_zipf_s=1.2
+expect_err "routing_zipf_s without zipf" "workload.routing_zipf_s: cannot act on this flowmoe scenario"
+check "routing on folding" 2 "$bin" simulate folding-mixtral-8x22b-128 "${zipf[@]}"
+expect_err "routing on folding" "workload.routing: cannot act on this folding scenario"
+printf 'expert,tokens\n0,5\n1,3\n2,1\n' >"$tmp/i15/three.csv"
+check "histogram of 3 experts for 16" 2 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --set workload.routing=histogram \
+  --set workload.routing_histogram_ref="$tmp/i15/three.csv"
+expect_err "histogram of 3 experts for 16" "workload.routing_histogram_ref: $tmp/i15/three.csv has 3 experts; the model has 16"
+printf 'expert,tokens\n0,5\n1,-3\n' >"$tmp/i15/negative.csv"
+check "histogram with a negative count" 2 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --set workload.routing=histogram \
+  --set workload.routing_histogram_ref="$tmp/i15/negative.csv"
+expect_err "histogram with a negative count" "negative.csv:3:1: routing histogram: tokens must not be negative, got -3"
+check "missing histogram" 2 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --set workload.routing=histogram \
+  --set workload.routing_histogram_ref=no-such-histogram
+expect_err "missing histogram" "workload.routing_histogram_ref: no routing histogram named 'no-such-histogram'"
+# A histogram beside a scenario resolves from the scenario's folder, whatever the working directory.
+sed 's/^workload {/workload {\n  routing: "histogram"\n  routing_histogram_ref: "hist"/' \
+  "$src/scenarios/flowmoe-gpt2-tiny-moe-c1.textproto" | sed 's/model_ref: "gpt2-tiny-moe"/model_ref: "gpt2-tiny-moe"/' \
+  >"$tmp/i15/beside.textproto"
+cp "$src/scenarios/routing/zipf1-16-experts.csv" "$tmp/i15/hist.csv"
+check "histogram beside its scenario" 0 "$bin" simulate "$tmp/i15/beside.textproto" --json
+grep -q '"routing": "histogram"' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL histogram beside:"; head -c 300 "$tmp/out"; }
 
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]

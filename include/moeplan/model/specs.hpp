@@ -95,11 +95,26 @@ struct ParallelSpec {
   std::string order = "tp-cp-ep-dp-pp";
 };
 
+/// How the router spreads token slots over experts (docs/cost-model.md, "Uneven expert load").
+enum class Routing { Balanced, Zipf, Histogram };
+
+/// Plausibility bound of workload.routing_zipf_s: at s = 4 the hottest expert
+/// already takes 1 / zeta(4) = 92% of the slots (zeta(4) = pi^4 / 90 = 1.0823),
+/// a collapsed router rather than a skewed one; measured expert-popularity
+/// skews are fitted with s near 1 (docs/cost-model.md).
+inline constexpr double kMaxRoutingZipfS = 4.0;
+
 /// @brief Batch and sequence sizes of one training iteration.
 struct WorkloadSpec {
   std::int64_t micro_batch_size = 1;   ///< sequences per micro-batch per DP rank
   std::int64_t global_batch_size = 1;  ///< sequences per iteration, all DP ranks
   std::int64_t seq_len = 0;            ///< tokens per sequence
+  Routing routing = Routing::Balanced;
+  std::optional<double> routing_zipf_s;   ///< Zipf exponent s (routing = zipf)
+  std::string routing_histogram_ref;      ///< as written (routing = histogram)
+  std::string routing_histogram_file;     ///< the file it resolved to, read by the loader
+  std::vector<double> routing_histogram;  ///< tokens per expert id, from that file
+  std::int64_t routing_seed = 1;          ///< seeds the sampler (zipf, histogram)
 
   /// Micro-batches each DP rank runs per iteration.
   std::int64_t micro_batches_per_rank(std::int64_t dp) const { return global_batch_size / (micro_batch_size * dp); }
@@ -235,6 +250,8 @@ struct ScenarioSpec {
 };
 
 const char* to_string(OpClass op);
+const char* to_string(Routing routing);
+std::optional<Routing> routing_from_string(const std::string& text);
 const char* to_string(LinkClass link);
 const char* to_string(Provenance provenance);
 std::optional<OpClass> op_class_from_string(const std::string& text);

@@ -2,6 +2,7 @@
 // Running a built schedule and reading off the figures every report uses.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,15 @@
 #include <moeplan/sim/engine.hpp>
 
 namespace moeplan::plan {
+
+/// @brief Uneven expert load, as one run priced it (docs/cost-model.md, "Uneven expert load").
+struct RoutingReport {
+  std::string routing;                  ///< zipf, histogram
+  std::string priced;                   ///< what the graph's AlltoAlls and experts were priced at, in words
+  std::vector<double> per_rank_a2a_ms;  ///< each drawn rank's own AlltoAll time, summed over the iteration
+  std::int64_t slowest_rank = 0;        ///< largest per_rank_a2a_ms (lowest rank on ties)
+  double dropped_token_fraction = 0;    ///< dropped slots / routed slots
+};
 
 /// @brief The simulate figures of one schedule (CLI.md `simulate` keys), in ms.
 struct Evaluation {
@@ -32,6 +42,8 @@ struct Evaluation {
   double attention_flops_backward = 0;
   std::vector<double> attention_flops_forward_per_layer;
   std::vector<double> attention_flops_backward_per_layer;
+  /// When workload.routing is not balanced (set by ScenarioRun::routing_report's caller).
+  std::optional<RoutingReport> routing;
 };
 
 /// @brief Seeded noise on compute work (model::ScheduleSpec's jitter fields).

@@ -50,6 +50,12 @@ class ScenarioRun {
   /// phases, FlowMoE R) replaces the scenario's when given. Not for folding.
   sched::BuiltSchedule build(const std::string& schedule, std::optional<std::int64_t> degree = {}) const;
 
+  /// Uneven expert load of a schedule built from this scenario: each drawn
+  /// rank's own AlltoAll time over the graph's AlltoAlls (every rank of a
+  /// multi-rank graph; one EP group in symmetric mode), the slowest, the
+  /// dropped fraction. Empty when routing is balanced.
+  std::optional<RoutingReport> routing_report(const sched::BuiltSchedule& built) const;
+
   /// FSMoE's closed-form plan (degrees, gradient partition), computed once.
   const FsMoePlan& fsmoe_plan() const;
 

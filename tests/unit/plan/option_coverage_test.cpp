@@ -56,6 +56,12 @@ std::string result_of(const moeplan::model::ScenarioSpec& spec) {
       const moeplan::plan::NoiseSummary n = moeplan::plan::run_with_noise(run.build(s.name), noise);
       out += fmt::format("noise {} {} {} {};", n.mean_ms, n.p95_ms, n.min_ms, n.max_ms);
     }
+    // Uneven expert load: with capacity buffers it changes the dropped tokens, not the times.
+    if (const auto r = run.routing_report(run.build(s.name))) {
+      out += fmt::format("routing {} {}", r->dropped_token_fraction, r->slowest_rank);
+      for (double ms : r->per_rank_a2a_ms) out += fmt::format(" {}", ms);
+      out += ";";
+    }
   }
   return out;
 }
@@ -87,6 +93,9 @@ std::vector<std::string> perturbations(const ScenarioField& f, const std::string
       {"schedule.recompute", {"none", "full", "selective"}},
       {"schedule.family", {"foldmoe", "fsmoe", "flowmoe", "folding"}},
       {"parallelism.order", {"tp-cp-dp-ep-pp", "tp-ep-cp-dp-pp"}},
+      {"workload.routing", {"zipf", "histogram", "balanced"}},
+      // The bundled 16-expert histogram (scenarios/routing/); acts with routing = histogram only.
+      {"workload.routing_histogram_ref", {"zipf1-16-experts"}},
   };
   std::vector<std::string> out;
   if (f.path == "schedule.name") {
@@ -201,6 +210,8 @@ Compounds compounds_for(const std::string& scenario) {
   for (const auto& [field, candidates] : layers) c[field] = candidates;
   // Dropless routing of balanced tokens is capacity factor 1 (docs/cost-model.md): it acts beside another factor.
   c["model.moe.dropless"] = {{{o("model.moe.dropless", "true")}, {o("model.moe.capacity_factor", "1.5")}}};
+  // Zipf routing needs its exponent.
+  c["workload.routing"] = {{{o("workload.routing", "zipf"), o("workload.routing_zipf_s", "1.2")}, {}}};
 
   return c;
 }
