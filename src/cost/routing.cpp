@@ -249,9 +249,21 @@ std::vector<RankLoad> group_loads(const std::vector<std::vector<std::int64_t>>& 
 }
 
 RoutedLoads route(const model::ScenarioSpec& s, std::int64_t ranks) {
-  const model::ModelSpec& m = s.model;
   const std::int64_t ep = s.parallel.ep;
   MOEPLAN_CHECK(ranks > 0 && ranks % ep == 0, "routing draws whole EP groups");
+  std::vector<std::vector<std::int64_t>> groups(static_cast<std::size_t>(ranks / ep));
+  for (std::int64_t r = 0; r < ranks; ++r) groups[static_cast<std::size_t>(r / ep)].push_back(r);
+  return route(s, groups);
+}
+
+RoutedLoads route(const model::ScenarioSpec& s, const std::vector<std::vector<std::int64_t>>& ep_groups) {
+  const model::ModelSpec& m = s.model;
+  const std::int64_t ep = s.parallel.ep;
+  std::int64_t ranks = 0;
+  for (const std::vector<std::int64_t>& group : ep_groups) {
+    MOEPLAN_CHECK(static_cast<std::int64_t>(group.size()) == ep, "routing draws whole EP groups");
+    for (std::int64_t r : group) ranks = std::max(ranks, r + 1);
+  }
   RoutedLoads out;
   out.routing = s.workload.routing;
   out.padded = padded(m);
@@ -265,21 +277,22 @@ RoutedLoads route(const model::ScenarioSpec& s, std::int64_t ranks) {
   double dropped = 0, routed = 0;
   for (std::int64_t l = 0; l < layers; ++l) {
     std::vector<RankLoad>& layer = out.layers[static_cast<std::size_t>(l)];
-    layer.reserve(static_cast<std::size_t>(ranks));
     if (s.workload.routing == model::Routing::Balanced) {
       // The expected load, drawn from nothing: today's sizes (workload_sizing.cpp).
       const double buffer = as_double(slots) * (out.padded ? *m.moe.capacity_factor : 1.0);
       layer.assign(static_cast<std::size_t>(ranks), RankLoad{as_double(slots), buffer, buffer, buffer, 0.0});
     } else {
+      layer.assign(static_cast<std::size_t>(ranks), RankLoad{});
       const std::vector<double> p = expert_probabilities(m, s.workload, l);
-      for (std::int64_t g = 0; g < ranks / ep; ++g) {
+      for (const std::vector<std::int64_t>& group : ep_groups) {
         std::vector<std::vector<std::int64_t>> counts;
-        for (std::int64_t r = g * ep; r < (g + 1) * ep; ++r) {
+        for (std::int64_t r : group) {
           Rng rng(stream_seed(static_cast<std::uint64_t>(s.workload.routing_seed), kRouting,
                               static_cast<std::uint64_t>(l), static_cast<std::uint64_t>(r)));
           counts.push_back(sample_multinomial(slots, p, rng));
         }
-        for (const RankLoad& load : group_loads(counts, capacity)) layer.push_back(load);
+        const std::vector<RankLoad> loads = group_loads(counts, capacity);
+        for (std::size_t i = 0; i < group.size(); ++i) layer[static_cast<std::size_t>(group[i])] = loads[i];
       }
     }
     for (const RankLoad& load : layer) {

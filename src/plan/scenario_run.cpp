@@ -101,7 +101,10 @@ std::optional<RoutingReport> ScenarioRun::routing_report(const sched::BuiltSched
   const bool multi = graph_ranks > 1;
   const std::int64_t ep = s.parallel.ep;
   const std::int64_t drawn = multi ? graph_ranks : ep;
-  const cost::RoutedLoads loads = cost::route(s, drawn);
+  // Multi-rank graphs draw over their own EP groups (Megatron's, strided when
+  // etp > 1), as the builders do; symmetric mode draws one group standing for all.
+  const cost::RoutedLoads loads =
+      multi ? cost::route(s, sched::rank_layout(s, true, s.schedule.family.c_str()).ep) : cost::route(s, drawn);
   const bool padded = loads.padded;
   // Each drawn rank's AlltoAll bytes of one whole micro-batch, per MoE layer.
   const double balanced = cost::moe_layer_sizes(s.model, s.parallel, s.workload).dispatch_bytes;

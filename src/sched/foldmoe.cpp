@@ -44,8 +44,13 @@ struct Pricing {
   double mbs;       // sequences per micro-batch
   double sp_split;  // tp with sequence parallelism, else 1
   cost::MoeLayerSizes routed;  // one micro-batch's MoE layer, as cost::routed_moe_layer_sizes prices it
+  // Multi-rank with dropless uneven routing: each rank's own sizes, [MoE layer][rank]
+  // (cost::route over the layout's EP groups); empty: every rank is priced at `routed`.
+  std::vector<std::vector<cost::MoeLayerSizes>> rank_sizes;
+  std::vector<std::int64_t> moe_index;  // block -> MoE layer index, -1 for dense blocks
 
-  Pricing(const model::ScenarioSpec& scenario, const cost::CostModel& c) : s(scenario), costs(c) {
+  Pricing(const model::ScenarioSpec& scenario, const cost::CostModel& c, const RankLayout& layout)
+      : s(scenario), costs(c) {
     const model::ParallelSpec& p = s.parallel;
     // Megatron order tp-cp-ep-dp-pp: tp innermost; experts etp then ep.
     tp_group = cost::strided_group_shape(p.tp, 1, s.cluster);
@@ -56,6 +61,17 @@ struct Pricing {
     mbs = as_double(s.workload.micro_batch_size);
     sp_split = p.sequence_parallel ? as_double(p.tp) : 1.0;
     routed = cost::routed_moe_layer_sizes(s);  // uneven expert load: the most loaded rank (docs/cost-model.md)
+    std::int64_t next = 0;
+    for (bool moe : s.model.moe_layer) moe_index.push_back(moe ? next++ : -1);
+    if (layout.ranks > 1 && s.workload.routing != model::Routing::Balanced) {
+      const cost::RoutedLoads loads = cost::route(s, layout.ep);
+      if (!loads.padded)  // padded buffers keep the balanced sizes on every rank
+        for (const std::vector<cost::RankLoad>& layer : loads.layers) {
+          rank_sizes.emplace_back();
+          for (const cost::RankLoad& load : layer)
+            rank_sizes.back().push_back(cost::moe_layer_sizes_for(s.model, p, s.workload, load));
+        }
+    }
   }
 
   double compute(OpClass op, double flops) const { return costs.compute(op, flops).value; }
@@ -83,9 +99,12 @@ struct Pricing {
     return (backward ? 2.0 : 1.0) * mbs * l / as_double(s.parallel.cp) * gemms * 2.0 * as_double(s.model.d_model) *
            as_double(s.model.ffn_hidden) / as_double(s.parallel.tp);
   }
-  // An MoE micro-batch of m tokens of each sequence.
-  cost::MoeLayerSizes moe_sizes(double m) const {
+  // An MoE micro-batch of m tokens of each sequence, on `rank` in block `layer`.
+  cost::MoeLayerSizes moe_sizes(double m, std::int32_t layer, std::int64_t rank) const {
     cost::MoeLayerSizes full = routed;
+    if (!rank_sizes.empty())
+      full = rank_sizes[static_cast<std::size_t>(moe_index[static_cast<std::size_t>(layer)])]
+                       [static_cast<std::size_t>(rank)];
     const double share = m / as_double(s.workload.seq_len);
     full.dispatch_bytes *= share;
     full.combine_bytes *= share;
@@ -121,6 +140,30 @@ class FoldBuilder {
                     const std::vector<RankTasks>& after) {
     return emit_on_ranks(b_, {name, ph, layer, i, 0, 1, flops}, dag::TaskKind::Compute, OpClass::Gemm,
                          p_.expert_ms(flops), compute_, after);
+  }
+  // The experts of a micro-batch when ranks differ: rank r computes flops_of(r).
+  RankTasks experts(const std::string& name, const std::function<double(std::int64_t)>& flops_of, Phase ph,
+                    std::int32_t layer, std::int32_t i, const std::vector<RankTasks>& after) {
+    return emit_on_ranks(
+        b_, {name, ph, layer, i, 0, 1, 0}, dag::TaskKind::Compute, OpClass::Gemm,
+        [&](std::int64_t r) {
+          const double flops = flops_of(r);
+          return RankCost{p_.expert_ms(flops), flops};
+        },
+        compute_, after);
+  }
+  // A collective whose members move different bytes (all-to-all-v): each group waits for its slowest member.
+  RankTasks collective(const std::string& name, OpClass op, const std::vector<dag::ResourceId>& on,
+                       const cost::GroupShape& group, const parallel::RankGroups& groups,
+                       const std::function<double(std::int64_t)>& bytes_of, Phase ph, std::int32_t layer,
+                       std::int32_t i, const std::vector<RankTasks>& after) {
+    return emit_collective(
+        b_, {name, ph, layer, i, 0, group.size, 0}, op,
+        [&](std::int64_t r) {
+          const double bytes = bytes_of(r);
+          return RankCost{p_.comm(op, group, bytes), bytes};
+        },
+        groups, on, after);
   }
   // A collective of `bytes` priced over `group`, one per rank group `groups`, on one of the ranks' streams.
   RankTasks collective(const std::string& name, OpClass op, const std::vector<dag::ResourceId>& on,
@@ -277,20 +320,27 @@ class IterationBuilder {
   // The experts of MoE micro-batch j: [ETP AllGather] experts [ETP ReduceScatter];
   // backward gathers and scatters the gradients of the same tensors.
   // `input`: what the stage waits for (the A2A, or with ep = 1 its producers).
-  RankTasks expert_stage(std::int32_t layer, std::size_t j, const cost::MoeLayerSizes& sizes,
-                         std::vector<RankTasks> input, bool backward) {
+  RankTasks expert_stage(std::int32_t layer, std::size_t j, double m, std::vector<RankTasks> input, bool backward) {
     const model::ParallelSpec& par = s_.parallel;
     const Phase ph = backward ? Phase::Backward : Phase::Forward;
     const char* dir = backward ? "bwd" : "fwd";
     const std::int32_t i = static_cast<std::int32_t>(j);
+    // Each rank's sizes: its own received tokens under uneven dropless routing, else every rank alike.
+    auto sized = [&](double cost::MoeLayerSizes::*field) {
+      return [this, m, layer, field](std::int64_t r) { return p_.moe_sizes(m, layer, r).*field; };
+    };
     if (par.etp > 1)
       input = {fb_.collective(fmt::format("{} L{} etp-ag m{}", dir, layer, j), OpClass::AllGather, fb_.intra(),
-                              p_.etp_group, groups().etp, sizes.etp_allgather_bytes, ph, layer, i, input)};
+                              p_.etp_group, groups().etp, sized(&cost::MoeLayerSizes::etp_allgather_bytes), ph, layer,
+                              i, input)};
     RankTasks e = fb_.experts(fmt::format("{} L{} experts m{}", dir, layer, j),
-                              backward ? sizes.expert_backward_flops : sizes.expert_forward_flops, ph, layer, i, input);
+                              sized(backward ? &cost::MoeLayerSizes::expert_backward_flops
+                                             : &cost::MoeLayerSizes::expert_forward_flops),
+                              ph, layer, i, input);
     if (par.etp > 1)
       e = fb_.collective(fmt::format("{} L{} etp-rs m{}", dir, layer, j), OpClass::ReduceScatter, fb_.intra(),
-                         p_.etp_group, groups().etp, sizes.etp_reducescatter_bytes, ph, layer, i, {e});
+                         p_.etp_group, groups().etp, sized(&cost::MoeLayerSizes::etp_reducescatter_bytes), ph, layer,
+                         i, {e});
     return e;
   }
 
@@ -299,9 +349,12 @@ class IterationBuilder {
   bool a2a() const { return s_.parallel.ep > 1; }
 
   // An AlltoAll of `bytes` over each EP group.
-  RankTasks alltoall(const std::string& name, double bytes, Phase ph, std::int32_t layer, std::int32_t i,
-                     const std::vector<RankTasks>& deps) {
-    return fb_.collective(name, OpClass::A2A, fb_.comm(), p_.ep_group, groups().ep, bytes, ph, layer, i, deps);
+  // An AlltoAll of MoE micro-batch m over each EP group: each member's `field` bytes, the slowest member's time.
+  RankTasks alltoall(const std::string& name, double m, double cost::MoeLayerSizes::*field, Phase ph,
+                     std::int32_t layer, std::int32_t i, const std::vector<RankTasks>& deps) {
+    return fb_.collective(
+        name, OpClass::A2A, fb_.comm(), p_.ep_group, groups().ep,
+        [this, m, layer, field](std::int64_t r) { return p_.moe_sizes(m, layer, r).*field; }, ph, layer, i, deps);
   }
 
   RankTasks moe_forward(std::int32_t layer, const std::optional<RankTasks>& entry) {
@@ -328,20 +381,19 @@ class IterationBuilder {
           std::vector<RankTasks> deps;
           for (std::size_t k = 0; k < attention_.size(); ++k)
             if (covering_[k].first <= step.index && step.index <= covering_[k].second) deps.push_back(gate[k]);
-          const auto sizes = p_.moe_sizes(m);
           dispatch[step.index] =
-              a2a() ? std::vector<RankTasks>{alltoall(fmt::format("fwd L{} dispatch m{}", layer, step.index),
-                                                      sizes.dispatch_bytes, Phase::Forward, layer, i, deps)}
+              a2a() ? std::vector<RankTasks>{alltoall(fmt::format("fwd L{} dispatch m{}", layer, step.index), m,
+                                                      &cost::MoeLayerSizes::dispatch_bytes, Phase::Forward, layer, i,
+                                                      deps)}
                     : deps;
           break;
         }
         case Step::Expert:
-          expert[step.index] = expert_stage(layer, step.index, p_.moe_sizes(m), dispatch[step.index], false);
+          expert[step.index] = expert_stage(layer, step.index, m, dispatch[step.index], false);
           break;
         case Step::Combine: {
-          const auto sizes = p_.moe_sizes(m);
-          last = a2a() ? alltoall(fmt::format("fwd L{} combine m{}", layer, step.index), sizes.combine_bytes,
-                                  Phase::Forward, layer, i, {expert[step.index]})
+          last = a2a() ? alltoall(fmt::format("fwd L{} combine m{}", layer, step.index), m,
+                                  &cost::MoeLayerSizes::combine_bytes, Phase::Forward, layer, i, {expert[step.index]})
                        : expert[step.index];
           break;
         }
@@ -367,20 +419,19 @@ class IterationBuilder {
       const double m = as_double(moe_[step.index < moe_.size() ? step.index : 0]);
       switch (step.type) {
         case Step::Combine: {
-          const auto sizes = p_.moe_sizes(m);
           combine_grad[step.index] =
-              a2a() ? std::vector<RankTasks>{alltoall(fmt::format("bwd L{} combine m{}", layer, step.index),
-                                                      sizes.combine_bytes, Phase::Backward, layer, i, {entry})}
+              a2a() ? std::vector<RankTasks>{alltoall(fmt::format("bwd L{} combine m{}", layer, step.index), m,
+                                                      &cost::MoeLayerSizes::combine_bytes, Phase::Backward, layer, i,
+                                                      {entry})}
                     : std::vector<RankTasks>{entry};
           break;
         }
         case Step::Expert:
-          expert[step.index] = expert_stage(layer, step.index, p_.moe_sizes(m), combine_grad[step.index], true);
+          expert[step.index] = expert_stage(layer, step.index, m, combine_grad[step.index], true);
           break;
         case Step::Dispatch: {
-          const auto sizes = p_.moe_sizes(m);
-          dispatch_grad[step.index] = a2a() ? alltoall(fmt::format("bwd L{} dispatch m{}", layer, step.index),
-                                                       sizes.dispatch_bytes, Phase::Backward, layer, i,
+          dispatch_grad[step.index] = a2a() ? alltoall(fmt::format("bwd L{} dispatch m{}", layer, step.index), m,
+                                                       &cost::MoeLayerSizes::dispatch_bytes, Phase::Backward, layer, i,
                                                        {expert[step.index]})
                                             : expert[step.index];
           break;
@@ -497,8 +548,8 @@ BuiltSchedule build_foldmoe(const model::ScenarioSpec& s, const cost::CostModel&
     throw Error(ErrorKind::Input,
                 fmt::format("degree {} is outside 1..{} (tokens per rank of one sequence)", degree, max_degree),
                 "schedule.degree");
-  const Pricing pricing(s, costs);
   const RankLayout layout = rank_layout(s, knobs.multi_rank, "FoldMoE");
+  const Pricing pricing(s, costs, layout);
   BuiltSchedule out = IterationBuilder(s, pricing, layout, kind, degree, knobs.slicing_tokens, knobs.multi_rank)
                           .build(knobs.schedule);
   out.overlap_compute_slowdown = costs.overlap_compute_slowdown();

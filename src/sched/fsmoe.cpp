@@ -67,6 +67,17 @@ class Builder {
       intra_.push_back(split_ ? b_.add_resource({"intra", r, dag::DispatchPolicy::InOrder}) : inter_.back());
     }
     moe_ = cost::routed_moe_layer_sizes(s);  // uneven expert load: the most loaded rank (docs/cost-model.md)
+    std::int64_t next = 0;
+    for (bool moe : s.model.moe_layer) moe_index_.push_back(moe ? next++ : -1);
+    if (layout_.ranks > 1 && s.workload.routing != model::Routing::Balanced) {
+      const cost::RoutedLoads loads = cost::route(s, layout_.ep);
+      if (!loads.padded)  // padded buffers keep the balanced sizes on every rank
+        for (const std::vector<cost::RankLoad>& layer : loads.layers) {
+          rank_sizes_.emplace_back();
+          for (const cost::RankLoad& load : layer)
+            rank_sizes_.back().push_back(cost::moe_layer_sizes_for(s.model, p, s.workload, load));
+        }
+    }
     attention_ = cost::attention_layer_sizes(s.model, p, s.workload);
   }
 
@@ -127,6 +138,26 @@ class Builder {
                            costs_.communication(op, group, bytes).value, groups, on, after);
   }
 
+  // A collective whose members move different bytes (all-to-all-v): each group waits for its slowest member.
+  RankTasks collective(const std::string& name, OpClass op, const cost::GroupShape& group,
+                       const parallel::RankGroups& groups, const std::function<double(std::int64_t)>& bytes_of,
+                       const std::vector<dag::ResourceId>& on, Phase ph, std::int32_t layer, std::int32_t index,
+                       const std::vector<RankTasks>& after, std::int32_t priority) {
+    return emit_collective(
+        b_, {name, ph, layer, index, priority, group.size, 0}, op,
+        [&](std::int64_t r) {
+          const double bytes = bytes_of(r);
+          return RankCost{costs_.communication(op, group, bytes).value, bytes};
+        },
+        groups, on, after);
+  }
+  // The MoE sizes of `rank` in block `layer` (one whole micro-batch).
+  const cost::MoeLayerSizes& moe_sizes(std::int32_t layer, std::int64_t rank) const {
+    if (rank_sizes_.empty()) return moe_;
+    return rank_sizes_[static_cast<std::size_t>(moe_index_[static_cast<std::size_t>(layer)])]
+                      [static_cast<std::size_t>(rank)];
+  }
+
   // Dense part of a generalized layer: attention with MP (SP collectives on intra) and the gate.
   RankTasks dense_part(std::int32_t layer, const std::optional<RankTasks>& entry, bool backward,
                        const DenseOverlap& overlap = {}) {
@@ -167,11 +198,15 @@ class Builder {
     const char* dir = backward ? "bwd" : "fwd";
     const model::ParallelSpec& p = s_.parallel;
     const double rr = as_double(r);
-    const double a2a_bytes = moe_.dispatch_bytes / rr;
-    const double esp_bytes = moe_.etp_allgather_bytes / rr;
-    const double expert_flops = (backward ? moe_.expert_backward_flops : moe_.expert_forward_flops) / rr;
-    const double exp =
-        cost::expert_ffn_time(costs_, expert_flops, s_.model.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3).value;
+    // Each rank's share of one chunk: its own sizes under uneven dropless routing, else every rank alike.
+    auto a2a_bytes = [&](std::int64_t q) { return moe_sizes(layer, q).dispatch_bytes / rr; };
+    auto esp_bytes = [&](std::int64_t q) { return moe_sizes(layer, q).etp_allgather_bytes / rr; };
+    auto expert_cost = [&](std::int64_t q) {
+      const cost::MoeLayerSizes& sizes = moe_sizes(layer, q);
+      const double flops = (backward ? sizes.expert_backward_flops : sizes.expert_forward_flops) / rr;
+      const int gemms = s_.model.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3;
+      return RankCost{cost::expert_ffn_time(costs_, flops, gemms).value, flops};
+    };
     const std::vector<RankTasks> first = after(entry);
     std::vector<RankTasks> experts(static_cast<std::size_t>(r)), scattered(static_cast<std::size_t>(r));
     const char* in_name = backward ? "combine" : "dispatch";
@@ -199,10 +234,9 @@ class Builder {
     };
     auto expert = [&](std::int64_t j) {
       const std::size_t i = static_cast<std::size_t>(j);
-      experts[i] = emit_on_ranks(b_,
-                                 {fmt::format("{} L{} experts c{}", dir, layer, j), ph, layer,
-                                  static_cast<std::int32_t>(j), 0, 1, expert_flops},
-                                 dag::TaskKind::Compute, OpClass::Gemm, exp, compute_, gathered[i]);
+      experts[i] = emit_on_ranks(
+          b_, {fmt::format("{} L{} experts c{}", dir, layer, j), ph, layer, static_cast<std::int32_t>(j), 0, 1, 0},
+          dag::TaskKind::Compute, OpClass::Gemm, expert_cost, compute_, gathered[i]);
     };
     auto scatter = [&](std::int64_t j) {
       const std::size_t i = static_cast<std::size_t>(j);
@@ -354,6 +388,10 @@ class Builder {
   std::vector<dag::ResourceId> compute_, inter_, intra_;
   cost::GroupShape tp_group_, etp_group_, ep_group_, dp_group_, edp_group_;
   cost::MoeLayerSizes moe_;
+  // Multi-rank with dropless uneven routing: each rank's own sizes, [MoE layer][rank]
+  // (cost::route over the layout's EP groups); empty: every rank is priced at moe_.
+  std::vector<std::vector<cost::MoeLayerSizes>> rank_sizes_;
+  std::vector<std::int64_t> moe_index_;  // block -> MoE layer index
   cost::AttentionLayerSizes attention_;
   double pending_dense_ = 0;   // dense gradient bytes for the tail all-reduce
   double pending_expert_ = 0;  // expert gradient bytes for the tail all-reduce

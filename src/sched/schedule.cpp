@@ -74,11 +74,21 @@ std::vector<dag::TaskId> unique_ids(std::vector<dag::TaskId> ids) {
 RankTasks emit_on_ranks(dag::TaskGraphBuilder& builder, const TaskLabels& labels, dag::TaskKind kind,
                         model::OpClass op, double duration_ms, const std::vector<dag::ResourceId>& streams,
                         const std::vector<RankTasks>& after) {
+  return emit_on_ranks(builder, labels, kind, op, [&](std::int64_t) { return RankCost{duration_ms, labels.size}; },
+                       streams, after);
+}
+
+RankTasks emit_on_ranks(dag::TaskGraphBuilder& builder, const TaskLabels& labels, dag::TaskKind kind,
+                        model::OpClass op, const RankCostFn& cost, const std::vector<dag::ResourceId>& streams,
+                        const std::vector<RankTasks>& after) {
   RankTasks out(streams.size());
+  TaskLabels own = labels;
   for (std::size_t r = 0; r < streams.size(); ++r) {
     std::vector<dag::TaskId> deps;
     for (const RankTasks& a : after) deps.push_back(a[r]);
-    out[r] = emit_task(builder, labels, kind, op, duration_ms, {streams[r]}, unique_ids(std::move(deps)));
+    const RankCost c = cost(static_cast<std::int64_t>(r));
+    own.size = c.size;
+    out[r] = emit_task(builder, own, kind, op, c.duration_ms, {streams[r]}, unique_ids(std::move(deps)));
   }
   return out;
 }
@@ -86,16 +96,29 @@ RankTasks emit_on_ranks(dag::TaskGraphBuilder& builder, const TaskLabels& labels
 RankTasks emit_collective(dag::TaskGraphBuilder& builder, const TaskLabels& labels, model::OpClass op,
                           double duration_ms, const parallel::RankGroups& groups,
                           const std::vector<dag::ResourceId>& streams, const std::vector<RankTasks>& after) {
+  return emit_collective(builder, labels, op, [&](std::int64_t) { return RankCost{duration_ms, labels.size}; },
+                         groups, streams, after);
+}
+
+RankTasks emit_collective(dag::TaskGraphBuilder& builder, const TaskLabels& labels, model::OpClass op,
+                          const RankCostFn& cost, const parallel::RankGroups& groups,
+                          const std::vector<dag::ResourceId>& streams, const std::vector<RankTasks>& after) {
   RankTasks out(streams.size());
+  TaskLabels own = labels;
   for (const std::vector<std::int64_t>& group : groups) {
     std::vector<dag::ResourceId> pools;
     std::vector<dag::TaskId> deps;
+    RankCost slowest;
     for (std::int64_t r : group) {
       pools.push_back(streams[static_cast<std::size_t>(r)]);
       for (const RankTasks& a : after) deps.push_back(a[static_cast<std::size_t>(r)]);
+      const RankCost c = cost(r);
+      slowest.duration_ms = std::max(slowest.duration_ms, c.duration_ms);
+      slowest.size = std::max(slowest.size, c.size);
     }
-    const dag::TaskId id = emit_task(builder, labels, dag::TaskKind::Communication, op, duration_ms, std::move(pools),
-                                     unique_ids(std::move(deps)));
+    own.size = slowest.size;
+    const dag::TaskId id = emit_task(builder, own, dag::TaskKind::Communication, op, slowest.duration_ms,
+                                     std::move(pools), unique_ids(std::move(deps)));
     for (std::int64_t r : group) out[static_cast<std::size_t>(r)] = id;
   }
   return out;

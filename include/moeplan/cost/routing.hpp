@@ -96,6 +96,11 @@ struct RoutedLoads {
 /// micro-batch 0. Balanced routing draws nothing: every rank gets the
 /// expected load exactly.
 RoutedLoads route(const model::ScenarioSpec& scenario, std::int64_t ranks);
+/// The same for EP groups given by their ranks (Megatron's groups of a
+/// multi_rank graph, strided when etp > 1): layers[l][r] is rank r's load
+/// (every rank of 0..max listed), each rank drawing its own stream as above,
+/// so consecutive groups give exactly route(scenario, ranks).
+RoutedLoads route(const model::ScenarioSpec& scenario, const std::vector<std::vector<std::int64_t>>& ep_groups);
 
 /// One MoE layer's sizes for a rank with this load: AlltoAll bytes of
 /// max(send, receive) slots, expert GEMMs of its expert slots (shared experts

@@ -4,6 +4,7 @@
 // it never runs it.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,6 +85,26 @@ RankTasks emit_on_ranks(dag::TaskGraphBuilder& builder, const TaskLabels& labels
 /// Returns, per rank, the collective of its group.
 RankTasks emit_collective(dag::TaskGraphBuilder& builder, const TaskLabels& labels, model::OpClass op,
                           double duration_ms, const parallel::RankGroups& groups,
+                          const std::vector<dag::ResourceId>& streams, const std::vector<RankTasks>& after);
+
+/// @brief What one rank's copy of a task costs when ranks differ (uneven
+/// expert load): its duration and the size (FLOPs or bytes) it was priced for.
+struct RankCost {
+  double duration_ms = 0;
+  double size = 0;
+};
+using RankCostFn = std::function<RankCost(std::int64_t rank)>;
+
+/// emit_on_ranks with each rank's own cost (labels.size is replaced by it).
+RankTasks emit_on_ranks(dag::TaskGraphBuilder& builder, const TaskLabels& labels, dag::TaskKind kind,
+                        model::OpClass op, const RankCostFn& cost, const std::vector<dag::ResourceId>& streams,
+                        const std::vector<RankTasks>& after);
+
+/// emit_collective where members cost differently (an all-to-all-v): the
+/// collective ends when its slowest member does, so each group's task lasts
+/// its members' largest duration and carries their largest size.
+RankTasks emit_collective(dag::TaskGraphBuilder& builder, const TaskLabels& labels, model::OpClass op,
+                          const RankCostFn& cost, const parallel::RankGroups& groups,
                           const std::vector<dag::ResourceId>& streams, const std::vector<RankTasks>& after);
 
 /// Per-rank compute slow-down of the scenario (K.1): the first ceil(fraction x
