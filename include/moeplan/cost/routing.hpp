@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include <moeplan/core/portable_math.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/specs.hpp>
 
@@ -34,11 +35,9 @@ class Rng {
 /// stream is independent of the order the others are drawn in.
 std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t purpose, std::uint64_t layer, std::uint64_t rank);
 
-/// exp(x) and log(x) (x > 0) from IEEE additions, multiplications, divisions
-/// and exact frexp/ldexp only: the same bytes everywhere (libm's need not be).
-/// Relative error under 1e-15.
-double portable_exp(double x);
-double portable_log(double x);
+/// The portable exp and log of core/portable_math.hpp (the sampler's k^-s).
+using moeplan::portable_exp;
+using moeplan::portable_log;
 
 /// Zipf probabilities by popularity rank: p_k = k^-s / sum_j j^-s, k = 1..E.
 std::vector<double> zipf_probabilities(std::int64_t experts, double s);
