@@ -1355,6 +1355,15 @@ PY
 }
 # Single process: compute and overlap only, with a note; communication then fails on the missing line.
 check "calibrate --quick, one process" 0 "$bin" calibrate --backend host --quick -o "$tmp/cal1/host.textproto"
+calibrate_progress() {  # calibrate_progress NAME GROUP...: one stderr line per benchmark group
+  local name=$1 group
+  shift
+  for group in "$@"; do
+    [[ $(grep -c "^moeplan calibrate: $group" "$tmp/err") == 1 ]] && pass=$((pass + 1)) ||
+      { fail=$((fail + 1)); echo "FAIL $name: no one progress line for $group:"; cat "$tmp/err"; }
+  done
+}
+calibrate_progress "calibrate progress, one process" "gemm: 6 shapes" "attention: 3 shapes" "overlap: " "note: "
 grep -q "no collective lines were measured" "$tmp/err" && pass=$((pass + 1)) ||
   { fail=$((fail + 1)); echo "FAIL calibrate without MPI: no note:"; cat "$tmp/err"; }
 grep -q "^# No collective lines" "$tmp/cal1/host.textproto" && pass=$((pass + 1)) ||
@@ -1363,7 +1372,7 @@ check "calibrate profile validates" 0 "$bin" validate "$tmp/cal1/host.textproto"
 check "fit calibrate points" 0 "$bin" fit "$tmp/cal1/host.points.csv" --cluster host-2 -o "$tmp/cal1/refit.textproto"
 calibrate_checks "$tmp/cal1" 0
 check "simulate without collective lines" 2 "$bin" simulate host-flowmoe-small --set profile_ref="$tmp/cal1/host.textproto"
-expect_err "simulate without collective lines" "has no"
+expect_err "simulate without collective lines" "has no a2a line on link intra"
 check "calibrate --backend cuda" 2 "$bin" calibrate --backend cuda -o "$tmp/cal1/x.textproto"
 expect_err "calibrate --backend cuda" "--backend cuda: the cuda backend needs the GPU build"
 check "calibrate --backend bogus" 2 "$bin" calibrate --backend bogus -o "$tmp/cal1/x.textproto"
@@ -1376,6 +1385,9 @@ if command -v mpirun >/dev/null && ! grep -q "built without MPI" "$tmp/cal1/host
   [[ $(id -u) == 0 ]] && mpi+=(--allow-run-as-root)
   echo "calibrate: under ${mpi[*]}"
   check "calibrate --quick, mpirun -n 2" 0 "${mpi[@]}" "$bin" calibrate --backend host --quick -o "$tmp/cal2/host.textproto"
+  calibrate_progress "calibrate progress, mpirun" "gemm: 6 shapes" "attention: 3 shapes" "overlap: GEMM 256" \
+    "overlap: GEMM beside an MPI_Allreduce" "alltoall: 2 ranks" "allgather: 2 ranks" "reducescatter: 2 ranks" \
+    "allreduce: 2 ranks" "p2p (sendrecv): 2 ranks"
   check "calibrate mpi profile validates" 0 "$bin" validate "$tmp/cal2/host.textproto"
   check "fit calibrate mpi points" 0 "$bin" fit "$tmp/cal2/host.points.csv" --cluster host-2 -o "$tmp/cal2/refit.textproto"
   calibrate_checks "$tmp/cal2" 1
