@@ -40,9 +40,6 @@ void run_calibrate(const CalibrateOptions& o, CliContext& context) {
   }
   check_utf8_option(o.name.empty() ? "--name (from the -o file name)" : "--name", name);
   const std::string points = calibrate::points_path(o.output);
-  if (points == o.output)
-    throw Error(ErrorKind::Input, fmt::format("-o {}: the points file would replace the profile; use another extension",
-                                              quoted_for_error(o.output)));
 
   calibrate::HostCalibrationOptions options;
   options.quick = o.quick;
