@@ -83,15 +83,15 @@ pycheck() {  # pycheck NAME [ARGS...] < SCRIPT
 check version 0 "$bin" --version
 grep -qE '^moeplan [0-9]+\.[0-9]+\.[0-9]+$' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL version text"; }
 check help 0 "$bin" --help
-for cmd in validate cost fit datasheet-profile simulate plan sweep mappings bench; do
+for cmd in validate cost fit datasheet-profile simulate plan sweep mappings bench calibrate; do
   check "help $cmd" 0 "$bin" "$cmd" --help
   grep -q "Usage" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL help $cmd text"; }
 done
 check "no command" 2 "$bin"
-expect_err "no command" "moeplan: error: no command given (commands: validate, cost, fit, datasheet-profile, simulate, plan, sweep, mappings, bench)"
+expect_err "no command" "moeplan: error: no command given (commands: validate, cost, fit, datasheet-profile, simulate, plan, sweep, mappings, bench, calibrate)"
 # Issue 14 item 8d: it said "A subcommand is required".
 check "unknown command" 2 "$bin" frobnicate
-expect_err "unknown command" "moeplan: error: unknown command 'frobnicate' (commands: validate, cost, fit, datasheet-profile, simulate, plan, sweep, mappings, bench)"
+expect_err "unknown command" "moeplan: error: unknown command 'frobnicate' (commands: validate, cost, fit, datasheet-profile, simulate, plan, sweep, mappings, bench, calibrate)"
 check "unknown command after an option" 2 "$bin" frobnicate --json
 expect_err "unknown command after an option" "moeplan: error: unknown command 'frobnicate' (commands: validate,"
 check "unknown flag" 2 "$bin" validate --frob models/gpt-moe-m.textproto
@@ -1307,5 +1307,94 @@ cp "$src/scenarios/routing/zipf1-16-experts.csv" "$tmp/i15/hist.csv"
 check "histogram beside its scenario" 0 "$bin" simulate "$tmp/i15/beside.textproto" --json
 grep -q '"routing": "histogram"' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL histogram beside:"; head -c 300 "$tmp/out"; }
 
+# calibrate --backend host (issue 16 item 1; docs/cli.md "calibrate"). No
+# timing value is asserted (the machine is noisy): the shapes of the outputs,
+# the sizes of the GEMM grid (docs/cost-model.md "Host calibration"), and that
+# `moeplan fit` of the points reproduces the profile's lines.
+mkdir -p "$tmp/cal1" "$tmp/cal2"
+calibrate_checks() {  # calibrate_checks DIR COLLECTIVES(0/1)
+  COLLECTIVES=$2 pycheck "calibrate $1 profile" "$1/host.textproto" "$1/host.points.csv" "$1/refit.textproto" <<'PY'
+import re
+from cli_check import *
+profile, points, refit = sys.argv[1:4]
+collectives = os.environ["COLLECTIVES"] == "1"
+
+def lines_of(path):
+    text = open(path).read()
+    out = {}
+    for block in re.findall(r"costs \{(.*?)\n\}", text, re.S):
+        f = dict(re.findall(r"^\s*(\w+): (.*)$", block, re.M))
+        out[(f["op"], f["link"], int(f["group"]))] = {k: float(f[k]) for k in ("alpha_ms", "beta_ms", "r2", "points")}
+    m = re.search(r"^overlap_compute_slowdown: (\S+)$", text, re.M)
+    return out, float(m.group(1)) if m else 1.0
+
+lines, slowdown = lines_of(profile)
+want = [("GEMM", "LOCAL", 1), ("ATTENTION", "LOCAL", 1)]
+if collectives:
+    want += [(op, "INTRA", 2) for op in ("A2A", "ALLGATHER", "REDUCESCATTER", "ALLREDUCE", "P2P")]
+expect(sorted(lines) == sorted(want), f"lines {sorted(lines)}, wanted {sorted(want)}")
+for key, c in lines.items():
+    expect(c["points"] >= 3, f"{key}: {c['points']} points")
+    expect(math.isfinite(c["beta_ms"]) and c["beta_ms"] > 0, f"{key}: beta {c['beta_ms']}")
+expect(slowdown >= 1, f"overlap_compute_slowdown {slowdown}")
+# The --quick GEMM grid: tokens {16, 64, 256} x d_model {256} x ffn {512, 1024}, 2 m n k FLOPs each.
+grid = sorted(2 * t * d * f for t in (16, 64, 256) for d in (256,) for f in (512, 1024))
+rows = [r.split(",") for r in open(points).read().splitlines() if r and not r.startswith("#")]
+expect(rows[0] == ["op", "link", "group", "size", "time_ms"], f"header {rows[0]}")
+gemm_sizes = sorted(float(r[3]) for r in rows[1:] if r[0] == "gemm")
+expect(gemm_sizes == grid, f"GEMM sizes {gemm_sizes}, wanted {grid}")
+# moeplan fit of the points: the same lines.
+again, _ = lines_of(refit)
+expect(sorted(again) == sorted(lines), f"refit lines {sorted(again)}")
+for key in lines:
+    if key in again:
+        for field in ("alpha_ms", "beta_ms", "r2", "points"):
+            expect_close(again[key][field], lines[key][field], f"{key} {field} refit", rel=1e-9)
+done()
+PY
+}
+# Single process: compute and overlap only, with a note; communication then fails on the missing line.
+check "calibrate --quick, one process" 0 "$bin" calibrate --backend host --quick -o "$tmp/cal1/host.textproto"
+calibrate_progress() {  # calibrate_progress NAME GROUP...: one stderr line per benchmark group
+  local name=$1 group
+  shift
+  for group in "$@"; do
+    [[ $(grep -c "^moeplan calibrate: $group" "$tmp/err") == 1 ]] && pass=$((pass + 1)) ||
+      { fail=$((fail + 1)); echo "FAIL $name: no one progress line for $group:"; cat "$tmp/err"; }
+  done
+}
+calibrate_progress "calibrate progress, one process" "gemm: 6 shapes" "attention: 3 shapes" "overlap: " "note: "
+grep -q "no collective lines were measured" "$tmp/err" && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL calibrate without MPI: no note:"; cat "$tmp/err"; }
+grep -q "^# No collective lines" "$tmp/cal1/host.textproto" && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL calibrate without MPI: no comment in the profile"; }
+check "calibrate profile validates" 0 "$bin" validate "$tmp/cal1/host.textproto"
+check "fit calibrate points" 0 "$bin" fit "$tmp/cal1/host.points.csv" --cluster host-2 -o "$tmp/cal1/refit.textproto"
+calibrate_checks "$tmp/cal1" 0
+check "simulate without collective lines" 2 "$bin" simulate host-flowmoe-small --set profile_ref="$tmp/cal1/host.textproto"
+expect_err "simulate without collective lines" "has no a2a line on link intra"
+check "calibrate --backend cuda" 2 "$bin" calibrate --backend cuda -o "$tmp/cal1/x.textproto"
+expect_err "calibrate --backend cuda" "--backend cuda: the cuda backend needs the GPU build"
+check "calibrate --backend bogus" 2 "$bin" calibrate --backend bogus -o "$tmp/cal1/x.textproto"
+expect_err "calibrate --backend bogus" "--backend"
+[[ ! -e $tmp/cal1/x.textproto && ! -e $tmp/cal1/x.points.csv ]] && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL calibrate with a bad --backend wrote files"; }
+# Two MPI processes: the five collectives too (skipped, and said, without mpirun or an MPI build).
+if command -v mpirun >/dev/null && ! grep -q "built without MPI" "$tmp/cal1/host.textproto"; then
+  mpi=(mpirun -n 2 --oversubscribe)
+  [[ $(id -u) == 0 ]] && mpi+=(--allow-run-as-root)
+  echo "calibrate: under ${mpi[*]}"
+  check "calibrate --quick, mpirun -n 2" 0 "${mpi[@]}" "$bin" calibrate --backend host --quick -o "$tmp/cal2/host.textproto"
+  calibrate_progress "calibrate progress, mpirun" "gemm: 6 shapes" "attention: 3 shapes" "overlap: GEMM 256" \
+    "overlap: GEMM beside an MPI_Allreduce" "alltoall: 2 ranks" "allgather: 2 ranks" "reducescatter: 2 ranks" \
+    "allreduce: 2 ranks" "p2p (sendrecv): 2 ranks"
+  check "calibrate mpi profile validates" 0 "$bin" validate "$tmp/cal2/host.textproto"
+  check "fit calibrate mpi points" 0 "$bin" fit "$tmp/cal2/host.points.csv" --cluster host-2 -o "$tmp/cal2/refit.textproto"
+  calibrate_checks "$tmp/cal2" 1
+  check "simulate host-flowmoe-small on the calibrated profile" 0 "$bin" simulate host-flowmoe-small \
+    --set profile_ref="$tmp/cal2/host.textproto"
+else
+  echo "calibrate: single process only (no mpirun, or moeplan built without MPI): collective lines not checked"
+fi
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]

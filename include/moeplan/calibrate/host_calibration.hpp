@@ -1,0 +1,105 @@
+#pragma once
+// Host calibration (`moeplan calibrate --backend host`): microbenchmarks of
+// this machine's CPU (Eigen GEMMs, block-causal attention), the slow-down of a
+// GEMM while a communication stand-in runs beside it, and, between MPI
+// processes, the five collectives. The timings become model::TimingSample,
+// fitted by cost::fit_profile like `moeplan fit` (docs/cost-model.md, "Host
+// calibration").
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <moeplan/model/specs.hpp>
+
+namespace moeplan::calibrate {
+
+/// @brief One GEMM: [tokens x d_model] x [d_model x ffn], float32.
+struct GemmShape {
+  std::int64_t tokens = 0;
+  std::int64_t d_model = 0;
+  std::int64_t ffn = 0;
+};
+
+/// 2 m n k: one multiply and one add per term.
+double gemm_flops(const GemmShape& shape);
+
+/// The GEMM grid (docs/cost-model.md, "Host calibration"): tokens x d_model x ffn,
+/// tokens outermost, ffn innermost. quick: {16, 64, 256} x {256} x {512, 1024};
+/// full: {16, 64, 256, 1024} x {256, 512} x {512, 2048}.
+std::vector<GemmShape> gemm_grid(bool quick);
+
+/// @brief One causal self-attention core: seq_len queries over seq_len keys, per head.
+struct AttentionShape {
+  std::int64_t seq_len = 0;
+  std::int64_t heads = 0;
+  std::int64_t head_dim = 0;
+};
+
+/// The cost model's causal rule, cost::attention_core_flops with l = c = seq_len.
+double attention_flops(const AttentionShape& shape);
+
+/// quick: seq {128, 256, 512} x head_dim {64}, 4 heads;
+/// full: seq {128, 256, 512, 1024, 2048} x head_dim {32, 64}, 4 heads.
+std::vector<AttentionShape> attention_grid(bool quick);
+
+/// Collective sizes in bytes (nccl-tests' "size"): quick 16 KiB .. 4 MiB, full
+/// 4 KiB .. 64 MiB, x4 steps.
+std::vector<double> message_sizes(bool quick);
+
+/// Median (mean of the two middle values for an even count). Empty: error.
+double median(std::vector<double> values);
+
+/// Where the points go: the profile path with its extension replaced by
+/// ".points.csv" ("out/host.textproto" -> "out/host.points.csv").
+std::string points_path(const std::string& profile_path);
+
+/// @brief Repetitions of each timing.
+struct Repetitions {
+  int warmup = 0;
+  int timed = 0;
+};
+Repetitions repetitions(bool quick);
+
+/// @brief The overlap measurement: one GEMM timed alone and beside a stand-in
+/// communication kernel.
+struct OverlapMeasurement {
+  GemmShape gemm;
+  double alone_ms = 0;          ///< median alone
+  double with_ms = 0;           ///< median beside the partner
+  double slowdown = 1;          ///< max(1, with / alone)
+  std::string partner;          ///< what ran beside it
+};
+
+struct HostCalibrationOptions {
+  bool quick = false;
+  std::ostream* progress = nullptr;  ///< one line per benchmark group (rank 0 only)
+};
+
+/// @brief What a calibration measured (complete on rank 0 only).
+struct HostCalibration {
+  std::vector<model::TimingSample> samples;
+  /// The profile's: beside the MPI_Allreduce loop under mpirun with 2+ ranks, else beside the copy loop.
+  OverlapMeasurement overlap;
+  std::vector<OverlapMeasurement> overlap_measurements;  ///< every one made, copy loop first
+  int world_size = 1;
+  int rank = 0;
+  bool mpi_built = false;       ///< MOEPLAN_WITH_MPI at build time
+  bool collectives_measured = false;
+  std::string note;             ///< why no collective lines, when none
+};
+
+/// True when this process was started by mpirun (Open MPI / PMIx environment).
+bool launched_by_mpirun();
+
+/// Runs every benchmark. Under mpirun (and with MPI built), initialises MPI,
+/// measures the collectives between the ranks, and finalises it; compute runs
+/// on rank 0 while the other ranks wait without spinning.
+HostCalibration run_host_calibration(const HostCalibrationOptions& options);
+
+/// The points as `moeplan fit` reads them (op,link,group,size,time_ms), with
+/// the overlap measurement as comment lines; numbers in shortest round-trip form.
+std::string points_csv(const HostCalibration& calibration);
+
+}  // namespace moeplan::calibrate

@@ -1,0 +1,466 @@
+#include <moeplan/calibrate/host_calibration.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <ostream>
+#include <thread>
+
+#include <Eigen/Dense>
+#include <fmt/format.h>
+
+#ifdef MOEPLAN_WITH_MPI
+// The C API only: Open MPI's deprecated C++ bindings do not compile warning-free.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#endif
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/cost/workload_sizing.hpp>
+
+namespace moeplan::calibrate {
+
+using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+double gemm_flops(const GemmShape& s) {
+  return 2.0 * static_cast<double>(s.tokens) * static_cast<double>(s.d_model) * static_cast<double>(s.ffn);
+}
+
+std::vector<GemmShape> gemm_grid(bool quick) {
+  const std::vector<std::int64_t> tokens = quick ? std::vector<std::int64_t>{16, 64, 256}
+                                                 : std::vector<std::int64_t>{16, 64, 256, 1024};
+  const std::vector<std::int64_t> d_model = quick ? std::vector<std::int64_t>{256} : std::vector<std::int64_t>{256, 512};
+  const std::vector<std::int64_t> ffn = quick ? std::vector<std::int64_t>{512, 1024}
+                                              : std::vector<std::int64_t>{512, 2048};
+  std::vector<GemmShape> grid;
+  for (std::int64_t t : tokens)
+    for (std::int64_t d : d_model)
+      for (std::int64_t f : ffn) grid.push_back({t, d, f});
+  return grid;
+}
+
+double attention_flops(const AttentionShape& s) {
+  model::ModelSpec m;
+  m.num_heads = s.heads;
+  m.num_kv_heads = s.heads;
+  m.head_dim = s.head_dim;
+  const double l = static_cast<double>(s.seq_len);
+  return cost::attention_core_flops(m, l, l);
+}
+
+std::vector<AttentionShape> attention_grid(bool quick) {
+  const std::vector<std::int64_t> seq = quick ? std::vector<std::int64_t>{128, 256, 512}
+                                              : std::vector<std::int64_t>{128, 256, 512, 1024, 2048};
+  const std::vector<std::int64_t> head_dim = quick ? std::vector<std::int64_t>{64} : std::vector<std::int64_t>{32, 64};
+  std::vector<AttentionShape> grid;
+  for (std::int64_t l : seq)
+    for (std::int64_t k : head_dim) grid.push_back({l, 4, k});
+  return grid;
+}
+
+std::vector<double> message_sizes(bool quick) {
+  const double kib = 1024.0;
+  const double first = quick ? 16 * kib : 4 * kib;
+  const double last = quick ? 4 * kib * kib : 64 * kib * kib;
+  std::vector<double> sizes;
+  for (double s = first; s <= last; s *= 4) sizes.push_back(s);
+  return sizes;
+}
+
+double median(std::vector<double> values) {
+  MOEPLAN_CHECK(!values.empty(), "median of no values");
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+std::string points_path(const std::string& profile_path) {
+  std::filesystem::path p(profile_path);
+  p.replace_extension(".points.csv");
+  return p.string();
+}
+
+Repetitions repetitions(bool quick) { return quick ? Repetitions{2, 9} : Repetitions{3, 25}; }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double elapsed_ms(Clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
+}
+
+// Keeps the optimiser from dropping a result nobody reads.
+volatile float g_sink = 0;
+
+Matrix random_matrix(std::int64_t rows, std::int64_t cols) {
+  return Matrix::Random(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
+}
+
+template <typename F>
+double median_time_ms(const Repetitions& reps, F&& run) {
+  for (int i = 0; i < reps.warmup; ++i) run();
+  std::vector<double> times;
+  for (int i = 0; i < reps.timed; ++i) {
+    const Clock::time_point start = Clock::now();
+    run();
+    times.push_back(elapsed_ms(start));
+  }
+  return median(times);
+}
+
+double time_gemm(const GemmShape& s, const Repetitions& reps) {
+  const Matrix a = random_matrix(s.tokens, s.d_model);
+  const Matrix b = random_matrix(s.d_model, s.ffn);
+  Matrix c(static_cast<Eigen::Index>(s.tokens), static_cast<Eigen::Index>(s.ffn));
+  return median_time_ms(reps, [&] {
+    c.noalias() = a * b;
+    g_sink = g_sink + c(0, 0);
+  });
+}
+
+// Causal attention core per head, in query blocks of 64 (as FlashAttention
+// tiles it): scores Q K^T over the keys up to the block's last query, the
+// masked part of the diagonal block set to -inf, row softmax, times V.
+double time_attention(const AttentionShape& s, const Repetitions& reps) {
+  const Eigen::Index l = static_cast<Eigen::Index>(s.seq_len);
+  const Eigen::Index k = static_cast<Eigen::Index>(s.head_dim);
+  const Eigen::Index block = 64;
+  std::vector<Matrix> q, key, v;
+  for (std::int64_t h = 0; h < s.heads; ++h) {
+    q.push_back(random_matrix(s.seq_len, s.head_dim));
+    key.push_back(random_matrix(s.seq_len, s.head_dim));
+    v.push_back(random_matrix(s.seq_len, s.head_dim));
+  }
+  Matrix out(l, k);
+  Matrix scores(block, l);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(k));
+  return median_time_ms(reps, [&] {
+    for (std::size_t h = 0; h < q.size(); ++h) {
+      for (Eigen::Index b0 = 0; b0 < l; b0 += block) {
+        const Eigen::Index rows = std::min(block, l - b0);
+        const Eigen::Index keys = b0 + rows;
+        auto sc = scores.topLeftCorner(rows, keys);
+        sc.noalias() = q[h].middleRows(b0, rows) * key[h].topRows(keys).transpose();
+        for (Eigen::Index r = 0; r < rows; ++r) {
+          auto row = sc.row(r);
+          const Eigen::Index visible = b0 + r + 1;
+          row.tail(keys - visible).setConstant(-std::numeric_limits<float>::infinity());
+          row.head(visible) *= scale;
+          const float top = row.head(visible).maxCoeff();
+          row = (row.array() - top).exp();
+          row /= row.sum();
+        }
+        out.middleRows(b0, rows).noalias() = sc * v[h].topRows(keys);
+      }
+      g_sink = g_sink + out(0, 0);
+    }
+  });
+}
+
+// The host's stand-in for a communication kernel: copies of a 64 MiB buffer,
+// bound by memory bandwidth, until told to stop.
+class CopyLoop {
+ public:
+  CopyLoop() : from_(kBytes, 1), to_(kBytes, 0), thread_([this] { run(); }) {}
+  ~CopyLoop() {
+    stop_ = true;
+    thread_.join();
+  }
+  CopyLoop(const CopyLoop&) = delete;
+  CopyLoop& operator=(const CopyLoop&) = delete;
+  static constexpr std::size_t kBytes = std::size_t{64} << 20;
+
+ private:
+  void run() {
+    while (!stop_) {
+      std::memcpy(to_.data(), from_.data(), kBytes);
+      std::swap(from_, to_);
+    }
+  }
+  std::vector<unsigned char> from_, to_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// More repetitions than the grid: the ratio of two medians is the result.
+Repetitions overlap_repetitions(bool quick) { return Repetitions{2, quick ? 9 : 21}; }
+
+OverlapMeasurement measure_overlap(bool quick) {
+  OverlapMeasurement m;
+  m.gemm = GemmShape{256, 512, 2048};
+  const Repetitions reps = overlap_repetitions(quick);
+  m.alone_ms = time_gemm(m.gemm, reps);
+  {
+    CopyLoop partner;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let it start copying
+    m.with_ms = time_gemm(m.gemm, reps);
+  }
+  m.partner = fmt::format("a thread copying a {} MiB buffer in a loop (memory-bandwidth-bound)",
+                          CopyLoop::kBytes >> 20);
+  m.slowdown = std::max(1.0, m.with_ms / m.alone_ms);
+  return m;
+}
+
+void progress(const HostCalibrationOptions& o, const std::string& line) {
+  if (o.progress) *o.progress << "moeplan calibrate: " << line << std::endl;
+}
+
+void measure_compute(const HostCalibrationOptions& o, HostCalibration& out) {
+  const Repetitions reps = repetitions(o.quick);
+  Clock::time_point start = Clock::now();
+  const std::vector<GemmShape> gemms = gemm_grid(o.quick);
+  for (const GemmShape& s : gemms) {
+    model::TimingSample t;
+    t.op = model::OpClass::Gemm;
+    t.link = model::LinkClass::Local;
+    t.group = 1;
+    t.size = gemm_flops(s);
+    t.time_ms = time_gemm(s, reps);
+    out.samples.push_back(t);
+  }
+  progress(o, fmt::format("gemm: {} shapes, median of {} after {} warm-up, {:.1f} s", gemms.size(), reps.timed,
+                          reps.warmup, elapsed_ms(start) / 1000.0));
+  start = Clock::now();
+  const std::vector<AttentionShape> attention = attention_grid(o.quick);
+  for (const AttentionShape& s : attention) {
+    model::TimingSample t;
+    t.op = model::OpClass::Attention;
+    t.link = model::LinkClass::Local;
+    t.group = 1;
+    t.size = attention_flops(s);
+    t.time_ms = time_attention(s, reps);
+    out.samples.push_back(t);
+  }
+  progress(o, fmt::format("attention: {} shapes, median of {} after {} warm-up, {:.1f} s", attention.size(),
+                          reps.timed, reps.warmup, elapsed_ms(start) / 1000.0));
+  start = Clock::now();
+  out.overlap = measure_overlap(o.quick);
+  out.overlap_measurements.push_back(out.overlap);
+  progress(o, fmt::format("overlap: GEMM {}x{}x{} alone {:.4g} ms, beside the copy loop {:.4g} ms, slowdown {:.4g}, "
+                          "{:.1f} s",
+                          out.overlap.gemm.tokens, out.overlap.gemm.d_model, out.overlap.gemm.ffn,
+                          out.overlap.alone_ms, out.overlap.with_ms, out.overlap.slowdown,
+                          elapsed_ms(start) / 1000.0));
+}
+
+#ifdef MOEPLAN_WITH_MPI
+void check_mpi(int status, const char* what) {
+  if (status != MPI_SUCCESS) throw Error(ErrorKind::Runtime, fmt::format("MPI: {} failed ({})", what, status));
+}
+
+// Waits for every rank without spinning: the other ranks' compute benchmarks
+// run meanwhile and must have the cores to themselves.
+void quiet_barrier() {
+  MPI_Request request;
+  check_mpi(MPI_Ibarrier(MPI_COMM_WORLD, &request), "MPI_Ibarrier");
+  for (int done = 0; !done;) {
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+// One collective of nccl-tests "size" bytes (docs/cost-model.md): alltoall the
+// send buffer per rank, allgather the output, reducescatter the input,
+// allreduce the buffer, sendrecv the bytes each rank sends to its next rank.
+double time_collective(model::OpClass op, double size, int world, int rank, const Repetitions& reps) {
+  const int count = static_cast<int>(size / sizeof(float));
+  const int per_rank = count / world;
+  std::vector<float> send(static_cast<std::size_t>(count), 1.0f), recv(static_cast<std::size_t>(count), 0.0f);
+  const int next = (rank + 1) % world;
+  const int previous = (rank + world - 1) % world;
+  auto once = [&] {
+    switch (op) {
+      case model::OpClass::A2A:
+        check_mpi(MPI_Alltoall(send.data(), per_rank, MPI_FLOAT, recv.data(), per_rank, MPI_FLOAT, MPI_COMM_WORLD),
+                  "MPI_Alltoall");
+        break;
+      case model::OpClass::AllGather:
+        check_mpi(MPI_Allgather(send.data(), per_rank, MPI_FLOAT, recv.data(), per_rank, MPI_FLOAT, MPI_COMM_WORLD),
+                  "MPI_Allgather");
+        break;
+      case model::OpClass::ReduceScatter:
+        check_mpi(MPI_Reduce_scatter_block(send.data(), recv.data(), per_rank, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+                  "MPI_Reduce_scatter_block");
+        break;
+      case model::OpClass::AllReduce:
+        check_mpi(MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+                  "MPI_Allreduce");
+        break;
+      default:
+        check_mpi(MPI_Sendrecv(send.data(), count, MPI_FLOAT, next, 0, recv.data(), count, MPI_FLOAT, previous, 0,
+                               MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                  "MPI_Sendrecv");
+    }
+  };
+  for (int i = 0; i < reps.warmup; ++i) once();
+  std::vector<double> times;
+  for (int i = 0; i < reps.timed; ++i) {
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    const Clock::time_point start = Clock::now();
+    once();
+    double mine = elapsed_ms(start), slowest = 0;
+    // The collective ends when its last rank does.
+    check_mpi(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    times.push_back(slowest);
+  }
+  return median(times);
+}
+
+void measure_collectives(const HostCalibrationOptions& o, HostCalibration& out) {
+  const Repetitions reps = repetitions(o.quick);
+  const std::pair<model::OpClass, const char*> ops[] = {{model::OpClass::A2A, "alltoall"},
+                                                        {model::OpClass::AllGather, "allgather"},
+                                                        {model::OpClass::ReduceScatter, "reducescatter"},
+                                                        {model::OpClass::AllReduce, "allreduce"},
+                                                        {model::OpClass::P2P, "p2p (sendrecv)"}};
+  const std::vector<double> sizes = message_sizes(o.quick);
+  for (const auto& [op, name] : ops) {
+    const Clock::time_point start = Clock::now();
+    for (double size : sizes) {
+      model::TimingSample t;
+      t.op = op;
+      t.link = model::LinkClass::Intra;
+      t.group = out.world_size;
+      t.size = size;
+      t.time_ms = time_collective(op, size, out.world_size, out.rank, reps);
+      out.samples.push_back(t);
+    }
+    if (out.rank == 0)
+      progress(o, fmt::format("{}: {} ranks, {} sizes {:.0f} .. {:.0f} bytes, median of {} after {} warm-up, {:.1f} s",
+                              name, out.world_size, sizes.size(), sizes.front(), sizes.back(), reps.timed,
+                              reps.warmup, elapsed_ms(start) / 1000.0));
+  }
+}
+
+// The overlap measured with the real partner: rank 0 times the overlap GEMM
+// while every rank's communication thread runs 16 MiB MPI_Allreduce calls in a
+// loop; before each one the ranks agree (MPI_MIN of a flag) whether rank 0 has
+// finished, so all leave the loop together.
+void measure_mpi_overlap(const HostCalibrationOptions& o, HostCalibration& out) {
+  std::atomic<bool> stop{false};
+  std::exception_ptr failure;
+  std::thread comm([&] {
+    try {
+      const std::size_t count = std::size_t{4} << 20;  // floats: 16 MiB
+      std::vector<float> send(count, 1.0f), recv(count, 0.0f);
+      for (;;) {
+        int go = out.rank == 0 && stop ? 0 : 1, all = 0;
+        check_mpi(MPI_Allreduce(&go, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+        if (all == 0) break;
+        check_mpi(MPI_Allreduce(send.data(), recv.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+                  "MPI_Allreduce");
+      }
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  if (out.rank == 0) {
+    const Clock::time_point start = Clock::now();
+    OverlapMeasurement m = out.overlap;  // the copy loop's: same GEMM, same alone median
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    m.with_ms = time_gemm(m.gemm, overlap_repetitions(o.quick));
+    stop = true;
+    m.partner = fmt::format("a 16 MiB MPI_Allreduce loop over {} ranks on this rank's communication thread",
+                            out.world_size);
+    m.slowdown = std::max(1.0, m.with_ms / m.alone_ms);
+    out.overlap_measurements.push_back(m);
+    out.overlap = m;
+    progress(o, fmt::format("overlap: GEMM beside an MPI_Allreduce loop {:.4g} ms (alone {:.4g} ms), slowdown {:.4g}, "
+                            "{:.1f} s",
+                            m.with_ms, m.alone_ms, m.slowdown, elapsed_ms(start) / 1000.0));
+  }
+  comm.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+void run_under_mpi(const HostCalibrationOptions& o, HostCalibration& out) {
+  int provided = 0;
+  check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+  try {
+    if (provided < MPI_THREAD_SERIALIZED)
+      throw Error(ErrorKind::Runtime, "MPI: MPI_THREAD_SERIALIZED is not provided");
+    check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &out.world_size), "MPI_Comm_size");
+    check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &out.rank), "MPI_Comm_rank");
+    if (out.rank == 0) measure_compute(o, out);
+    quiet_barrier();
+    if (out.world_size > 1) {
+      // Every MPI call of the collectives is made on this one communication
+      // thread (MPI_THREAD_SERIALIZED: the main thread waits for it).
+      std::exception_ptr failure;
+      measure_mpi_overlap(o, out);
+      std::thread comm([&] {
+        try {
+          measure_collectives(o, out);
+        } catch (...) {
+          failure = std::current_exception();
+        }
+      });
+      comm.join();
+      if (failure) std::rethrow_exception(failure);
+      out.collectives_measured = true;
+    } else {
+      out.note = "mpirun started 1 rank: no collective lines were measured (run under mpirun -n 2)";
+    }
+  } catch (const std::exception& e) {
+    // One rank failing would leave the others waiting in a collective.
+    std::cerr << "moeplan: error: rank " << out.rank << ": " << e.what() << std::endl;
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  check_mpi(MPI_Finalize(), "MPI_Finalize");
+}
+#endif
+
+}  // namespace
+
+bool launched_by_mpirun() {
+  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"})
+    if (std::getenv(variable) != nullptr) return true;
+  return false;
+}
+
+HostCalibration run_host_calibration(const HostCalibrationOptions& o) {
+  HostCalibration out;
+#ifdef MOEPLAN_WITH_MPI
+  out.mpi_built = true;
+  if (launched_by_mpirun()) {
+    run_under_mpi(o, out);
+    return out;
+  }
+  out.note = "not started by mpirun: no collective lines were measured (run under mpirun -n 2)";
+#else
+  if (const char* size = std::getenv("OMPI_COMM_WORLD_SIZE"); size != nullptr && std::string(size) != "1")
+    throw Error(ErrorKind::Runtime, fmt::format("started by mpirun with {} ranks, but this moeplan was built without "
+                                                "MPI (MOEPLAN_WITH_MPI, libopenmpi-dev): every rank would measure alone",
+                                                size));
+  out.note = "built without MPI: no collective lines were measured (install libopenmpi-dev, rebuild, run under mpirun -n 2)";
+#endif
+  measure_compute(o, out);
+  return out;
+}
+
+std::string points_csv(const HostCalibration& c) {
+  std::string csv = "# moeplan calibrate --backend host: medians of timed repetitions; sizes FLOPs (gemm, attention) or\n"
+                    "# bytes as nccl-tests' size (collectives); times ms.\n";
+  for (const OverlapMeasurement& m : c.overlap_measurements)
+    csv += fmt::format("# {}overlap slowdown {} = max(1, {} ms / {} ms): median of GEMM {}x{}x{} beside {} / alone\n",
+                       m.partner == c.overlap.partner ? "overlap_compute_slowdown (profile): " : "", m.slowdown,
+                       m.with_ms, m.alone_ms, m.gemm.tokens, m.gemm.d_model, m.gemm.ffn, m.partner);
+  if (!c.collectives_measured) csv += "# " + c.note + "\n";
+  csv += "op,link,group,size,time_ms\n";
+  for (const model::TimingSample& s : c.samples)
+    csv += fmt::format("{},{},{},{},{}\n", model::to_string(s.op),
+                       s.link == model::LinkClass::Local ? "local" : model::to_string(s.link), s.group, s.size,
+                       s.time_ms);
+  return csv;
+}
+
+}  // namespace moeplan::calibrate

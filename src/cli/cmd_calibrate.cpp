@@ -1,0 +1,100 @@
+// moeplan calibrate --backend host -o PROFILE [--quick] [--cluster NAME]
+
+#include <filesystem>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include <moeplan/calibrate/host_calibration.hpp>
+#include <moeplan/core/error.hpp>
+#include <moeplan/cost/fit.hpp>
+#include <moeplan/io/profile_writer.hpp>
+#include <moeplan/model/validate.hpp>
+
+#include "cli_context.hpp"
+
+namespace moeplan::cli {
+namespace {
+
+struct CalibrateOptions {
+  std::string backend;
+  std::string output;
+  std::string name;
+  std::string cluster = "host-2";
+  bool quick = false;
+};
+
+void run_calibrate(const CalibrateOptions& o, CliContext& context) {
+  if (o.backend == "cuda")
+    throw Error(ErrorKind::Input, "--backend cuda: the cuda backend needs the GPU build (calibration/, "
+                                  "MOEPLAN_WITH_CUDA); this build has --backend host only");
+  if (o.backend != "host")
+    throw Error(ErrorKind::Input, fmt::format("--backend: expected host or cuda, got {}", quoted_for_error(o.backend)));
+  if (o.output == "-")
+    throw Error(ErrorKind::Input, "-o -: calibrate writes the points beside the profile; give a file name");
+  check_utf8_option("--cluster", o.cluster);
+  std::string name = o.name;
+  if (name.empty()) {
+    name = std::filesystem::path(o.output).filename().string();
+    name = name.substr(0, name.find('.'));
+  }
+  check_utf8_option(o.name.empty() ? "--name (from the -o file name)" : "--name", name);
+  const std::string points = calibrate::points_path(o.output);
+
+  calibrate::HostCalibrationOptions options;
+  options.quick = o.quick;
+  options.progress = &context.err;
+  const calibrate::HostCalibration c = calibrate::run_host_calibration(options);
+  if (c.rank != 0) return;  // only rank 0 writes
+  if (!c.collectives_measured) context.err << "moeplan calibrate: note: " << c.note << '\n';
+
+  cost::ProfileFit fit = cost::fit_profile(c.samples, name, o.cluster);
+  fit.profile.overlap_compute_slowdown = c.overlap.slowdown;
+  for (model::LinearCostSpec& line : fit.profile.costs)
+    line.source = fmt::format("least-squares fit of {} medians (moeplan calibrate --backend host{})", line.points,
+                              o.quick ? " --quick" : "");
+  model::validate(fit.profile);
+  for (const std::string& w : fit.warnings) context.err << "moeplan: warning: " << w << '\n';
+
+  std::string comment = fmt::format(
+      "Measured on this host by `moeplan calibrate --backend host{}` ({} rank{}); points: {}.\n"
+      "Sizes are bytes (communication, nccl-tests' size) or FLOPs (compute); times ms.\n"
+      "overlap_compute_slowdown = max(1, {:.6g} ms / {:.6g} ms): median of GEMM {}x{}x{} beside {},\n"
+      "over its median alone (docs/cost-model.md, \"Host calibration\").",
+      o.quick ? " --quick" : "", c.world_size, c.world_size == 1 ? "" : "s",
+      std::filesystem::path(points).filename().string(), c.overlap.with_ms, c.overlap.alone_ms, c.overlap.gemm.tokens,
+      c.overlap.gemm.d_model, c.overlap.gemm.ffn, c.overlap.partner);
+  for (const calibrate::OverlapMeasurement& m : c.overlap_measurements)
+    if (m.partner != c.overlap.partner)
+      comment += fmt::format("\nAlso measured: beside {}: {:.6g} ms / {:.6g} ms = {:.4g}.", m.partner, m.with_ms,
+                             m.alone_ms, m.slowdown);
+  if (!c.collectives_measured)
+    comment += fmt::format("\nNo collective lines: {}; a scenario that communicates fails on the missing line.", c.note);
+  context.outputs.add(o.output, io::profile_to_textproto(fit.profile, comment));
+  context.outputs.add(points, calibrate::points_csv(c));
+
+  for (const model::LinearCostSpec& line : fit.profile.costs)
+    context.out << fmt::format("{} {} group {}: alpha {:.6g} ms, beta {:.6g} ms/unit, r^2 {:.5f}, {} points\n",
+                               model::to_string(line.op), model::to_string(line.link), line.group, line.alpha_ms,
+                               line.beta_ms_per_unit, line.r2, line.points);
+  context.out << fmt::format("overlap_compute_slowdown {:.6g} (GEMM {:.6g} ms beside {}, {:.6g} ms alone)\n",
+                             c.overlap.slowdown, c.overlap.with_ms, c.overlap.partner, c.overlap.alone_ms);
+  context.out << "wrote " << o.output << " and " << points << '\n';
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app, CliContext& context) {
+  auto o = std::make_shared<CalibrateOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("calibrate", "Measure this machine with microbenchmarks and write a fitted cost profile");
+  cmd->add_option("--backend", o->backend, "host (CPU GEMMs and attention; MPI collectives under mpirun)")
+      ->required();
+  cmd->add_option("-o,--output", o->output, "Profile file to write; the points go to its .points.csv")->required();
+  cmd->add_option("--name", o->name, "Profile name (default: the output file's stem)");
+  cmd->add_option("--cluster", o->cluster, "Name of the cluster the profile prices (default host-2)");
+  cmd->add_flag("--quick", o->quick, "Fewer shapes, sizes and repetitions (under ~20 s)");
+  cmd->callback([o, &context] { run_calibrate(*o, context); });
+}
+
+}  // namespace moeplan::cli
