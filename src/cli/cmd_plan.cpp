@@ -45,8 +45,15 @@ model::PlanSpec plan_header(const std::string& scenario, const std::string& sche
   return spec;
 }
 
-void write_plan_file(const std::string& output, const model::PlanSpec& spec, CliContext& context) {
+// What the plan file carries besides the choice: how to rebuild the run
+// (io/plan_reader.hpp), so that `simulate PLAN` reproduces it.
+void write_plan_file(const PlanOptions& o, model::PlanSpec spec, const model::ScenarioSpec& scenario,
+                     CliContext& context) {
+  const std::string& output = o.output;
   if (output.empty()) return;
+  spec.scenario_ref = o.scenario;
+  spec.scenario_overrides = o.sets;
+  spec.family = scenario.schedule.family;
   const bool as_json = output.size() >= 5 && output.compare(output.size() - 5, 5, ".json") == 0;
   context.outputs.add(output, as_json ? io::plan_to_json(spec).dump() + "\n" : io::plan_to_textproto(spec));
 }
@@ -77,7 +84,7 @@ void run_fsmoe_plan(const PlanOptions& o, const plan::ScenarioRun& run, const st
   for (std::size_t i = 0; i < p.partition.during_moe_bytes.size(); ++i)
     spec.knobs.grad_partition_bytes.push_back(
         static_cast<std::int64_t>(std::llround(p.partition.during_moe_bytes[i] + p.partition.during_dense_bytes[i])));
-  write_plan_file(o.output, spec, context);
+  write_plan_file(o, spec, run.spec(), context);
   if (o.json) {
     io::Json doc = io::plan_to_json(spec);
     doc.set("tutel_ms", tutel_ms);
@@ -150,7 +157,7 @@ void run_flowmoe_plan(const PlanOptions& o, const plan::ScenarioRun& run, const 
   model::PlanSpec spec = plan_header(run.spec().name, chosen.best.schedule, chosen.best.iteration_ms, none_ms);
   spec.knobs.degree = chosen.best.degree;
   if (chosen.ar_chunk_bytes > 0) spec.knobs.ar_chunk_bytes = chosen.ar_chunk_bytes;
-  write_plan_file(o.output, spec, context);
+  write_plan_file(o, spec, run.spec(), context);
   // The BO trace of the flowmoe schedule (the paper's tuner), whichever schedule won.
   const plan::FlowMoeChoice& flow = p.schedules[index_of("flowmoe")];
   if (o.json) {
@@ -240,7 +247,8 @@ void run_folding_plan(const PlanOptions& o, const plan::ScenarioRun& run, CliCon
   model::PlanSpec spec =
       plan_header(run.spec().name, "folded", best.iteration_ms, coupled_fits ? coupled.front().iteration_ms : 0.0);
   spec.knobs.parallelism = best.config.parallel_spec();
-  write_plan_file(o.output, spec, context);
+  spec.knobs.micro_batch_size = best.config.micro_batch;
+  write_plan_file(o, spec, run.spec(), context);
   if (o.json) {
     io::Json doc = io::plan_to_json(spec);
     io::Json knobs = io::knobs_to_json(spec.knobs);
@@ -327,7 +335,7 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   model::PlanSpec spec = plan_header(run.spec().name, chosen.best.schedule, chosen.best.iteration_ms, none_ms);
   spec.knobs.degree = chosen.best.degree;
   spec.knobs.slicing_tokens = chosen.slicing_tokens;
-  write_plan_file(o.output, spec, context);
+  write_plan_file(o, spec, run.spec(), context);
   if (o.json) {
     io::Json doc = io::plan_to_json(spec);
     doc.set("tutel_ms", tutel_ms);

@@ -13,6 +13,8 @@
 #include <moeplan/core/parallel.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
+#include <moeplan/io/plan_reader.hpp>
+#include <moeplan/io/plan_reader.hpp>
 #include <moeplan/io/timeline_writer.hpp>
 #include <moeplan/plan/scenario_run.hpp>
 #include <moeplan/sim/analysis.hpp>
@@ -195,7 +197,7 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
       throw Error(ErrorKind::Input, "--trace-ranks: chooses the ranks of --trace and --svg; give one of them");
     parse_rank_list(o.trace_ranks);  // a malformed list is refused before anything runs
   }
-  const plan::ScenarioRun run(with_max_memory(io::load_scenario(o.scenario, parse_overrides(o.sets)), o.max_memory_gib));
+  const plan::ScenarioRun run(with_max_memory(io::load_scenario_or_plan(o.scenario, parse_overrides(o.sets)), o.max_memory_gib));
   if (run.spec().schedule.family == "folding") {
     run_folding_simulate(o, run, context);
     return;

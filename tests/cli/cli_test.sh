@@ -625,11 +625,10 @@ check "tp dividing both kinds of heads" 0 "$bin" validate folding-mixtral-8x22b-
 
 
 # Issue 13, item 3: a plan written by `plan` is not a scenario; say so (with or without its header line).
+# Issue 17, item 2: simulate (and execute) take it: see "plans round-trip" below.
 check "plan writes a plan" 0 "$bin" plan foldmoe-gpt-moe-m-16k -o "$tmp/p.textproto"
-for cmd in simulate plan; do
-  check "$cmd of a plan file" 2 "$bin" "$cmd" "$tmp/p.textproto"
-  expect_err "$cmd of a plan file" "this is a plan file, not a scenario"
-done
+check "plan of a plan file" 2 "$bin" plan "$tmp/p.textproto"
+expect_err "plan of a plan file" "this is a plan file, not a scenario"
 tail -n +2 "$tmp/p.textproto" >"$tmp/p-noheader.textproto"
 check "simulate of a plan without its header" 2 "$bin" simulate "$tmp/p-noheader.textproto"
 expect_err "simulate of a plan without its header" "this is a plan file, not a scenario"
@@ -1399,5 +1398,48 @@ if command -v mpirun >/dev/null && ! grep -q "built without MPI" "$tmp/cal1/host
 else
   echo "calibrate: single process only (no mpirun, or moeplan built without MPI): collective lines not checked"
 fi
+# Issue 17, item 2: plans round-trip. `simulate PLAN` rebuilds the planned run from the plan alone
+# (its scenario, its --set overrides, its knobs) and must give the plan's iteration time exactly:
+# the same graph built from the same fields is the same bytes, so the two JSON numbers are equal
+# as written (shortest round-trip form), not just close.
+rt=$tmp/roundtrip
+mkdir -p "$rt/elsewhere" "$rt/plans"
+roundtrip() {  # roundtrip NAME PLAN_FILE PLAN_ARGS...: plan -o PLAN_FILE, then simulate PLAN_FILE
+  local name=$1 planfile=$2
+  shift 2
+  check "round trip: plan $name" 0 "$bin" plan "$@" --json -o "$planfile"
+  cp "$tmp/out" "$rt/plan.json"
+  check "round trip: simulate $name" 0 "$bin" simulate "$planfile" --json
+  python3 - "$rt/plan.json" "$tmp/out" "$name" <<'PY' && pass=$((pass + 1)) || fail=$((fail + 1))
+import json, sys
+plan, sim, name = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+# A folding plan's "schedule" names the search (folded), simulate's the pipeline (1f1b): times only.
+if plan["iteration_ms"] != sim["iteration_ms"] or (name != "folding" and plan["schedule"] != sim["schedule"]):
+    print(f"FAIL round trip {name}: plan {plan['schedule']} {plan['iteration_ms']!r} ms, "
+          f"simulate {sim['schedule']} {sim['iteration_ms']!r} ms")
+    sys.exit(1)
+PY
+}
+roundtrip foldmoe "$rt/plans/foldmoe.textproto" foldmoe-gpt-moe-s-4k --set workload.seq_len=2048
+roundtrip fsmoe "$rt/plans/fsmoe.textproto" fsmoe-testbed-b-gpt2-xl
+roundtrip flowmoe "$rt/plans/flowmoe.textproto" flowmoe-gpt2-tiny-moe-c1 --set model.num_layers=4
+roundtrip folding "$rt/plans/folding.textproto" folding-qwen2-57b-a14b-64
+# The --set of the plan is in the file: without it the foldmoe plan's degree would be the 4K run's.
+grep -q '^scenario_overrides: "workload.seq_len=2048"' "$rt/plans/foldmoe.textproto" && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL round trip: the plan file does not keep its --set"; }
+# A scenario given by a relative path is found beside the plan, from any directory.
+cp "$src/scenarios/foldmoe-gpt-moe-s-8k.textproto" "$rt/elsewhere/mine.textproto"
+(cd "$rt/elsewhere" && "$bin" plan mine.textproto -o p.textproto >/dev/null 2>&1)
+(cd / && "$bin" simulate "$rt/elsewhere/p.textproto" --json >"$tmp/out" 2>"$tmp/err") && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL round trip: a plan's relative scenario is not found beside it:"; cat "$tmp/err"; }
+# A plan without what rebuilds the run (written before it carried it) says so, naming the field.
+grep -v '^scenario_ref' "$rt/plans/fsmoe.textproto" >"$rt/plans/old.textproto"
+check "round trip: plan without scenario_ref" 2 "$bin" simulate "$rt/plans/old.textproto"
+expect_err "round trip: plan without scenario_ref" "old.textproto: scenario_ref: missing: a plan names scenario_ref"
+# A knob the scenario refuses is blamed on the plan's line.
+sed 's/^  degree: .*/  degree: 0/' "$rt/plans/flowmoe.textproto" >"$rt/plans/bad.textproto"
+check "round trip: plan with a bad knob" 2 "$bin" simulate "$rt/plans/bad.textproto"
+expect_err "round trip: plan with a bad knob" "bad.textproto"
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]
