@@ -14,7 +14,9 @@
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/plan_reader.hpp>
+#include <moeplan/report/plan_report.hpp>
 #include <moeplan/io/plan_reader.hpp>
+#include <moeplan/report/plan_report.hpp>
 #include <moeplan/io/timeline_writer.hpp>
 #include <moeplan/plan/scenario_run.hpp>
 #include <moeplan/sim/analysis.hpp>
@@ -254,7 +256,7 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
     // One object for one schedule; an array for --schedule all (CLI.md).
     io::Json::Array list;
     for (const Result& r : results) {
-      io::Json entry = evaluation_to_json(run.spec().name, r.evaluation);
+      io::Json entry = report::evaluation_to_json(run.spec().name, r.evaluation);
       entry.set("memory_bytes_per_gpu", memory);
       entry.set("fits", fits);
       if (r.noise) entry.set("noise", noise_to_json(*r.noise, r.evaluation.iteration_ms));
