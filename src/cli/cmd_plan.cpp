@@ -25,6 +25,7 @@ struct PlanOptions {
   unsigned threads = 0;
   double max_memory_gib = 8;  // set by add_max_memory_option
   bool json = false;
+  std::string emit;  // megatron or knobs
 };
 
 // What the plan file carries besides the choice: how to rebuild the run
@@ -39,6 +40,8 @@ void write_plan_file(const PlanOptions& o, model::PlanSpec spec, CliContext& con
 
 void run_plan(const PlanOptions& o, CliContext& context) {
   check_stdout_outputs(o.json, {{"-o", o.output}});
+  if (!o.emit.empty() && o.json)
+    throw Error(ErrorKind::Input, "--emit: prints the plan's flags instead of the report; drop --json or --emit");
   const plan::ScenarioRun run(with_max_memory(io::load_scenario(o.scenario, parse_overrides(o.sets)), o.max_memory_gib));
   refuse_noise(run.spec(), "plan");
   const plan::Planner& planner = plan::planner_for(run.spec().schedule.family);
@@ -57,6 +60,14 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   for (const std::string& note : result.notes) context.err << "moeplan: note: " << note << '\n';
   note_threads_started(result.threads, context.err);
   write_plan_file(o, plan::plan_spec(result), context);
+  if (o.emit == "megatron") {
+    context.out << report::emit_megatron(result, run.spec());
+    return;
+  }
+  if (o.emit == "knobs") {
+    context.out << report::emit_knobs(result);
+    return;
+  }
   if (o.json) {
     context.out << report::plan_to_json(result).dump() << '\n';
     return;
@@ -77,6 +88,10 @@ void add_plan_command(CLI::App& app, CliContext& context) {
   add_threads_option(cmd, o->threads);
   add_max_memory_option(cmd, o->max_memory_gib);
   cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->add_option("--emit", o->emit,
+                  "Print the chosen plan as its system takes it: megatron (folding: Megatron-LM arguments) or knobs "
+                  "(foldmoe, fsmoe, flowmoe: key=value)")
+      ->check(CLI::IsMember({"megatron", "knobs"}));
   cmd->callback([o, &context] { run_plan(*o, context); });
 }
 

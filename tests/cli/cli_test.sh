@@ -1441,5 +1441,46 @@ sed 's/^  degree: .*/  degree: 0/' "$rt/plans/flowmoe.textproto" >"$rt/plans/bad
 check "round trip: plan with a bad knob" 2 "$bin" simulate "$rt/plans/bad.textproto"
 expect_err "round trip: plan with a bad knob" "bad.textproto"
 
+# Issue 17, item 2: --emit prints the plan as its system takes it. Each flag must carry the value of
+# the knob it names in the same plan's JSON (Megatron-LM's argument names, docs/cli.md).
+check "plan --emit megatron" 0 "$bin" plan folding-qwen2-57b-a14b-64 --emit megatron
+cp "$tmp/out" "$tmp/emit-megatron.txt"
+check "plan --json (folding, for --emit)" 0 "$bin" plan folding-qwen2-57b-a14b-64 --json
+python3 - "$tmp/emit-megatron.txt" "$tmp/out" <<'PY' && pass=$((pass + 1)) || fail=$((fail + 1))
+import json, sys
+words = open(sys.argv[1]).read().splitlines()[0].split()
+flags = {w: (words[i + 1] if i + 1 < len(words) and not words[i + 1].startswith("--") else True)
+         for i, w in enumerate(words) if w.startswith("--")}
+plan = json.load(open(sys.argv[2]))
+p = plan["knobs"]["parallelism"]
+want = {"--tensor-model-parallel-size": str(p["tp"]), "--pipeline-model-parallel-size": str(p["pp"]),
+        "--context-parallel-size": str(p["cp"]), "--expert-model-parallel-size": str(p["ep"]),
+        "--expert-tensor-parallel-size": str(p["etp"]),
+        "--micro-batch-size": str(plan["knobs"]["micro_batch_size"])}
+bad = {k: (flags.get(k), v) for k, v in want.items() if flags.get(k) != v}
+if p["sequence_parallel"] != ("--sequence-parallel" in flags):
+    bad["--sequence-parallel"] = (flags.get("--sequence-parallel"), p["sequence_parallel"])
+if bad:
+    print("FAIL --emit megatron disagrees with the plan:", bad)
+    sys.exit(1)
+PY
+check "plan --emit knobs (flowmoe)" 0 "$bin" plan flowmoe-gpt2-tiny-moe-c1 --emit knobs
+cp "$tmp/out" "$tmp/emit-knobs.txt"
+check "plan --json (flowmoe, for --emit)" 0 "$bin" plan flowmoe-gpt2-tiny-moe-c1 --json
+python3 - "$tmp/emit-knobs.txt" "$tmp/out" <<'PY' && pass=$((pass + 1)) || fail=$((fail + 1))
+import json, sys
+kv = dict(l.split("=", 1) for l in open(sys.argv[1]).read().splitlines() if "=" in l and not l.startswith("#"))
+k = json.load(open(sys.argv[2]))["knobs"]
+if kv.get("R") != str(k["degree"]) or kv.get("Sp_bytes") != str(k["ar_chunk_bytes"]):
+    print("FAIL --emit knobs disagrees with the plan:", kv, k)
+    sys.exit(1)
+PY
+check "plan --emit megatron on foldmoe" 2 "$bin" plan foldmoe-gpt-moe-s-4k --emit megatron
+expect_err "plan --emit megatron on foldmoe" "--emit megatron: applies to folding scenarios"
+check "plan --emit knobs on folding" 2 "$bin" plan folding-qwen2-57b-a14b-64 --emit knobs
+expect_err "plan --emit knobs on folding" "--emit knobs: applies to foldmoe, fsmoe and flowmoe scenarios"
+check "plan --emit with --json" 2 "$bin" plan foldmoe-gpt-moe-s-4k --emit knobs --json
+check "plan --emit bogus" 2 "$bin" plan foldmoe-gpt-moe-s-4k --emit bogus
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]

@@ -31,4 +31,16 @@ io::Json plan_to_json(const plan::PlanResult& result, std::size_t top = 10);
 /// The plan as a person reads it (the text `moeplan plan` prints).
 std::string plan_to_text(const plan::PlanResult& result);
 
+/// `plan --emit megatron`: a folding plan as Megatron-LM training arguments
+/// (parallel sizes, virtual stages, micro-batch, recompute) and a comment line
+/// with what the plan assumed (rank order, optimizer overlap). Input error
+/// (field --emit) for another family.
+std::string emit_megatron(const plan::PlanResult& result, const model::ScenarioSpec& scenario);
+
+/// `plan --emit knobs`: an overlap plan's knobs as its reference system takes
+/// them, one key=value a line (FoldMoE/Tutel d and slices, FSMoE r per phase
+/// and the gradient partition, FlowMoE R and Sp in bytes). Input error (field
+/// --emit) for a folding plan.
+std::string emit_knobs(const plan::PlanResult& result);
+
 }  // namespace moeplan::report
