@@ -7,6 +7,7 @@
 #include <moeplan/core/error.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/plan_writer.hpp>
+#include <moeplan/plan/explain.hpp>
 #include <moeplan/plan/planner.hpp>
 #include <moeplan/plan/scenario_run.hpp>
 #include <moeplan/report/plan_report.hpp>
@@ -68,11 +69,12 @@ void run_plan(const PlanOptions& o, CliContext& context) {
     context.out << report::emit_knobs(result);
     return;
   }
+  const plan::Explanation why = plan::explain(run, result);
   if (o.json) {
-    context.out << report::plan_to_json(result).dump() << '\n';
+    context.out << report::plan_to_json(result, &why).dump() << '\n';
     return;
   }
-  context.out << report::plan_to_text(result);
+  context.out << report::plan_to_text(result, &why);
   if (!o.output.empty()) context.out << "  wrote " << o.output << '\n';
 }
 

@@ -36,7 +36,7 @@ Json chosen_to_json(const plan::PlanResult& r) {
 
 // What a person checks first: how far the runner-up is, and which candidates
 // are too close to call (within kTieFraction of the best).
-Json explanation_to_json(const plan::PlanResult& r) {
+Json explanation_to_json(const plan::PlanResult& r, const plan::Explanation* e) {
   Json j = Json::object();
   const double best = r.chosen.iteration_ms;
   if (r.candidates.size() > 1) {
@@ -61,6 +61,50 @@ Json explanation_to_json(const plan::PlanResult& r) {
   Json notes = Json::array();
   for (const std::string& n : r.notes) notes.push(n);
   j.set("notes", notes);
+  if (e == nullptr) return j;
+  Json edges = Json::array();
+  for (const plan::EdgeKnob& k : e->edges) {
+    Json x = Json::object();
+    x.set("knob", k.knob);
+    x.set("value", k.value);
+    x.set("searched", Json(Json::Array{Json(k.searched_min), Json(k.searched_max)}));
+    x.set("advice", k.advice);
+    edges.push(std::move(x));
+  }
+  j.set("edge_knobs", edges);
+  Json binding = Json::object();
+  binding.set("name", e->binding.name);
+  binding.set("detail", e->binding.detail);
+  j.set("binding_constraint", binding);
+  Json savings = Json::object();
+  savings.set("baseline", e->savings_baseline.empty() ? Json(nullptr) : Json(e->savings_baseline));
+  Json terms = Json::array();
+  for (const plan::Saving& t : e->savings) {
+    Json x = Json::object();
+    x.set("term", t.term);
+    x.set("baseline_ms", t.baseline_ms);
+    x.set("chosen_ms", t.chosen_ms);
+    x.set("saved_ms", t.baseline_ms - t.chosen_ms);
+    terms.push(std::move(x));
+  }
+  savings.set("terms", terms);
+  j.set("savings", savings);
+  Json sens = Json::object();
+  sens.set("candidates", static_cast<std::int64_t>(e->sensitivity_candidates));
+  Json runs = Json::array();
+  for (const plan::Perturbation& p : e->sensitivity) {
+    Json x = Json::object();
+    x.set("what", p.what);
+    x.set("scale", p.scale);
+    x.set("winner", r.candidates[p.winner].schedule);
+    x.set("winner_knobs", io::knobs_to_json(r.candidates[p.winner].knobs));
+    x.set("winner_ms", p.winner_ms);
+    x.set("chosen_ms", p.chosen_ms);
+    runs.push(std::move(x));
+  }
+  sens.set("runs", runs);
+  j.set("sensitivity", sens);
+  j.set("fragile", e->fragile);
   return j;
 }
 
@@ -188,7 +232,7 @@ void folding_keys(Json& doc, const plan::PlanResult& r, const plan::FoldingSearc
 
 }  // namespace
 
-io::Json plan_to_json(const plan::PlanResult& r, std::size_t top) {
+io::Json plan_to_json(const plan::PlanResult& r, const plan::Explanation* e, std::size_t top) {
   Json doc = io::plan_to_json(plan::plan_spec(r));
   doc.set("family", r.family);
   doc.set("chosen", chosen_to_json(r));
@@ -206,7 +250,7 @@ io::Json plan_to_json(const plan::PlanResult& r, std::size_t top) {
     baselines.push(std::move(j));
   }
   doc.set("baselines", baselines);
-  doc.set("explanation", explanation_to_json(r));
+  doc.set("explanation", explanation_to_json(r, e));
   std::visit(
       [&](const auto& search) {
         using T = std::decay_t<decltype(search)>;

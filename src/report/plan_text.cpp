@@ -89,9 +89,57 @@ std::string folding_text(const plan::PlanResult& r, const plan::FoldingSearch& s
   return out;
 }
 
+std::string knobs_text(const model::PlanKnobs& k) {
+  std::string out;
+  auto add = [&](const std::string& part) { out += (out.empty() ? "" : " ") + part; };
+  if (k.degree) add(fmt::format("d {}", *k.degree));
+  if (k.ar_chunk_bytes) add(fmt::format("Sp {}", *k.ar_chunk_bytes));
+  if (k.parallelism)
+    add(fmt::format("tp {} cp {} pp {} vpp {} ep {} etp {}", k.parallelism->tp, k.parallelism->cp, k.parallelism->pp,
+                    k.parallelism->vpp, k.parallelism->ep, k.parallelism->etp));
+  if (k.micro_batch_size) add(fmt::format("mb {}", *k.micro_batch_size));
+  return out;
+}
+
+// Why the plan won (issue 17 item 5), for a person to check.
+std::string why_text(const plan::PlanResult& r, const plan::Explanation& e) {
+  std::string out = "  why:\n";
+  const double best = r.chosen.iteration_ms;
+  if (r.candidates.size() > 1) {
+    const plan::Candidate& second = r.candidates[1];
+    out += fmt::format("    runner-up {} ({}) {:.3f} ms, {:.2f}% slower", second.schedule, knobs_text(second.knobs),
+                       second.iteration_ms, 100 * (second.iteration_ms - best) / best);
+    std::size_t ties = 0;
+    for (std::size_t i = 1; i < r.candidates.size(); ++i) ties += r.candidates[i].iteration_ms <= best * (1 + kTieFraction);
+    out += ties > 0 ? fmt::format("; {} candidate(s) within {:.0f}%: a tie for this model\n", ties, 100 * kTieFraction)
+                    : "\n";
+  }
+  for (const plan::EdgeKnob& k : e.edges)
+    out += fmt::format("    edge: {} = {} (searched {}..{}): {}\n", k.knob, k.value, k.searched_min, k.searched_max,
+                       k.advice);
+  out += fmt::format("    binding constraint: {} ({})\n", e.binding.name, e.binding.detail);
+  if (!e.savings.empty()) {
+    out += fmt::format("    change against {} (negative: saved):", e.savings_baseline);
+    for (const plan::Saving& t : e.savings) out += fmt::format(" {} {:+.3f}", t.term, t.chosen_ms - t.baseline_ms);
+    out += " ms\n";
+  }
+  if (!e.sensitivity.empty()) {
+    std::string flips;
+    for (const plan::Perturbation& p : e.sensitivity)
+      if (p.winner != 0)
+        flips += fmt::format("{}{} x{:.1f} -> {} ({})", flips.empty() ? "" : ", ", p.what, p.scale,
+                             r.candidates[p.winner].schedule, knobs_text(r.candidates[p.winner].knobs));
+    out += e.fragile ? fmt::format("    FRAGILE: the lead changes within +-20%: {}\n", flips)
+                     : fmt::format("    robust: the best of the top {} stays first with each bandwidth and the GEMM "
+                                   "speed at x0.8 and x1.2\n",
+                                   e.sensitivity_candidates);
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string plan_to_text(const plan::PlanResult& r) {
+std::string plan_to_text(const plan::PlanResult& r, const plan::Explanation* e) {
   return std::visit(
       [&](const auto& search) -> std::string {
         using T = std::decay_t<decltype(search)>;
@@ -100,7 +148,8 @@ std::string plan_to_text(const plan::PlanResult& r) {
         if constexpr (std::is_same_v<T, plan::FlowMoePlan>) return flowmoe_text(r, search);
         if constexpr (std::is_same_v<T, plan::FoldingSearch>) return folding_text(r, search);
       },
-      r.search);
+      r.search) +
+         (e != nullptr ? why_text(r, *e) : std::string());
 }
 
 }  // namespace moeplan::report

@@ -9,6 +9,7 @@
 
 #include <moeplan/io/json.hpp>
 #include <moeplan/plan/evaluation.hpp>
+#include <moeplan/plan/explain.hpp>
 #include <moeplan/plan/planner.hpp>
 
 namespace moeplan::report {
@@ -26,10 +27,15 @@ inline constexpr double kTieFraction = 0.01;
 /// then the family's own search record (foldmoe: schedules with degrees_tried;
 /// fsmoe: closed_form and schedules; flowmoe: bo_trace and schedules;
 /// folding: folded, coupled, top10, mappings_searched).
-io::Json plan_to_json(const plan::PlanResult& result, std::size_t top = 10);
+/// `explanation` (plan::explain) adds edge_knobs, binding_constraint, savings,
+/// sensitivity and fragile to the explanation object when given.
+io::Json plan_to_json(const plan::PlanResult& result, const plan::Explanation* explanation = nullptr,
+                      std::size_t top = 10);
 
 /// The plan as a person reads it (the text `moeplan plan` prints).
-std::string plan_to_text(const plan::PlanResult& result);
+/// With `explanation`, a "why" paragraph follows: margin and ties, edges,
+/// binding constraint, savings against the baseline, sensitivity.
+std::string plan_to_text(const plan::PlanResult& result, const plan::Explanation* explanation = nullptr);
 
 /// `plan --emit megatron`: a folding plan as Megatron-LM training arguments
 /// (parallel sizes, virtual stages, micro-batch, recompute) and a comment line

@@ -88,3 +88,88 @@ TEST_CASE("plan::plan_spec is the chosen candidate against the first baseline", 
   CHECK(*spec.knobs.degree == 6);
   CHECK(spec.family == "foldmoe");
 }
+
+#include <moeplan/plan/explain.hpp>
+
+TEST_CASE("plan::perturbed moves only the lines it names, and only their beta", "[plan][explain]") {
+  model::ScenarioSpec s = io::load_scenario("foldmoe-gpt-moe-s-4k");
+  REQUIRE(s.profile);
+  const model::ScenarioSpec faster = plan::perturbed(s, "inter_bandwidth", 1.25);
+  REQUIRE(faster.profile->costs.size() == s.profile->costs.size());
+  int moved = 0;
+  for (std::size_t i = 0; i < s.profile->costs.size(); ++i) {
+    const model::LinearCostSpec& a = s.profile->costs[i];
+    const model::LinearCostSpec& b = faster.profile->costs[i];
+    CHECK(b.alpha_ms == a.alpha_ms);  // startup is not bandwidth
+    const bool inter_comm = a.link == model::LinkClass::Inter && a.op != model::OpClass::Gemm &&
+                            a.op != model::OpClass::Attention;
+    // 25% more bandwidth: beta (ms per byte) / 1.25, i.e. x 0.8.
+    CHECK(b.beta_ms_per_unit == Approx(inter_comm ? a.beta_ms_per_unit * 0.8 : a.beta_ms_per_unit));
+    moved += inter_comm;
+  }
+  CHECK(moved > 0);
+}
+
+TEST_CASE("plan::evaluate_candidate rebuilds each candidate at its knobs: the planner's own time", "[plan][explain]") {
+  // A second formulation of every candidate's time: the planner evaluated it
+  // inside its search; evaluate_candidate builds it again from its knobs alone.
+  for (const char* name : {"foldmoe-gpt-moe-s-4k", "flowmoe-gpt2-tiny-moe-c1", "fsmoe-testbed-b-gpt2-xl",
+                           "folding-qwen2-57b-a14b-64"}) {
+    INFO(name);
+    const plan::ScenarioRun run(io::load_scenario(name));
+    const plan::PlanResult r = plan::planner_for(run.spec().schedule.family).plan(run, {"all", 1});
+    const std::size_t n = std::min<std::size_t>(r.candidates.size(), 6);
+    for (std::size_t i = 0; i < n; ++i) {
+      INFO(r.candidates[i].schedule);
+      CHECK(plan::evaluate_candidate(run, r, r.candidates[i]) == r.candidates[i].iteration_ms);
+    }
+  }
+}
+
+TEST_CASE("plan::explain: edges, binding memory, savings, and a lead that moves within +-20%", "[plan][explain]") {
+  SECTION("FlowMoE ablation: R = 16 is the largest searched degree") {
+    const plan::ScenarioRun run(io::load_scenario("flowmoe-ablation-c1"));
+    const plan::PlanResult r = plan::planner_for("flowmoe").plan(run, {"all", 1});
+    REQUIRE(*r.chosen.knobs.degree == 16);
+    const plan::Explanation e = plan::explain(run, r);
+    const bool has_degree_edge = std::any_of(e.edges.begin(), e.edges.end(), [](const plan::EdgeKnob& k) {
+      return k.knob == "degree" && k.value == 16 && k.searched_max == 16;
+    });
+    CHECK(has_degree_edge);
+  }
+  SECTION("folding: a faster mapping that does not fit makes memory the binding constraint") {
+    const plan::ScenarioRun run(io::load_scenario("folding-qwen2-57b-a14b-64"));
+    const plan::PlanResult r = plan::planner_for("folding").plan(run, {"all", 1});
+    const auto& folded = std::get<plan::FoldingSearch>(r.search).folded;
+    const bool faster_unfit = std::any_of(folded.begin(), folded.end(), [&](const plan::FoldingResult& f) {
+      return !f.fits && f.iteration_ms < r.chosen.iteration_ms;
+    });
+    CHECK(plan::explain(run, r).binding.name == (faster_unfit ? "memory" : "none"));
+  }
+  SECTION("FoldMoE S-16K: the sensitivity runs agree with re-evaluating the candidates by hand") {
+    const plan::ScenarioRun run(io::load_scenario("foldmoe-gpt-moe-s-16k"));
+    const plan::PlanResult r = plan::planner_for("foldmoe").plan(run, {"all", 1});
+    const plan::Explanation e = plan::explain(run, r);
+    REQUIRE(e.sensitivity.size() == 6);  // 3 quantities x {0.8, 1.2}
+    bool any_flip = false;
+    for (const plan::Perturbation& p : e.sensitivity) {
+      INFO(p.what << " x" << p.scale);
+      const plan::ScenarioRun moved(plan::perturbed(run.spec(), p.what, p.scale));
+      double best = 0;
+      std::size_t winner = 0;
+      for (std::size_t i = 0; i < e.sensitivity_candidates; ++i) {
+        const double ms = plan::evaluate_candidate(moved, r, r.candidates[i]);
+        if (i == 0 || ms < best) best = ms, winner = i;
+      }
+      CHECK(p.winner == winner);
+      CHECK(p.winner_ms == best);
+      any_flip = any_flip || winner != 0;
+    }
+    CHECK(e.fragile == any_flip);
+    // The savings against none are its breakdown minus the chosen one's.
+    REQUIRE(e.savings_baseline == "none");
+    const auto& schedules = std::get<plan::FoldMoePlan>(r.search).schedules;
+    CHECK(e.savings[1].term == "exposed_comm_ms");
+    CHECK(e.savings[1].baseline_ms == schedules[0].best.exposed_comm_ms);
+  }
+}
