@@ -185,7 +185,9 @@ struct Workspace {
         attention.head_dim = std::max(attention.head_dim, w->head_dim);
       } else {
         const CommWork& c = std::get<CommWork>(task.work);
-        comm_bytes = std::max(comm_bytes, static_cast<std::size_t>(std::max(c.size_bytes, 0.0)) + 16);
+        // The proxy copies up to 2 (n - 1) / n of the size (allreduce): room for both.
+        const double bytes = std::max({c.size_bytes, cuda_plan::proxy_copy_bytes(c), 0.0});
+        comm_bytes = std::max(comm_bytes, static_cast<std::size_t>(bytes) + 16);
       }
     }
     a = DeviceBuffer(a_elems * 2);
