@@ -448,8 +448,9 @@ HostCalibration run_host_calibration(const HostCalibrationOptions& o) {
 }
 
 std::string points_csv(const HostCalibration& c) {
-  std::string csv = "# moeplan calibrate --backend host: medians of timed repetitions; sizes FLOPs (gemm, attention) or\n"
-                    "# bytes as nccl-tests' size (collectives); times ms.\n";
+  std::string csv = fmt::format("# moeplan calibrate --backend {}{}: medians of timed repetitions; sizes FLOPs (gemm, "
+                                "attention) or\n# bytes as nccl-tests' size (collectives); times ms.\n",
+                                c.backend, c.device.empty() ? "" : " on " + c.device);
   for (const OverlapMeasurement& m : c.overlap_measurements)
     csv += fmt::format("# {}overlap slowdown {} = max(1, {} ms / {} ms): median of GEMM {}x{}x{} beside {} / alone\n",
                        m.partner == c.overlap.partner ? "overlap_compute_slowdown (profile): " : "", m.slowdown,
