@@ -155,7 +155,7 @@ TEST_CASE("exec host backend replays a scaled-down bundled scenario in the graph
 
 TEST_CASE("exec host backend refuses what it cannot replay", "[exec]") {
   SECTION("a symmetric graph's collective over ranks it does not hold") {
-    const plan::ScenarioRun run(io::load_scenario("host-flowmoe-small", {{"model.num_layers", "1"}}));
+    const plan::ScenarioRun run(io::load_scenario("host-flowmoe-small", {{"schedule.mode", "symmetric"}, {"model.num_layers", "1"}}));
     const sched::BuiltSchedule built = run.build("none");
     const exec::ReplayPlan plan = exec::make_replay_plan(built.graph, run.spec());
     CHECK_THROWS_WITH(run_host(built.graph, plan), Catch::Contains("multi_rank"));

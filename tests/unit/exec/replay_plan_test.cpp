@@ -57,7 +57,7 @@ sched::BuiltSchedule build(const plan::ScenarioRun& run, const std::string& sche
 
 TEST_CASE("exec::make_replay_plan keeps every task's FLOPs, one scenario per family", "[exec]") {
   SECTION("flowmoe (host-flowmoe-small, multi_rank)") {
-    const plan::ScenarioRun run(io::load_scenario("host-flowmoe-small", {{"schedule.mode", "multi_rank"}}));
+    const plan::ScenarioRun run(io::load_scenario("host-flowmoe-small"));  // multi_rank
     for (const char* s : {"none", "flowmoe"}) check_flops(build(run, s), run.spec());
   }
   SECTION("foldmoe (foldmoe-gpt-moe-s-4k: sliced attention, gates, dense FFNs, TP collectives)") {
