@@ -148,9 +148,13 @@ class CopyLoop {
 // More repetitions than the grid: the ratio of two medians is the result.
 Repetitions overlap_repetitions(bool quick) { return Repetitions{2, quick ? 9 : 21}; }
 
+// The overlap GEMM: large enough (537 MFLOP, about 10 ms here) that a timer's
+// resolution and a thread's start are negligible beside it.
+constexpr GemmShape kOverlapGemm{256, 512, 2048};
+
 OverlapMeasurement measure_overlap(bool quick) {
   OverlapMeasurement m;
-  m.gemm = GemmShape{256, 512, 2048};
+  m.gemm = kOverlapGemm;
   const Repetitions reps = overlap_repetitions(quick);
   m.alone_ms = time_gemm(m.gemm, reps);
   {
@@ -336,6 +340,36 @@ void measure_mpi_overlap(const HostCalibrationOptions& o, HostCalibration& out) 
   if (failure) std::rethrow_exception(failure);
 }
 
+// The converse of measure_mpi_overlap: a 4 MiB MPI_Allreduce timed alone, then
+// while a thread of every rank runs the overlap GEMM in a loop, as the
+// executor's compute streams do beside its communication streams. Made on the
+// main thread; no other thread calls MPI meanwhile (MPI_THREAD_SERIALIZED).
+void measure_comm_overlap(const HostCalibrationOptions& o, HostCalibration& out) {
+  const Clock::time_point start = Clock::now();
+  const double size = 4.0 * 1024 * 1024;  // bytes: within the calibrated sizes, 1 ms or more on this host
+  const Repetitions reps = overlap_repetitions(o.quick);
+  CommOverlapMeasurement m;
+  m.size_bytes = size;
+  m.alone_ms = time_collective(model::OpClass::AllReduce, size, out.world_size, out.rank, reps);
+  std::atomic<bool> stop{false};
+  std::thread gemms([&] {
+    HostGemm gemm(kOverlapGemm.tokens, kOverlapGemm.d_model, kOverlapGemm.ffn);  // rank 0 only measured compute
+    while (!stop) gemm.run();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let it start
+  m.with_ms = time_collective(model::OpClass::AllReduce, size, out.world_size, out.rank, reps);
+  stop = true;
+  gemms.join();
+  m.slowdown = std::max(1.0, m.with_ms / m.alone_ms);
+  m.partner = fmt::format("GEMM {}x{}x{} in a loop on every rank's compute thread", kOverlapGemm.tokens,
+                          kOverlapGemm.d_model, kOverlapGemm.ffn);
+  if (out.rank == 0)
+    progress(o, fmt::format("overlap: 4 MiB MPI_Allreduce beside GEMMs {:.4g} ms (alone {:.4g} ms), slowdown {:.4g}, "
+                            "{:.1f} s",
+                            m.with_ms, m.alone_ms, m.slowdown, elapsed_ms(start) / 1000.0));
+  out.comm_overlap = m;
+}
+
 void run_under_mpi(const HostCalibrationOptions& o, HostCalibration& out) {
   int provided = 0;
   check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
@@ -351,6 +385,7 @@ void run_under_mpi(const HostCalibrationOptions& o, HostCalibration& out) {
       // thread (MPI_THREAD_SERIALIZED: the main thread waits for it).
       std::exception_ptr failure;
       measure_mpi_overlap(o, out);
+      measure_comm_overlap(o, out);
       std::thread comm([&] {
         try {
           measure_collectives(o, out);
@@ -409,6 +444,11 @@ std::string points_csv(const HostCalibration& c) {
     csv += fmt::format("# {}overlap slowdown {} = max(1, {} ms / {} ms): median of GEMM {}x{}x{} beside {} / alone\n",
                        m.partner == c.overlap.partner ? "overlap_compute_slowdown (profile): " : "", m.slowdown,
                        m.with_ms, m.alone_ms, m.gemm.tokens, m.gemm.d_model, m.gemm.ffn, m.partner);
+  if (c.comm_overlap)
+    csv += fmt::format("# overlap_comm_slowdown (profile): {} = max(1, {} ms / {} ms): median of a {} byte allreduce "
+                       "beside {} / alone\n",
+                       c.comm_overlap->slowdown, c.comm_overlap->with_ms, c.comm_overlap->alone_ms,
+                       c.comm_overlap->size_bytes, c.comm_overlap->partner);
   if (!c.collectives_measured) csv += "# " + c.note + "\n";
   csv += "op,link,group,size,time_ms\n";
   for (const model::TimingSample& s : c.samples)

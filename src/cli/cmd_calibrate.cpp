@@ -49,6 +49,7 @@ void run_calibrate(const CalibrateOptions& o, CliContext& context) {
 
   cost::ProfileFit fit = cost::fit_profile(c.samples, name, o.cluster);
   fit.profile.overlap_compute_slowdown = c.overlap.slowdown;
+  if (c.comm_overlap) fit.profile.overlap_comm_slowdown = c.comm_overlap->slowdown;
   for (model::LinearCostSpec& line : fit.profile.costs)
     line.source = fmt::format("least-squares fit of {} medians (moeplan calibrate --backend {}{})", line.points,
                               o.backend, o.quick ? " --quick" : "");
@@ -72,6 +73,13 @@ void run_calibrate(const CalibrateOptions& o, CliContext& context) {
     if (m.partner != c.overlap.partner)
       comment += fmt::format("\nAlso measured: beside {}: {:.6g} ms / {:.6g} ms = {:.4g}.", m.partner, m.with_ms,
                              m.alone_ms, m.slowdown);
+  if (c.comm_overlap)
+    comment += fmt::format("\noverlap_comm_slowdown = max(1, {:.6g} ms / {:.6g} ms): median of a {:.0f} byte allreduce "
+                           "beside {}, over its median alone.",
+                           c.comm_overlap->with_ms, c.comm_overlap->alone_ms, c.comm_overlap->size_bytes,
+                           c.comm_overlap->partner);
+  else
+    comment += "\noverlap_comm_slowdown not measured (needs mpirun with 2+ ranks): 1.";
   if (!c.collectives_measured)
     comment += fmt::format("\nNo collective lines: {}; a scenario that communicates fails on the missing line.", c.note);
   context.outputs.add(o.output, io::profile_to_textproto(fit.profile, comment));
@@ -83,6 +91,10 @@ void run_calibrate(const CalibrateOptions& o, CliContext& context) {
                                line.beta_ms_per_unit, line.r2, line.points);
   context.out << fmt::format("overlap_compute_slowdown {:.6g} (GEMM {:.6g} ms beside {}, {:.6g} ms alone)\n",
                              c.overlap.slowdown, c.overlap.with_ms, c.overlap.partner, c.overlap.alone_ms);
+  if (c.comm_overlap)
+    context.out << fmt::format("overlap_comm_slowdown {:.6g} (allreduce {:.6g} ms beside {}, {:.6g} ms alone)\n",
+                               c.comm_overlap->slowdown, c.comm_overlap->with_ms, c.comm_overlap->partner,
+                               c.comm_overlap->alone_ms);
   context.out << "wrote " << o.output << " and " << points << '\n';
 }
 

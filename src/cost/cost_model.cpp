@@ -16,7 +16,8 @@ std::size_t index(model::LinkClass link) { return static_cast<std::size_t>(link)
 }  // namespace
 
 CostModel::CostModel(const model::CostProfileSpec& profile)
-    : profile_name_(profile.name), overlap_compute_slowdown_(profile.overlap_compute_slowdown) {
+    : profile_name_(profile.name), overlap_compute_slowdown_(profile.overlap_compute_slowdown),
+      overlap_comm_slowdown_(profile.overlap_comm_slowdown) {
   for (const model::LinearCostSpec& line : profile.costs) lines_[index(line.op)][index(line.link)].push_back(line);
   for (auto& per_op : lines_)
     for (auto& per_link : per_op)

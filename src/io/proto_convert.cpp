@@ -265,6 +265,7 @@ model::CostProfileSpec to_spec(const pb::CostProfile& p) {
   s.name = required(p.has_name(), p.name(), "name");
   s.cluster = required(p.has_cluster(), p.cluster(), "cluster");
   s.overlap_compute_slowdown = p.has_overlap_compute_slowdown() ? p.overlap_compute_slowdown() : 1.0;
+  s.overlap_comm_slowdown = p.has_overlap_comm_slowdown() ? p.overlap_comm_slowdown() : 1.0;
   for (int i = 0; i < p.costs_size(); ++i) {
     const std::string at = fmt::format("costs[{}]", i);
     s.costs.push_back(nested(at.c_str(), [&] { return to_spec(p.costs(i)); }));
@@ -432,6 +433,7 @@ pb::CostProfile to_proto(const model::CostProfileSpec& s) {
   p.set_name(s.name);
   p.set_cluster(s.cluster);
   if (s.overlap_compute_slowdown != 1.0) p.set_overlap_compute_slowdown(s.overlap_compute_slowdown);
+  if (s.overlap_comm_slowdown != 1.0) p.set_overlap_comm_slowdown(s.overlap_comm_slowdown);
   for (const model::LinearCostSpec& c : s.costs) {
     pb::LinearCost* out = p.add_costs();
     out->set_op(static_cast<pb::OpClass>(static_cast<int>(c.op) + 1));

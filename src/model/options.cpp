@@ -103,6 +103,10 @@ std::vector<OptionRule> make_rules() {
                "folding prices a layer's collectives as exposed and overlaps only the P2P transfers between pipeline "
                "stages with compute; with pp = 1 there are none",
                [](S s) { return family_is(s, {"folding"}) && s.parallel.pp == 1; }});
+  r.push_back({"profile.overlap_comm_slowdown", "folding when pp is 1",
+               "folding prices a layer's collectives as exposed and overlaps only the P2P transfers between pipeline "
+               "stages with compute; with pp = 1 there are none",
+               [](S s) { return family_is(s, {"folding"}) && s.parallel.pp == 1; }});
   // Noise is a question simulate answers (mean and p95 over seeds) for the layer schedules.
   r.push_back({"schedule.compute_jitter_cv", "folding",
                "noise on compute tasks is simulated for the FoldMoE, FSMoE and FlowMoE schedules; folding prices each "

@@ -206,6 +206,10 @@ void validate(const CostProfileSpec& p) {
           "must be at least 1.0");
   require(p.overlap_compute_slowdown <= kMaxOverlapSlowdown, "overlap_compute_slowdown",
           fmt::format("{} is implausible: at most {}", p.overlap_compute_slowdown, kMaxOverlapSlowdown));
+  require(std::isfinite(p.overlap_comm_slowdown) && p.overlap_comm_slowdown >= 1.0, "overlap_comm_slowdown",
+          "must be at least 1.0");
+  require(p.overlap_comm_slowdown <= kMaxOverlapSlowdown, "overlap_comm_slowdown",
+          fmt::format("{} is implausible: at most {}", p.overlap_comm_slowdown, kMaxOverlapSlowdown));
   std::set<std::tuple<OpClass, LinkClass, std::int64_t>> seen;
   for (std::size_t i = 0; i < p.costs.size(); ++i) {
     const LinearCostSpec& c = p.costs[i];

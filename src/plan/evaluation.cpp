@@ -50,6 +50,7 @@ sim::Timeline run_schedule(const sched::BuiltSchedule& built, const Noise& noise
   sim::EngineOptions options;
   options.rank_compute_slowdown = built.rank_compute_slowdown;
   options.overlap_compute_slowdown = built.overlap_compute_slowdown;
+  options.overlap_comm_slowdown = built.overlap_comm_slowdown;
   options.compute_jitter_cv = noise.compute_jitter_cv;
   options.jitter_seed = seed;
   return sim::simulate(built.graph, options);

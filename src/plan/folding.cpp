@@ -237,6 +237,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   pipe.limits = s.limits;
   sched::BuiltSchedule built = sched::build_pipeline(pipe);
   built.overlap_compute_slowdown = costs.overlap_compute_slowdown();
+  built.overlap_comm_slowdown = costs.overlap_comm_slowdown();
   sim::Timeline tl = run_schedule(built);
   // Stage 0 runs the last backward, so the iteration ends with its optimizer step.
   out.iteration_ms = tl.makespan_ms;

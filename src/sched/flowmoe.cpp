@@ -106,6 +106,7 @@ class Builder {
       if (s_.parallel.edp > 1) reduce_block("edp-ar", expert_ar_bytes_, l, true, ready);
     }
     BuiltSchedule out{std::move(b_).build(), k_.schedule, R_, {}, {}, costs_.overlap_compute_slowdown()};
+    out.overlap_comm_slowdown = costs_.overlap_comm_slowdown();
     if (k_.multi_rank) out.rank_compute_slowdown = straggler_slowdown(s_);
     return out;
   }

@@ -553,6 +553,7 @@ BuiltSchedule build_foldmoe(const model::ScenarioSpec& s, const cost::CostModel&
   BuiltSchedule out = IterationBuilder(s, pricing, layout, kind, degree, knobs.slicing_tokens, knobs.multi_rank)
                           .build(knobs.schedule);
   out.overlap_compute_slowdown = costs.overlap_compute_slowdown();
+  out.overlap_comm_slowdown = costs.overlap_comm_slowdown();
   return out;
 }
 

@@ -115,6 +115,7 @@ class Builder {
     }
     BuiltSchedule out{
         std::move(b_).build(), k_.schedule, kind_ == Kind::None ? 1 : r_f, {}, {}, costs_.overlap_compute_slowdown()};
+    out.overlap_comm_slowdown = costs_.overlap_comm_slowdown();
     if (k_.multi_rank) out.rank_compute_slowdown = straggler_slowdown(s_);
     return out;
   }

@@ -50,6 +50,7 @@ struct Active {
   double end = 0;
   double max_rate = 0;     // a transfer's rate when alone: size / (duration - latency)
   bool transfer = false;   // on Shared resources
+  bool comm = false;       // communication slowed beside compute (overlap_comm_slowdown)
   bool streaming = false;  // a transfer past its latency
   std::uint32_t mark = 0;  // component walk stamp
 };
@@ -87,14 +88,18 @@ class Run {
       has_shared_ = has_shared_ || res.policy == DispatchPolicy::Shared;
     }
     slowdown_ = options_.overlap_compute_slowdown;
+    comm_slowdown_ = options_.overlap_comm_slowdown;
     track_compute_ = slowdown_ != 1.0;
-    fluid_ = track_compute_ || has_shared_;
+    track_comm_ = comm_slowdown_ != 1.0;
+    fluid_ = track_compute_ || track_comm_ || has_shared_;
     if (fluid_) {
       version_.assign(n, 0);
       slot_of_.assign(n, kNoSlot);
       const std::size_t ranks = static_cast<std::size_t>(max_rank) + 1;
       comm_running_.assign(ranks, 0);
       compute_running_.resize(track_compute_ ? ranks : 0);
+      compute_count_.assign(track_comm_ ? ranks : 0, 0);
+      comm_active_.resize(track_comm_ ? ranks : 0);
       link_flows_.resize(has_shared_ ? r : 0);
       link_mark_.assign(has_shared_ ? r : 0, 0);
     }
@@ -127,6 +132,10 @@ class Run {
     if (!std::isfinite(s) || s < 1.0)
       throw Error(ErrorKind::Input, fmt::format("{} must be finite and >= 1 (1: overlap is free)", s),
                   "overlap_compute_slowdown");
+    const double c = options_.overlap_comm_slowdown;
+    if (!std::isfinite(c) || c < 1.0)
+      throw Error(ErrorKind::Input, fmt::format("{} must be finite and >= 1 (1: overlap is free)", c),
+                  "overlap_comm_slowdown");
     const double cv = options_.compute_jitter_cv;
     if (!std::isfinite(cv) || cv < 0)
       throw Error(ErrorKind::Input, fmt::format("{} must be finite and >= 0", cv), "compute_jitter_cv");
@@ -233,10 +242,54 @@ class Run {
       a.end = now + a.remaining / a.rate;
       compute_running_[static_cast<std::size_t>(rank_of(t))].push_back(t);
       push(t, a.end);
+    } else if (!compute && track_comm_) {
+      Active& a = activate(t, now);
+      a.comm = true;
+      a.remaining = g_.duration_ms(t);
+      a.rate = comm_rate(t);
+      a.end = now + a.remaining / a.rate;
+      for (std::int32_t rank : ranks_of(t)) comm_active_[static_cast<std::size_t>(rank)].push_back(t);
+      push(t, a.end);
     } else {
       push(t, now + (compute ? compute_work(t) : g_.duration_ms(t)));
     }
+    if (compute && track_comm_) count_compute(t, now, +1);
     if (fluid_ && g_.kind(t) == dag::TaskKind::Communication) count_comm(t, now, +1);
+  }
+
+  // The distinct ranks of a task's resources (ranks_scratch_).
+  const std::vector<std::int32_t>& ranks_of(TaskId t) {
+    ranks_scratch_.clear();
+    for (ResourceId res : g_.resources(t)) ranks_scratch_.push_back(g_.resources()[res].rank);
+    std::sort(ranks_scratch_.begin(), ranks_scratch_.end());
+    ranks_scratch_.erase(std::unique(ranks_scratch_.begin(), ranks_scratch_.end()), ranks_scratch_.end());
+    return ranks_scratch_;
+  }
+
+  // A communication task runs slowed while compute runs on any of its ranks:
+  // a collective moves at its slowest member's pace.
+  double comm_rate(TaskId t) const {
+    for (ResourceId res : g_.resources(t))
+      if (compute_count_[static_cast<std::size_t>(g_.resources()[res].rank)] > 0) return 1.0 / comm_slowdown_;
+    return 1.0;
+  }
+
+  // A compute task starts (+1) or ends (-1) on its rank; when the rank's
+  // count leaves or reaches 0, the communication running there is retimed.
+  void count_compute(TaskId t, double now, int delta) {
+    const std::size_t rank = static_cast<std::size_t>(rank_of(t));
+    std::uint32_t& count = compute_count_[rank];
+    const bool was_busy = count > 0;
+    count = delta > 0 ? count + 1 : count - 1;
+    if (was_busy == (count > 0)) return;
+    for (TaskId c : comm_active_[rank]) {
+      Active& a = active_[slot_of_[c]];
+      const double rate = comm_rate(c);
+      if (a.end <= now || a.rate == rate) continue;  // ends at this instant, or unchanged
+      settle(a, now);
+      a.rate = rate;
+      reschedule(c, a, now);
+    }
   }
 
   Active& activate(TaskId t, double now) {
@@ -257,11 +310,7 @@ class Run {
   // A communication task starts (+1) or ends (-1) on each rank it holds a
   // resource of; a rank whose count leaves or reaches 0 retimes its compute.
   void count_comm(TaskId t, double now, int delta) {
-    ranks_scratch_.clear();
-    for (ResourceId res : g_.resources(t)) ranks_scratch_.push_back(g_.resources()[res].rank);
-    std::sort(ranks_scratch_.begin(), ranks_scratch_.end());
-    ranks_scratch_.erase(std::unique(ranks_scratch_.begin(), ranks_scratch_.end()), ranks_scratch_.end());
-    for (std::int32_t rank : ranks_scratch_) {
+    for (std::int32_t rank : ranks_of(t)) {
       std::uint32_t& count = comm_running_[static_cast<std::size_t>(rank)];
       const bool was_overlapped = count > 0;
       count = delta > 0 ? count + 1 : count - 1;
@@ -353,11 +402,17 @@ class Run {
             links_scratch_.push_back(res);
           }
         rebalance(links_scratch_, now);
+      } else if (a.comm) {
+        for (std::int32_t rank : ranks_of(t)) {
+          std::vector<TaskId>& running = comm_active_[static_cast<std::size_t>(rank)];
+          running.erase(std::find(running.begin(), running.end(), t));
+        }
       } else if (!a.transfer) {
         std::vector<TaskId>& running = compute_running_[static_cast<std::size_t>(rank_of(t))];
         running.erase(std::find(running.begin(), running.end(), t));
       }
     }
+    if (track_comm_ && g_.kind(t) == dag::TaskKind::Compute && !on_shared(t)) count_compute(t, now, -1);
     if (g_.kind(t) == dag::TaskKind::Communication) count_comm(t, now, -1);
   }
 
@@ -458,12 +513,13 @@ class Run {
     std::size_t bytes = (timeline_.start_ms.capacity() + timeline_.end_ms.capacity()) * sizeof(double) +
                         (timeline_.start_order.capacity() + remaining_.capacity() + committed_.capacity() +
                          queue_offsets_.capacity() + queue_.capacity() + head_.capacity() + version_.capacity() +
-                         slot_of_.capacity() + comm_running_.capacity()) *
+                         slot_of_.capacity() + comm_running_.capacity() + compute_count_.capacity()) *
                             sizeof(std::uint32_t) +
                         (busy_.capacity() + dirty_.capacity()) / 8 + dirty_list_.capacity() * sizeof(ResourceId) +
                         pools_.capacity() * sizeof(pools_[0]) + peak_events_ * sizeof(Event) +
                         active_.capacity() * sizeof(Active) +
-                        (compute_running_.capacity() + link_flows_.capacity()) * sizeof(std::vector<TaskId>);
+                        (compute_running_.capacity() + link_flows_.capacity() + comm_active_.capacity()) *
+                            sizeof(std::vector<TaskId>);
     return bytes;
   }
 
@@ -501,14 +557,18 @@ class Run {
   // Changing rates (allocated only when the run has any: fluid_).
   bool has_shared_ = false;
   bool track_compute_ = false;
+  bool track_comm_ = false;
   bool fluid_ = false;
   double slowdown_ = 1.0;
+  double comm_slowdown_ = 1.0;
   std::vector<std::uint32_t> version_;               // per task: the version its live event carries
   std::vector<std::uint32_t> slot_of_;               // per task: its Active slot while it runs, else kNoSlot
   std::vector<Active> active_;                       // running tasks whose rate can change
   std::vector<std::uint32_t> free_slots_;
   std::vector<std::uint32_t> comm_running_;          // per rank: communication tasks running
   std::vector<std::vector<TaskId>> compute_running_;  // per rank: compute tasks running
+  std::vector<std::uint32_t> compute_count_;          // per rank: compute tasks running (overlap_comm_slowdown)
+  std::vector<std::vector<TaskId>> comm_active_;      // per rank: communication slowed beside its compute
   std::vector<std::vector<TaskId>> link_flows_;       // per shared resource: transfers streaming on it
   std::vector<std::uint32_t> link_mark_;
   std::uint32_t mark_ = 0;

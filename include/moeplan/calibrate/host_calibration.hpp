@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,15 @@ struct OverlapMeasurement {
   std::string partner;          ///< what ran beside it
 };
 
+/// @brief The converse: one collective timed alone and while GEMMs run on every rank.
+struct CommOverlapMeasurement {
+  double size_bytes = 0;
+  double alone_ms = 0;   ///< median alone
+  double with_ms = 0;    ///< median while every rank's compute thread runs GEMMs in a loop
+  double slowdown = 1;   ///< max(1, with / alone): the profile's overlap_comm_slowdown
+  std::string partner;   ///< what ran beside it
+};
+
 struct HostCalibrationOptions {
   bool quick = false;
   std::ostream* progress = nullptr;  ///< one line per benchmark group (rank 0 only)
@@ -83,6 +93,8 @@ struct HostCalibration {
   /// The profile's: beside the MPI_Allreduce loop under mpirun with 2+ ranks, else beside the copy loop.
   OverlapMeasurement overlap;
   std::vector<OverlapMeasurement> overlap_measurements;  ///< every one made, copy loop first
+  /// Communication beside compute (under mpirun with 2+ ranks only): the profile's overlap_comm_slowdown.
+  std::optional<CommOverlapMeasurement> comm_overlap;
   int world_size = 1;
   int rank = 0;
   bool mpi_built = false;       ///< MOEPLAN_WITH_MPI at build time

@@ -84,6 +84,8 @@ class CostModel {
 
   /// Compute slow-down while a communication kernel overlaps (profile field, default 1.0).
   double overlap_compute_slowdown() const { return overlap_compute_slowdown_; }
+  /// Communication slow-down while compute of its rank runs (profile field, default 1.0).
+  double overlap_comm_slowdown() const { return overlap_comm_slowdown_; }
   const std::string& profile_name() const { return profile_name_; }
 
  private:
@@ -95,6 +97,7 @@ class CostModel {
 
   std::string profile_name_;
   double overlap_compute_slowdown_ = 1.0;
+  double overlap_comm_slowdown_ = 1.0;
   // Lines per [op][link], sorted by measured group size.
   std::array<std::array<std::vector<model::LinearCostSpec>, kLinks>, kOps> lines_;
 };

@@ -169,6 +169,7 @@ struct CostProfileSpec {
   std::string cluster;
   std::vector<LinearCostSpec> costs;
   double overlap_compute_slowdown = 1.0;
+  double overlap_comm_slowdown = 1.0;  ///< communication slow-down beside compute (engine, docs/cost-model.md)
 };
 
 /// @brief Schedule knobs given by the user; unset ones are left to the planner.

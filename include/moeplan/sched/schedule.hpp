@@ -26,6 +26,8 @@ struct BuiltSchedule {
   /// Compute slows by this factor while communication of its rank runs: the
   /// cost profile's overlap_compute_slowdown (the cost model is where time comes from).
   double overlap_compute_slowdown = 1.0;
+  /// Communication slows by this factor while compute of its rank runs: the profile's overlap_comm_slowdown.
+  double overlap_comm_slowdown = 1.0;
 };
 
 /// @brief The knobs a builder takes.

@@ -15,7 +15,9 @@
 // - a task has an amount of work (its duration at full rate) and progresses
 //   at a rate that may change while it runs: a compute task runs at
 //   1 / overlap_compute_slowdown while a communication task holding a resource
-//   of its rank runs; a task on Shared resources pays its latency, then
+//   of its rank runs, and a communication task (not on Shared resources) at
+//   1 / overlap_comm_slowdown while a compute task of any of its ranks runs;
+//   a task on Shared resources pays its latency, then
 //   streams its size at a max-min fair share of every shared link it crosses;
 // - all events of one instant are applied before any resource picks, and the
 //   event queue orders by (time, sequence), so results repeat bit for bit.
@@ -36,6 +38,11 @@ struct EngineOptions {
   /// beside it (shared SMs and memory bandwidth); 1 = overlap is free. From the
   /// cost profile's overlap_compute_slowdown.
   double overlap_compute_slowdown = 1.0;
+  /// Factor by which a communication task slows while compute of one of its
+  /// ranks runs beside it (a collective: of any member rank, the slowest sets
+  /// its pace); 1 = communication beside compute is free. Transfers on Shared
+  /// resources keep their link model. From the cost profile's overlap_comm_slowdown.
+  double overlap_comm_slowdown = 1.0;
   /// Seeded per-task noise on compute work: a lognormal factor with mean 1 and
   /// this coefficient of variation (0 = none), drawn from (jitter_seed, task id),
   /// so it does not depend on the order tasks run in.

@@ -336,3 +336,68 @@ TEST_CASE("sim: a transfer that is all latency takes its time and no bandwidth",
   CHECK(tl.end_ms[t1] == 1);
   CHECK(tl.end_ms[t2] == Approx(1.0).epsilon(1e-12));
 }
+
+namespace {
+sim::Timeline run_both(const dag::TaskGraph& g, double compute_slowdown, double comm_slowdown) {
+  sim::EngineOptions o;
+  o.overlap_compute_slowdown = compute_slowdown;
+  o.overlap_comm_slowdown = comm_slowdown;
+  return sim::simulate(g, o);
+}
+}  // namespace
+
+TEST_CASE("sim: communication slowed beside compute, alone and together with the compute slow-down",
+          "[sim][fluid]") {
+  // Rank 0: GEMM A (4 ms of work) on compute, AlltoAll B (6 ms) on comm, both at 0.
+  Dag d;
+  const auto compute0 = d.stream("compute", 0);
+  const auto comm0 = d.stream("comm", 0);
+  const auto a = d.compute("A", 4, {compute0});
+  const auto b = d.comm("B", 6, {comm0});
+  const dag::TaskGraph g = std::move(d.b).build();
+  SECTION("comm slow-down 2 only") {
+    // B runs at 1/2 while A runs (0-4): 2 ms of its work; the other 4 at full rate: ends at 8.
+    // A is not slowed (compute slow-down 1): ends at 4.
+    const sim::Timeline t = run_both(g, 1.0, 2.0);
+    CHECK(t.end_ms[a] == 4);
+    CHECK(t.end_ms[b] == Approx(8.0).epsilon(1e-12));
+    CHECK(t.retimed_events == 1);  // B's end moved once, when A ended
+  }
+  SECTION("both: compute 1.25, comm 2") {
+    // A at 1/1.25 = 0.8 while B runs: 4 / 0.8 = 5, and B still runs at 5: A ends at 5.
+    // B at 0.5 on 0-5: 2.5 of work; 3.5 left at full rate: ends at 8.5.
+    const sim::Timeline t = run_both(g, 1.25, 2.0);
+    CHECK(t.end_ms[a] == Approx(5.0).epsilon(1e-12));
+    CHECK(t.end_ms[b] == Approx(8.5).epsilon(1e-12));
+  }
+  SECTION("slow-down 1 is today's free overlap, bit for bit") {
+    const sim::Timeline t = run_both(g, 1.0, 1.0);
+    CHECK(t.end_ms[a] == 4);
+    CHECK(t.end_ms[b] == 6);
+  }
+}
+
+TEST_CASE("sim: a collective slowed by compute on one member rank moves at that member's pace", "[sim][fluid]") {
+  // A collective C (3 ms) over ranks 0 and 1 from 0; rank 1 computes G (1 ms) from 0, rank 0 nothing.
+  // With comm slow-down 3: C's rate is 1/3 on 0-1 (1/3 ms of work), then 1 for the remaining 8/3:
+  // C ends at 1 + 8/3 = 11/3.
+  Dag d;
+  const auto comm0 = d.stream("comm", 0);
+  const auto comm1 = d.stream("comm", 1);
+  const auto compute1 = d.stream("compute", 1);
+  const auto c = d.comm("C", 3, {comm0, comm1});
+  const auto gemm = d.compute("G", 1, {compute1});
+  const dag::TaskGraph g = std::move(d.b).build();
+  const sim::Timeline t = run_both(g, 1.0, 3.0);
+  CHECK(t.end_ms[gemm] == 1);
+  CHECK(t.end_ms[c] == Approx(11.0 / 3.0).epsilon(1e-12));
+}
+
+TEST_CASE("sim: an overlap_comm_slowdown below 1 or not finite is refused", "[sim][fluid]") {
+  Dag d;
+  const auto comm0 = d.stream("comm", 0);
+  d.comm("B", 1, {comm0});
+  const dag::TaskGraph g = std::move(d.b).build();
+  CHECK_THROWS_WITH(run_both(g, 1.0, 0.5), Catch::Contains("overlap_comm_slowdown") || Catch::Contains(">= 1"));
+  CHECK_THROWS(run_both(g, 1.0, std::nan("")));
+}
