@@ -94,6 +94,12 @@ std::vector<OptionRule> make_rules() {
                  "times come from the cost profile (derive one from the cluster with `moeplan "
                  "datasheet-profile`, or fit one with `moeplan fit`)",
                  [](S) { return true; }});
+  for (const char* f : {"cluster.gpu.sm_count", "cluster.gpu.memory_gbytes_per_s", "cluster.gpu.gemm_tile_m",
+                        "cluster.gpu.gemm_tile_n"})
+    r.push_back({f, "every scenario",
+                 "times come from the cost profile; these enter the GEMM shape model of `moeplan "
+                 "datasheet-profile` only",
+                 [](S) { return true; }});
   r.push_back({"cluster.intra_link.ports_per_node", "every scenario",
                "intra-node collectives are priced by the profile's intra lines, per group size",
                [](S) { return true; }});
