@@ -36,6 +36,7 @@ model::LinearCostSpec line(model::OpClass op, model::LinkClass link, std::int64_
 // GemmShape<128, 256, 64>), for a GPU whose cluster file names none.
 constexpr std::int64_t kDefaultTileM = 128;
 constexpr std::int64_t kDefaultTileN = 256;
+constexpr std::int64_t kSimtTile = 128;
 
 }  // namespace
 
@@ -47,8 +48,15 @@ std::optional<model::GemmShapeModelSpec> datasheet_gemm_shape(const model::GpuSp
   if (peak <= 0) return std::nullopt;
   model::GemmShapeModelSpec g;
   g.units = *gpu.sm_count;
-  g.tile_m = gpu.gemm_tile_m.value_or(kDefaultTileM);
-  g.tile_n = gpu.gemm_tile_n.value_or(kDefaultTileN);
+  if (a.dtype == ComputeDtype::Half) {
+    g.tile_m = gpu.gemm_tile_m.value_or(kDefaultTileM);
+    g.tile_n = gpu.gemm_tile_n.value_or(kDefaultTileN);
+  } else {
+    // fp32 runs on the CUDA cores: CUTLASS's SIMT default tile, 128 x 128
+    // (DefaultGemmConfiguration<OpClassSimt>: ThreadblockShape GemmShape<128, 128, 8>).
+    g.tile_m = kSimtTile;
+    g.tile_n = kSimtTile;
+  }
   g.peak_flops_per_s = peak;
   g.memory_bytes_per_s = *gpu.memory_bytes_per_s;
   // The gemm line's efficiency: a GEMM that fills whole waves costs what the line says.
@@ -59,7 +67,9 @@ std::optional<model::GemmShapeModelSpec> datasheet_gemm_shape(const model::GpuSp
   g.source = fmt::format("{}: {} SMs, {} peak {:.4g} TFLOP/s x efficiency {}, memory {:.4g} GB/s, tile {} x {}{}",
                          gpu.name, g.units, a.dtype == ComputeDtype::Half ? "half-precision tensor" : "fp32",
                          peak / 1e12, a.gemm_efficiency, g.memory_bytes_per_s / 1e9, g.tile_m, g.tile_n,
-                         gpu.gemm_tile_m ? "" : " (CUTLASS default)");
+                         a.dtype == ComputeDtype::Fp32 ? " (CUTLASS SIMT default)"
+                         : gpu.gemm_tile_m             ? ""
+                                                       : " (CUTLASS default)");
   return g;
 }
 
