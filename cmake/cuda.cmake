@@ -11,12 +11,26 @@ if(NOT MOEPLAN_WITH_CUDA STREQUAL "OFF")
   find_library(NCCL_LIBRARY nccl HINTS /usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu)
   if(CMAKE_CUDA_COMPILER AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
     enable_language(CUDA)
+    # The .cu files include moeplan's C++20 headers and CUDA targets take
+    # CXX_STANDARD (20); CMake 3.25 knows nvcc's dialect flags only up to C++17.
+    if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    endif()
     find_package(CUDAToolkit REQUIRED)
     add_library(moeplan_nccl UNKNOWN IMPORTED)
     set_target_properties(moeplan_nccl PROPERTIES IMPORTED_LOCATION "${NCCL_LIBRARY}"
                                                   INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
     add_library(moeplan::nccl ALIAS moeplan_nccl)
     set(MOEPLAN_CUDA_ENABLED ON)
+    # nvcc's own warnings and the host compiler's, errors under MOEPLAN_WERROR
+    # (moeplan_warnings' flags are g++'s and are not given to nvcc).
+    add_library(moeplan_cuda_warnings INTERFACE)
+    target_compile_options(moeplan_cuda_warnings INTERFACE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+    if(MOEPLAN_WERROR)
+      target_compile_options(moeplan_cuda_warnings INTERFACE
+                             $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
+    endif()
   elseif(MOEPLAN_WITH_CUDA STREQUAL "ON")
     message(FATAL_ERROR "MOEPLAN_WITH_CUDA=ON but nvcc or NCCL was not found")
   endif()

@@ -23,12 +23,11 @@
 #include <mpi.h>
 #endif
 
+#include <moeplan/calibrate/host_kernels.hpp>
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 
 namespace moeplan::calibrate {
-
-using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 double gemm_flops(const GemmShape& s) {
   return 2.0 * static_cast<double>(s.tokens) * static_cast<double>(s.d_model) * static_cast<double>(s.ffn);
@@ -98,13 +97,6 @@ double elapsed_ms(Clock::time_point since) {
   return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
 }
 
-// Keeps the optimiser from dropping a result nobody reads.
-volatile float g_sink = 0;
-
-Matrix random_matrix(std::int64_t rows, std::int64_t cols) {
-  return Matrix::Random(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
-}
-
 template <typename F>
 double median_time_ms(const Repetitions& reps, F&& run) {
   for (int i = 0; i < reps.warmup; ++i) run();
@@ -118,52 +110,14 @@ double median_time_ms(const Repetitions& reps, F&& run) {
 }
 
 double time_gemm(const GemmShape& s, const Repetitions& reps) {
-  const Matrix a = random_matrix(s.tokens, s.d_model);
-  const Matrix b = random_matrix(s.d_model, s.ffn);
-  Matrix c(static_cast<Eigen::Index>(s.tokens), static_cast<Eigen::Index>(s.ffn));
-  return median_time_ms(reps, [&] {
-    c.noalias() = a * b;
-    g_sink = g_sink + c(0, 0);
-  });
+  HostGemm gemm(s.tokens, s.d_model, s.ffn);
+  return median_time_ms(reps, [&] { gemm.run(); });
 }
 
-// Causal attention core per head, in query blocks of 64 (as FlashAttention
-// tiles it): scores Q K^T over the keys up to the block's last query, the
-// masked part of the diagonal block set to -inf, row softmax, times V.
+// The block-causal kernel the executor replays (host_kernels.hpp), over the whole sequence.
 double time_attention(const AttentionShape& s, const Repetitions& reps) {
-  const Eigen::Index l = static_cast<Eigen::Index>(s.seq_len);
-  const Eigen::Index k = static_cast<Eigen::Index>(s.head_dim);
-  const Eigen::Index block = 64;
-  std::vector<Matrix> q, key, v;
-  for (std::int64_t h = 0; h < s.heads; ++h) {
-    q.push_back(random_matrix(s.seq_len, s.head_dim));
-    key.push_back(random_matrix(s.seq_len, s.head_dim));
-    v.push_back(random_matrix(s.seq_len, s.head_dim));
-  }
-  Matrix out(l, k);
-  Matrix scores(block, l);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(k));
-  return median_time_ms(reps, [&] {
-    for (std::size_t h = 0; h < q.size(); ++h) {
-      for (Eigen::Index b0 = 0; b0 < l; b0 += block) {
-        const Eigen::Index rows = std::min(block, l - b0);
-        const Eigen::Index keys = b0 + rows;
-        auto sc = scores.topLeftCorner(rows, keys);
-        sc.noalias() = q[h].middleRows(b0, rows) * key[h].topRows(keys).transpose();
-        for (Eigen::Index r = 0; r < rows; ++r) {
-          auto row = sc.row(r);
-          const Eigen::Index visible = b0 + r + 1;
-          row.tail(keys - visible).setConstant(-std::numeric_limits<float>::infinity());
-          row.head(visible) *= scale;
-          const float top = row.head(visible).maxCoeff();
-          row = (row.array() - top).exp();
-          row /= row.sum();
-        }
-        out.middleRows(b0, rows).noalias() = sc * v[h].topRows(keys);
-      }
-      g_sink = g_sink + out(0, 0);
-    }
-  });
+  HostAttention attention(s.seq_len, s.seq_len, s.heads, s.head_dim);
+  return median_time_ms(reps, [&] { attention.run(); });
 }
 
 // The host's stand-in for a communication kernel: copies of a 64 MiB buffer,
@@ -448,8 +402,9 @@ HostCalibration run_host_calibration(const HostCalibrationOptions& o) {
 }
 
 std::string points_csv(const HostCalibration& c) {
-  std::string csv = "# moeplan calibrate --backend host: medians of timed repetitions; sizes FLOPs (gemm, attention) or\n"
-                    "# bytes as nccl-tests' size (collectives); times ms.\n";
+  std::string csv = fmt::format("# moeplan calibrate --backend {}{}: medians of timed repetitions; sizes FLOPs (gemm, "
+                                "attention) or\n# bytes as nccl-tests' size (collectives); times ms.\n",
+                                c.backend, c.device.empty() ? "" : " on " + c.device);
   for (const OverlapMeasurement& m : c.overlap_measurements)
     csv += fmt::format("# {}overlap slowdown {} = max(1, {} ms / {} ms): median of GEMM {}x{}x{} beside {} / alone\n",
                        m.partner == c.overlap.partner ? "overlap_compute_slowdown (profile): " : "", m.slowdown,

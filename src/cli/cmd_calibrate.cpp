@@ -1,10 +1,11 @@
-// moeplan calibrate --backend host -o PROFILE [--quick] [--cluster NAME]
+// moeplan calibrate --backend host|cuda -o PROFILE [--quick] [--cluster NAME]
 
 #include <filesystem>
 #include <ostream>
 
 #include <fmt/format.h>
 
+#include <moeplan/calibrate/cuda_calibration.hpp>
 #include <moeplan/calibrate/host_calibration.hpp>
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/fit.hpp>
@@ -25,10 +26,10 @@ struct CalibrateOptions {
 };
 
 void run_calibrate(const CalibrateOptions& o, CliContext& context) {
-  if (o.backend == "cuda")
-    throw Error(ErrorKind::Input, "--backend cuda: the cuda backend needs the GPU build (calibration/, "
-                                  "MOEPLAN_WITH_CUDA); this build has --backend host only");
-  if (o.backend != "host")
+  if (o.backend == "cuda" && !calibrate::cuda_calibration_built())
+    throw Error(ErrorKind::Input, "--backend cuda: the cuda backend needs the GPU build (CUDA and NCCL found by "
+                                  "CMake, MOEPLAN_WITH_CUDA); this build has --backend host only");
+  if (o.backend != "host" && o.backend != "cuda")
     throw Error(ErrorKind::Input, fmt::format("--backend: expected host or cuda, got {}", quoted_for_error(o.backend)));
   if (o.output == "-")
     throw Error(ErrorKind::Input, "-o -: calibrate writes the points beside the profile; give a file name");
@@ -41,29 +42,32 @@ void run_calibrate(const CalibrateOptions& o, CliContext& context) {
   check_utf8_option(o.name.empty() ? "--name (from the -o file name)" : "--name", name);
   const std::string points = calibrate::points_path(o.output);
 
-  calibrate::HostCalibrationOptions options;
-  options.quick = o.quick;
-  options.progress = &context.err;
-  const calibrate::HostCalibration c = calibrate::run_host_calibration(options);
+  const calibrate::HostCalibration c = o.backend == "cuda" ? calibrate::run_cuda_calibration({o.quick, &context.err})
+                                                           : calibrate::run_host_calibration({o.quick, &context.err});
   if (c.rank != 0) return;  // only rank 0 writes
   if (!c.collectives_measured) context.err << "moeplan calibrate: note: " << c.note << '\n';
 
   cost::ProfileFit fit = cost::fit_profile(c.samples, name, o.cluster);
   fit.profile.overlap_compute_slowdown = c.overlap.slowdown;
   for (model::LinearCostSpec& line : fit.profile.costs)
-    line.source = fmt::format("least-squares fit of {} medians (moeplan calibrate --backend host{})", line.points,
-                              o.quick ? " --quick" : "");
+    line.source = fmt::format("least-squares fit of {} medians (moeplan calibrate --backend {}{})", line.points,
+                              o.backend, o.quick ? " --quick" : "");
   model::validate(fit.profile);
   for (const std::string& w : fit.warnings) context.err << "moeplan: warning: " << w << '\n';
 
+  const bool cuda = o.backend == "cuda";
   std::string comment = fmt::format(
-      "Measured on this host by `moeplan calibrate --backend host{}` ({} rank{}); points: {}.\n"
-      "Sizes are bytes (communication, nccl-tests' size) or FLOPs (compute); times ms.\n"
+      "Measured on {} by `moeplan calibrate --backend {}{}` ({} rank{}); points: {}.\n"
+      "Sizes are bytes (communication, nccl-tests' size) or FLOPs (compute); times ms.\n{}"
       "overlap_compute_slowdown = max(1, {:.6g} ms / {:.6g} ms): median of GEMM {}x{}x{} beside {},\n"
-      "over its median alone (docs/cost-model.md, \"Host calibration\").",
-      o.quick ? " --quick" : "", c.world_size, c.world_size == 1 ? "" : "s",
-      std::filesystem::path(points).filename().string(), c.overlap.with_ms, c.overlap.alone_ms, c.overlap.gemm.tokens,
-      c.overlap.gemm.d_model, c.overlap.gemm.ffn, c.overlap.partner);
+      "over its median alone (docs/cost-model.md, \"{} calibration\").",
+      cuda ? c.device : "this host", o.backend, o.quick ? " --quick" : "", c.world_size, c.world_size == 1 ? "" : "s",
+      std::filesystem::path(points).filename().string(),
+      cuda ? "GEMMs: cuBLAS bf16 on the tensor cores (fp32 accumulation); attention: block-causal batched cuBLAS\n"
+             "GEMMs and a masked softmax kernel (not a fused FlashAttention kernel).\n"
+           : "",
+      c.overlap.with_ms, c.overlap.alone_ms, c.overlap.gemm.tokens,
+      c.overlap.gemm.d_model, c.overlap.gemm.ffn, c.overlap.partner, cuda ? "CUDA" : "Host");
   for (const calibrate::OverlapMeasurement& m : c.overlap_measurements)
     if (m.partner != c.overlap.partner)
       comment += fmt::format("\nAlso measured: beside {}: {:.6g} ms / {:.6g} ms = {:.4g}.", m.partner, m.with_ms,
@@ -88,7 +92,8 @@ void add_calibrate_command(CLI::App& app, CliContext& context) {
   auto o = std::make_shared<CalibrateOptions>();
   CLI::App* cmd =
       app.add_subcommand("calibrate", "Measure this machine with microbenchmarks and write a fitted cost profile");
-  cmd->add_option("--backend", o->backend, "host (CPU GEMMs and attention; MPI collectives under mpirun)")
+  cmd->add_option("--backend", o->backend,
+                  "host (CPU GEMMs and attention; MPI collectives under mpirun) or cuda (cuBLAS, NCCL; GPU build)")
       ->required();
   cmd->add_option("-o,--output", o->output, "Profile file to write; the points go to its .points.csv")->required();
   cmd->add_option("--name", o->name, "Profile name (default: the output file's stem)");

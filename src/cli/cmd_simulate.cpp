@@ -13,6 +13,10 @@
 #include <moeplan/core/parallel.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
+#include <moeplan/io/plan_reader.hpp>
+#include <moeplan/report/plan_report.hpp>
+#include <moeplan/io/plan_reader.hpp>
+#include <moeplan/report/plan_report.hpp>
 #include <moeplan/io/timeline_writer.hpp>
 #include <moeplan/plan/scenario_run.hpp>
 #include <moeplan/sim/analysis.hpp>
@@ -195,7 +199,7 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
       throw Error(ErrorKind::Input, "--trace-ranks: chooses the ranks of --trace and --svg; give one of them");
     parse_rank_list(o.trace_ranks);  // a malformed list is refused before anything runs
   }
-  const plan::ScenarioRun run(with_max_memory(io::load_scenario(o.scenario, parse_overrides(o.sets)), o.max_memory_gib));
+  const plan::ScenarioRun run(with_max_memory(io::load_scenario_or_plan(o.scenario, parse_overrides(o.sets)), o.max_memory_gib));
   if (run.spec().schedule.family == "folding") {
     run_folding_simulate(o, run, context);
     return;
@@ -252,7 +256,7 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
     // One object for one schedule; an array for --schedule all (CLI.md).
     io::Json::Array list;
     for (const Result& r : results) {
-      io::Json entry = evaluation_to_json(run.spec().name, r.evaluation);
+      io::Json entry = report::evaluation_to_json(run.spec().name, r.evaluation);
       entry.set("memory_bytes_per_gpu", memory);
       entry.set("fits", fits);
       if (r.noise) entry.set("noise", noise_to_json(*r.noise, r.evaluation.iteration_ms));

@@ -75,49 +75,5 @@ void note_threads_started(const ThreadsStarted& threads, std::ostream& err) {
   note_threads_started(threads.wanted, threads.started, threads.wanted, err);
 }
 
-io::Json evaluation_to_json(const std::string& scenario, const plan::Evaluation& e) {
-  io::Json j = io::Json::object();
-  j.set("scenario", scenario);
-  j.set("schedule", e.schedule);
-  j.set("degree", e.degree);
-  j.set("iteration_ms", e.iteration_ms);
-  j.set("forward_ms", e.forward_ms);
-  j.set("backward_ms", e.backward_ms);
-  j.set("compute_ms", e.compute_ms);
-  j.set("comm_ms", e.comm_ms);
-  j.set("exposed_comm_ms", e.exposed_comm_ms);
-  j.set("bubble_ms", e.bubble_ms);
-  j.set("tasks", e.tasks);
-  j.set("a2a_total_ms", e.a2a_total_ms);
-  j.set("a2a_critical_ms", e.a2a_critical_ms);
-  io::Json flops = io::Json::object();
-  flops.set("forward", e.attention_flops_forward);
-  flops.set("backward", e.attention_flops_backward);
-  j.set("attention_flops", flops);
-  io::Json per_layer = io::Json::array();
-  const std::size_t layers =
-      std::max(e.attention_flops_forward_per_layer.size(), e.attention_flops_backward_per_layer.size());
-  for (std::size_t layer = 0; layer < layers; ++layer) {
-    io::Json entry = io::Json::object();
-    entry.set("layer", static_cast<std::int64_t>(layer));
-    entry.set("forward",
-              layer < e.attention_flops_forward_per_layer.size() ? e.attention_flops_forward_per_layer[layer] : 0.0);
-    entry.set("backward",
-              layer < e.attention_flops_backward_per_layer.size() ? e.attention_flops_backward_per_layer[layer] : 0.0);
-    per_layer.push(std::move(entry));
-  }
-  j.set("attention_flops_per_layer", per_layer);
-  if (e.routing) {
-    // Uneven expert load (docs/cost-model.md): only when workload.routing is not balanced.
-    j.set("routing", e.routing->routing);
-    j.set("routing_priced", e.routing->priced);
-    io::Json per_rank = io::Json::array();
-    for (double ms : e.routing->per_rank_a2a_ms) per_rank.push(ms);
-    j.set("per_rank_a2a_ms", per_rank);
-    j.set("slowest_rank", e.routing->slowest_rank);
-    j.set("dropped_token_fraction", e.routing->dropped_token_fraction);
-  }
-  return j;
-}
 
 }  // namespace moeplan::cli

@@ -14,9 +14,6 @@
 
 namespace moeplan::cli {
 
-/// CLI.md `simulate` keys.
-io::Json evaluation_to_json(const std::string& scenario, const plan::Evaluation& e);
-
 /// Adds --max-memory GIB (default model::kDefaultMaxMemoryBytes): the memory
 /// one simulated task graph may need; a larger graph is refused before it runs.
 void add_max_memory_option(CLI::App* command, double& gib);

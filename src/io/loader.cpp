@@ -368,8 +368,9 @@ void resolve_scenario(const std::string& path, const std::string& text, const st
   const auto not_a_scenario = [&](FileKind kind) {
     return Error(ErrorKind::Input,
                  fmt::format("this is a {} file, not a scenario{}", info(kind).name,
-                             kind == FileKind::Plan ? " (written by `moeplan plan`; give the scenario it was planned "
-                                                      "for, with the plan's knobs as --set)"
+                             kind == FileKind::Plan ? " (`simulate` and `execute` take a plan written by `moeplan "
+                                                      "plan -o`, with its '# proto-message: Plan' first line; other "
+                                                      "commands take the scenario it was planned for)"
                                                     : ""),
                  "", file_only(path));
   };

@@ -36,6 +36,7 @@ Json knobs_to_json(const model::PlanKnobs& k) {
   if (k.ar_chunk_bytes) j.set("ar_chunk_bytes", *k.ar_chunk_bytes);
   if (!k.grad_partition_bytes.empty()) j.set("grad_partition_bytes", ints(k.grad_partition_bytes));
   if (k.parallelism) j.set("parallelism", parallelism_to_json(*k.parallelism));
+  if (k.micro_batch_size) j.set("micro_batch_size", *k.micro_batch_size);
   return j;
 }
 

@@ -529,6 +529,10 @@ pb::Plan to_proto(const model::PlanSpec& s, const std::string& version) {
   if (s.knobs.ar_chunk_bytes) k->set_ar_chunk_bytes(*s.knobs.ar_chunk_bytes);
   for (std::int64_t b : s.knobs.grad_partition_bytes) k->add_grad_partition_bytes(b);
   if (s.knobs.parallelism) *k->mutable_parallelism() = to_proto(*s.knobs.parallelism);
+  if (s.knobs.micro_batch_size) k->set_micro_batch_size(*s.knobs.micro_batch_size);
+  if (!s.scenario_ref.empty()) p.set_scenario_ref(s.scenario_ref);
+  for (const std::string& o : s.scenario_overrides) p.add_scenario_overrides(o);
+  if (!s.family.empty()) p.set_family(s.family);
   return p;
 }
 

@@ -88,6 +88,8 @@ struct HostCalibration {
   bool mpi_built = false;       ///< MOEPLAN_WITH_MPI at build time
   bool collectives_measured = false;
   std::string note;             ///< why no collective lines, when none
+  std::string backend = "host"; ///< the --backend that measured it (cuda_calibration.hpp also fills these)
+  std::string device;           ///< what was measured, e.g. the GPU's name ("" on the host)
 };
 
 /// True when this process was started by mpirun (Open MPI / PMIx environment).

@@ -10,7 +10,7 @@
 namespace moeplan::io {
 
 /// The `knobs` object of CLI.md: degree, degree_forward, degree_backward,
-/// slicing, ar_chunk_bytes, grad_partition_bytes, parallelism, where set.
+/// slicing, ar_chunk_bytes, grad_partition_bytes, parallelism, micro_batch_size, where set.
 Json knobs_to_json(const model::PlanKnobs& knobs);
 Json parallelism_to_json(const model::ParallelSpec& parallel);
 

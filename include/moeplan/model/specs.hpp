@@ -228,11 +228,17 @@ struct PlanKnobs {
   std::optional<std::int64_t> ar_chunk_bytes;
   std::vector<std::int64_t> grad_partition_bytes;
   std::optional<ParallelSpec> parallelism;
+  std::optional<std::int64_t> micro_batch_size;  ///< folding: sequences per micro-batch
 };
 
 /// @brief A plan: the best schedule and knobs found for a scenario.
 struct PlanSpec {
-  std::string scenario;
+  std::string scenario;  ///< the scenario's name
+  /// The scenario as `plan` was given it (bundled name or path) and its --set
+  /// overrides ("field=value", in order): with the knobs, what rebuilds the run.
+  std::string scenario_ref;
+  std::vector<std::string> scenario_overrides;
+  std::string family;
   std::string schedule;
   double iteration_ms = 0;
   double baseline_ms = 0;  ///< schedule none

@@ -1,0 +1,58 @@
+#pragma once
+// CUDA calibration (`moeplan calibrate --backend cuda`): the host backend's
+// benchmarks on a GPU. cuBLAS bf16 GEMMs on the tensor cores, causal attention
+// as block-causal batched GEMMs with a softmax kernel, the overlap slow-down
+// beside NCCL (or, on one GPU, beside device-to-device copies), and NCCL
+// collectives between MPI ranks, one GPU each. The result is the host
+// backend's HostCalibration, so the same points CSV and the same fit
+// (cost::fit_profile) make the profile (docs/cost-model.md, "CUDA calibration").
+// Plain C++: the CUDA code lives in src/calibrate/cuda_calibration.cu, built
+// only with CUDA and NCCL (MOEPLAN_CUDA_ENABLED).
+
+#include <iosfwd>
+#include <vector>
+
+#include <moeplan/calibrate/host_calibration.hpp>
+#include <moeplan/model/specs.hpp>
+
+namespace moeplan::calibrate {
+
+/// nccl-tests' bus-bandwidth factor (doc/PERFORMANCE.md): busbw = algbw x
+/// factor, algbw = size / time. allreduce 2 (n - 1) / n; allgather,
+/// reducescatter and alltoall (n - 1) / n; p2p (sendrecv) 1. A group of one
+/// moves nothing: 0. Only communication ops; gemm or attention: Error.
+double bus_bandwidth_factor(model::OpClass op, int ranks);
+
+/// The GPU GEMM grid: tokens x (d_model, expert ffn) of bundled models,
+/// tokens outermost. quick: tokens {256, 2048, 16384} x {(256, 512),
+/// (1024, 2048), (4096, 14336)}; full: tokens {16, 64, 256, 1024, 4096, 16384}
+/// x {(256, 512) gpt2-tiny-moe, (512, 1024) bert-large-moe, (768, 1536)
+/// gpt-moe-m, (1024, 2048) gpt-moe-l, (1600, 6400) gpt2-xl-moe, (3584, 2560)
+/// qwen2-57b-a14b, (4096, 14336) mixtral-8x7b}.
+std::vector<GemmShape> cuda_gemm_grid(bool quick);
+
+/// The GPU attention grid, 16 heads: quick seq {1024, 4096} x head_dim {128};
+/// full seq {512, 1024, 2048, 4096, 8192} x head_dim {64, 128}.
+std::vector<AttentionShape> cuda_attention_grid(bool quick);
+
+/// Query rows per block of the block-causal attention: block b's scores cover
+/// the keys up to its last query, so the computed pairs exceed the causal
+/// L (L + 1) / 2 by at most L x (block - 1) / 2.
+inline constexpr std::int64_t kAttentionQueryBlock = 256;
+
+struct CudaCalibrationOptions {
+  bool quick = false;
+  std::ostream* progress = nullptr;  ///< one line per benchmark group (rank 0 only)
+};
+
+/// True when this moeplan was built with CUDA and NCCL.
+bool cuda_calibration_built();
+
+/// Runs every benchmark on this process's GPU (rank r uses device r mod the
+/// device count). Under mpirun with 2+ ranks (and MPI built) the NCCL
+/// communicator is bootstrapped with MPI and the collectives are measured.
+/// Runtime Error when no GPU is present or CUDA, cuBLAS, NCCL or MPI fails;
+/// input Error (field --backend) in a build without CUDA.
+HostCalibration run_cuda_calibration(const CudaCalibrationOptions& options);
+
+}  // namespace moeplan::calibrate

@@ -1,0 +1,69 @@
+#pragma once
+// The GPU side of `calibrate --backend cuda`, behind a plain C++ interface so
+// that the orchestration (MPI, progress, samples: cuda_calibration_run.cpp)
+// compiles with the host compiler and the project's warnings. Implemented in
+// cuda_calibration.cu. Every time is per repetition, from cudaEvents recorded
+// around each launch on the timed stream, after `warmup` untimed launches.
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <moeplan/calibrate/host_calibration.hpp>
+#include <moeplan/model/specs.hpp>
+
+namespace moeplan::calibrate::gpu {
+
+/// CUDA devices visible to this process; 0 with `why` filled when none (no
+/// driver, no device).
+int device_count(std::string& why);
+
+/// NCCL's unique id, as bytes to broadcast with MPI.
+using UniqueId = std::array<char, 128>;
+UniqueId nccl_unique_id();
+
+/// @brief GEMMs beside a partner on another stream, and whether the partner
+/// was still running when the last GEMM ended.
+struct Beside {
+  std::vector<double> gemm_ms;  ///< empty on ranks that only ran the partner
+  bool covered = false;
+};
+
+/// @brief One GPU: cuBLAS handle, streams and buffers for the benchmarks.
+class Bench {
+ public:
+  /// Uses device `device`; buffers are sized for `gemms` (and the overlap GEMM among them).
+  Bench(int device, const std::vector<GemmShape>& gemms);
+  ~Bench();
+  Bench(const Bench&) = delete;
+  Bench& operator=(const Bench&) = delete;
+
+  /// "NVIDIA H100 80GB HBM3, 132 SMs".
+  std::string device_name() const;
+  std::vector<double> gemm_ms(const GemmShape& shape, const Repetitions& reps);
+  std::vector<double> attention_ms(const AttentionShape& shape, const Repetitions& reps);
+
+  /// Joins the NCCL communicator of `world` ranks.
+  void init_nccl(const UniqueId& id, int world, int rank);
+  /// One collective of nccl-tests `size` bytes (float): alltoall as grouped
+  /// ncclSend/ncclRecv of size / world to every peer, allgather output size,
+  /// reducescatter input size, allreduce size, p2p send size to the next rank
+  /// while receiving from the previous one.
+  std::vector<double> collective_ms(model::OpClass op, double size_bytes, const Repetitions& reps);
+
+  /// Median time of one device-to-device copy of `bytes`, or of one ncclAllReduce of `bytes`.
+  double copy_ms(std::size_t bytes);
+  double allreduce_ms(std::size_t bytes);
+  /// `count` copies (or allreduces) of `bytes` on the side stream; the timed
+  /// GEMMs start once the first has ended (gemm null: the partner only).
+  Beside gemm_beside_copies(const GemmShape& gemm, const Repetitions& reps, int count, std::size_t bytes);
+  Beside gemm_beside_allreduce(const GemmShape* gemm, const Repetitions& reps, int count, std::size_t bytes);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace moeplan::calibrate::gpu

@@ -1,0 +1,68 @@
+// The GPU-free part of the CUDA calibration: its grids and nccl-tests'
+// bus-bandwidth factors, built on every machine so that CI tests them; and
+// run_cuda_calibration's refusal in a build without CUDA.
+
+#include <moeplan/calibrate/cuda_calibration.hpp>
+
+#include <utility>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+
+namespace moeplan::calibrate {
+
+double bus_bandwidth_factor(model::OpClass op, int ranks) {
+  MOEPLAN_CHECK(ranks >= 1, "bus_bandwidth_factor: ranks >= 1");
+  const double n = ranks;
+  switch (op) {
+    case model::OpClass::AllReduce:
+      return 2.0 * (n - 1) / n;
+    case model::OpClass::AllGather:
+    case model::OpClass::ReduceScatter:
+    case model::OpClass::A2A:
+      return (n - 1) / n;
+    case model::OpClass::P2P:
+      return ranks == 1 ? 0.0 : 1.0;
+    default:
+      throw Error(ErrorKind::Runtime,
+                  fmt::format("bus_bandwidth_factor: {} is not communication", model::to_string(op)));
+  }
+}
+
+std::vector<GemmShape> cuda_gemm_grid(bool quick) {
+  // (d_model, expert ffn hidden) of models/*.textproto.
+  using Pair = std::pair<std::int64_t, std::int64_t>;
+  const std::vector<Pair> pairs = quick ? std::vector<Pair>{{256, 512}, {1024, 2048}, {4096, 14336}}
+                                        : std::vector<Pair>{{256, 512},   {512, 1024},  {768, 1536},  {1024, 2048},
+                                                            {1600, 6400}, {3584, 2560}, {4096, 14336}};
+  const std::vector<std::int64_t> tokens =
+      quick ? std::vector<std::int64_t>{256, 2048, 16384} : std::vector<std::int64_t>{16, 64, 256, 1024, 4096, 16384};
+  std::vector<GemmShape> grid;
+  for (std::int64_t t : tokens)
+    for (const auto& [d, f] : pairs) grid.push_back({t, d, f});
+  return grid;
+}
+
+std::vector<AttentionShape> cuda_attention_grid(bool quick) {
+  const std::vector<std::int64_t> seq =
+      quick ? std::vector<std::int64_t>{1024, 4096} : std::vector<std::int64_t>{512, 1024, 2048, 4096, 8192};
+  const std::vector<std::int64_t> head_dim =
+      quick ? std::vector<std::int64_t>{128} : std::vector<std::int64_t>{64, 128};
+  std::vector<AttentionShape> grid;
+  for (std::int64_t l : seq)
+    for (std::int64_t k : head_dim) grid.push_back({l, 16, k});
+  return grid;
+}
+
+#ifndef MOEPLAN_WITH_CUDA_CALIBRATION
+bool cuda_calibration_built() { return false; }
+
+HostCalibration run_cuda_calibration(const CudaCalibrationOptions&) {
+  throw Error(ErrorKind::Input,
+              "--backend cuda: the cuda backend needs the GPU build (CUDA and NCCL found by CMake, "
+              "MOEPLAN_WITH_CUDA); this build has --backend host only");
+}
+#endif
+
+}  // namespace moeplan::calibrate

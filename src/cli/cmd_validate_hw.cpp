@@ -1,0 +1,137 @@
+// moeplan validate-hw SCENARIO --backend host|cuda [--profile P] [--iterations N] [--warmup N] [--json] [--set k=v]...
+// The loop as one command: simulate every schedule of the scenario's family,
+// execute each on the backend, and set the simulator's ranking beside the measured one.
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/io/json.hpp>
+#include <moeplan/io/loader.hpp>
+
+#include "cli_context.hpp"
+#include "execute_support.hpp"
+
+namespace moeplan::cli {
+namespace {
+
+struct ValidateHwOptions {
+  std::string scenario;
+  std::string backend;
+  std::string profile;
+  int iterations = 3;
+  int warmup = 1;
+  bool json = false;
+  std::vector<std::string> sets;
+};
+
+struct Row {
+  std::string schedule;
+  std::int64_t degree = 1;
+  double simulated_ms = 0;
+  double measured_ms = 0;
+  double error_pct = 0;
+  std::size_t simulated_rank = 0;  // 1 = fastest
+  std::size_t measured_rank = 0;
+};
+
+// 1-based ranks by ascending time; ties keep the family's schedule order.
+std::vector<std::size_t> ranks_of(const std::vector<double>& ms) {
+  std::vector<std::size_t> order(ms.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ms[a] < ms[b]; });
+  std::vector<std::size_t> rank(ms.size());
+  for (std::size_t i = 0; i < order.size(); ++i) rank[order[i]] = i + 1;
+  return rank;
+}
+
+void run_validate_hw(const ValidateHwOptions& o, CliContext& context) {
+  std::vector<std::string> sets = o.sets;
+  if (!o.profile.empty()) sets.push_back("profile_ref=" + o.profile);
+  const plan::ScenarioRun run(io::load_scenario(o.scenario, parse_overrides(sets)));
+  check_executable(run.spec());
+  const std::unique_ptr<exec::Backend> backend = exec::make_backend(o.backend);
+  exec::ExecuteOptions options;
+  options.iterations = o.iterations;
+  options.warmup_iterations = o.warmup;
+  options.progress = &context.err;
+  std::vector<Row> rows;
+  for (const plan::RequestedSchedule& r : run.schedules("all")) {
+    if (r.skipped_because) {
+      context.err << fmt::format("moeplan: note: {} skipped: {}\n", r.name, *r.skipped_because);
+      continue;
+    }
+    const ExecutedSchedule e = execute_schedule(run, r.name, std::nullopt, *backend, options);
+    if (!e.measured.complete) continue;  // an MPI process other than 0
+    rows.push_back({e.schedule, e.degree, e.comparison.simulated_iteration_ms, e.comparison.measured_iteration_ms,
+                    e.comparison.iteration_error_pct, 0, 0});
+  }
+  if (rows.empty()) return;
+  std::vector<double> simulated, measured;
+  for (const Row& r : rows) {
+    simulated.push_back(r.simulated_ms);
+    measured.push_back(r.measured_ms);
+  }
+  const std::vector<std::size_t> sim_rank = ranks_of(simulated), real_rank = ranks_of(measured);
+  std::size_t sim_best = 0, real_best = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    rows[i].simulated_rank = sim_rank[i];
+    rows[i].measured_rank = real_rank[i];
+    if (sim_rank[i] == 1) sim_best = i;
+    if (real_rank[i] == 1) real_best = i;
+  }
+  if (o.json) {
+    io::Json j = io::Json::object();
+    j.set("scenario", run.spec().name);
+    j.set("backend", backend->name());
+    j.set("profile", run.spec().profile ? run.spec().profile->name : std::string());
+    io::Json::Array list;
+    for (const Row& r : rows) {
+      io::Json e = io::Json::object();
+      e.set("schedule", r.schedule);
+      e.set("degree", r.degree);
+      e.set("simulated_iteration_ms", r.simulated_ms);
+      e.set("measured_iteration_ms", r.measured_ms);
+      e.set("iteration_error_pct", r.error_pct);
+      e.set("simulated_rank", static_cast<std::int64_t>(r.simulated_rank));
+      e.set("measured_rank", static_cast<std::int64_t>(r.measured_rank));
+      list.push_back(std::move(e));
+    }
+    j.set("schedules", io::Json(std::move(list)));
+    j.set("simulated_best", rows[sim_best].schedule);
+    j.set("measured_best", rows[real_best].schedule);
+    context.out << j.dump() << '\n';
+    return;
+  }
+  context.out << fmt::format("{} on {} (profile {}):\n", run.spec().name, backend->name(),
+                             run.spec().profile ? run.spec().profile->name : "");
+  context.out << fmt::format("  {:<14} {:>4} {:>14} {:>14} {:>9} {:>9} {:>9}\n", "schedule", "d", "simulated ms",
+                             "measured ms", "error", "sim rank", "meas rank");
+  for (const Row& r : rows)
+    context.out << fmt::format("  {:<14} {:>4} {:>14.3f} {:>14.3f} {:>+8.1f}% {:>9} {:>9}\n", r.schedule, r.degree,
+                               r.simulated_ms, r.measured_ms, r.error_pct, r.simulated_rank, r.measured_rank);
+  context.out << fmt::format("simulator ranked first: {}; measured fastest: {}{}\n", rows[sim_best].schedule,
+                             rows[real_best].schedule, sim_best == real_best ? " (agree)" : " (disagree)");
+}
+
+}  // namespace
+
+void add_validate_hw_command(CLI::App& app, CliContext& context) {
+  auto o = std::make_shared<ValidateHwOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "validate-hw", "Simulate and execute every schedule of a scenario; the simulated ranking beside the measured one");
+  cmd->add_option("scenario", o->scenario, "Scenario (bundled name or path)")->required();
+  cmd->add_option("--backend", o->backend, "host or cuda")->required();
+  cmd->add_option("--profile", o->profile, "Cost profile that prices the simulation (default: the scenario's)");
+  cmd->add_option("--iterations", o->iterations, "Measured iterations per schedule (default 3)")->check(positive());
+  cmd->add_option("--warmup", o->warmup, "Warm-up iterations per schedule (default 1)")->check(non_negative());
+  cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_option("--set", o->sets, "Override a scalar field: field.path=value (repeatable)");
+  cmd->callback([o, &context] { run_validate_hw(*o, context); });
+}
+
+}  // namespace moeplan::cli

@@ -1,0 +1,138 @@
+#include <moeplan/io/plan_reader.hpp>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+
+#include "io/proto/moeplan.pb.h"
+#include "proto_text.hpp"
+
+namespace moeplan::io {
+namespace {
+
+model::PlanSpec to_spec(const pb::Plan& p, const std::string& path) {
+  const auto missing = [&](const char* field) {
+    return Error(ErrorKind::Input,
+                 fmt::format("missing: a plan names {} so that simulate and execute can rebuild the run (a plan "
+                             "written before plans carried it does not: plan again)",
+                             field),
+                 field, SourceLocation{path});
+  };
+  if (!p.has_scenario_ref()) throw missing("scenario_ref");
+  if (!p.has_family()) throw missing("family");
+  if (!p.has_schedule()) throw missing("schedule");
+  model::PlanSpec s;
+  s.scenario = p.scenario();
+  s.scenario_ref = p.scenario_ref();
+  s.scenario_overrides.assign(p.scenario_overrides().begin(), p.scenario_overrides().end());
+  s.family = p.family();
+  s.schedule = p.schedule();
+  s.iteration_ms = p.iteration_ms();
+  s.baseline_ms = p.baseline_ms();
+  s.speedup = p.speedup();
+  const pb::Knobs& k = p.knobs();
+  if (k.has_degree()) s.knobs.degree = k.degree();
+  if (k.has_degree_forward()) s.knobs.degree_forward = k.degree_forward();
+  if (k.has_degree_backward()) s.knobs.degree_backward = k.degree_backward();
+  s.knobs.slicing_tokens.assign(k.slicing().begin(), k.slicing().end());
+  if (k.has_ar_chunk_bytes()) s.knobs.ar_chunk_bytes = k.ar_chunk_bytes();
+  s.knobs.grad_partition_bytes.assign(k.grad_partition_bytes().begin(), k.grad_partition_bytes().end());
+  if (k.has_micro_batch_size()) s.knobs.micro_batch_size = k.micro_batch_size();
+  if (k.has_parallelism()) {
+    const pb::Parallelism& q = k.parallelism();
+    model::ParallelSpec par;
+    par.tp = q.tp();
+    par.cp = q.cp();
+    par.dp = q.dp();
+    par.pp = q.pp();
+    par.ep = q.ep();
+    par.etp = q.etp();
+    par.edp = q.edp();
+    par.vpp = q.vpp();
+    par.sequence_parallel = q.sequence_parallel();
+    s.knobs.parallelism = par;
+  }
+  return s;
+}
+
+Override knob(const std::string& field, const std::string& value, const std::string& plan_path,
+              const std::string& knob_field) {
+  Override o{field, value};
+  o.origin.file = plan_path;
+  o.origin_field = knob_field;
+  return o;
+}
+
+}  // namespace
+
+model::PlanSpec load_plan(const std::string& name_or_path) {
+  const std::string path = resolve_path(FileKind::Plan, name_or_path);
+  pb::Plan plan;
+  parse_text_proto(path, read_text_file(path), plan);
+  return to_spec(plan, path);
+}
+
+std::vector<Override> plan_knob_overrides(const model::PlanSpec& plan, const std::string& plan_path) {
+  std::vector<Override> out;
+  const model::PlanKnobs& k = plan.knobs;
+  if (plan.family == "folding") {
+    if (!k.parallelism)
+      throw Error(ErrorKind::Input, "a folding plan names its mapping (knobs.parallelism)", "knobs.parallelism",
+                  SourceLocation{plan_path});
+    const model::ParallelSpec& p = *k.parallelism;
+    for (const auto& [field, value] : {std::pair{"tp", p.tp}, {"cp", p.cp}, {"pp", p.pp}, {"vpp", p.vpp},
+                                       {"ep", p.ep}, {"etp", p.etp}})
+      out.push_back(knob(fmt::format("parallelism.{}", field), std::to_string(value), plan_path,
+                         fmt::format("knobs.parallelism.{}", field)));
+    if (k.micro_batch_size)
+      out.push_back(knob("workload.micro_batch_size", std::to_string(*k.micro_batch_size), plan_path,
+                         "knobs.micro_batch_size"));
+    return out;
+  }
+  out.push_back(knob("schedule.name", plan.schedule, plan_path, "schedule"));
+  if (plan.family == "fsmoe") return out;  // the builder derives the closed forms' knobs again
+  if (k.degree) out.push_back(knob("schedule.degree", std::to_string(*k.degree), plan_path, "knobs.degree"));
+  if (plan.family == "foldmoe" && (plan.schedule == "aaam" || plan.schedule == "1a1m") &&
+      !k.slicing_tokens.empty()) {
+    std::string list;
+    for (std::int64_t t : k.slicing_tokens) list += fmt::format("{}{}", list.empty() ? "" : ",", t);
+    out.push_back(knob("schedule.slicing", list, plan_path, "knobs.slicing"));
+  }
+  if (plan.family == "flowmoe" && k.ar_chunk_bytes)
+    out.push_back(
+        knob("schedule.ar_chunk_bytes", std::to_string(*k.ar_chunk_bytes), plan_path, "knobs.ar_chunk_bytes"));
+  return out;
+}
+
+model::ScenarioSpec load_planned_scenario(const std::string& plan_path, const std::vector<Override>& overrides) {
+  const std::string path = resolve_path(FileKind::Plan, plan_path);
+  const model::PlanSpec plan = load_plan(path);
+  std::vector<Override> all;
+  for (std::size_t i = 0; i < plan.scenario_overrides.size(); ++i) {
+    Override o = parse_override(plan.scenario_overrides[i]);
+    o.origin.file = path;
+    o.origin_field = fmt::format("scenario_overrides[{}]", i);
+    all.push_back(std::move(o));
+  }
+  for (Override& o : plan_knob_overrides(plan, path)) all.push_back(std::move(o));
+  all.insert(all.end(), overrides.begin(), overrides.end());
+  model::ScenarioSpec spec = load_scenario(resolve_reference_path(FileKind::Scenario, plan.scenario_ref, path), all);
+  if (spec.schedule.family != plan.family)
+    throw Error(ErrorKind::Input,
+                fmt::format("the plan is for a {} scenario, but {} is now of family {}", plan.family,
+                            plan.scenario_ref, spec.schedule.family),
+                "family", SourceLocation{path});
+  return spec;
+}
+
+model::ScenarioSpec load_scenario_or_plan(const std::string& name_or_path, const std::vector<Override>& overrides) {
+  bool is_plan = false;
+  try {
+    is_plan = detect_kind(resolve_any_path(name_or_path)) == FileKind::Plan;
+  } catch (const Error&) {
+    // Not a file of a kind we can tell: load_scenario says what is wrong with it.
+  }
+  return is_plan ? load_planned_scenario(name_or_path, overrides) : load_scenario(name_or_path, overrides);
+}
+
+}  // namespace moeplan::io
