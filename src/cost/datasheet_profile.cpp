@@ -62,7 +62,6 @@ std::optional<model::GemmShapeModelSpec> datasheet_gemm_shape(const model::GpuSp
   // The gemm line's efficiency: a GEMM that fills whole waves costs what the line says.
   g.efficiency = a.gemm_efficiency;
   g.alpha_ms = a.compute_alpha_ms;
-  g.bytes_per_element = a.dtype == ComputeDtype::Half ? 2 : 4;
   g.provenance = model::Provenance::Datasheet;
   g.source = fmt::format("{}: {} SMs, {} peak {:.4g} TFLOP/s x efficiency {}, memory {:.4g} GB/s, tile {} x {}{}",
                          gpu.name, g.units, a.dtype == ComputeDtype::Half ? "half-precision tensor" : "fp32",

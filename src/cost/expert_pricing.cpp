@@ -10,10 +10,11 @@ int ffn_gemms(const model::ModelSpec& m) { return m.moe.expert_type == model::Ff
 
 // One FFN's forward kernels: (gemms - 1) of [rows x d] x [d x hidden] (up; and
 // gate for SwiGLU) and one [rows x hidden] x [hidden x d] (down).
-void add_ffn(std::vector<GemmShape>& out, int gemms, double rows, double d, double hidden, double batch) {
+void add_ffn(std::vector<GemmShape>& out, int gemms, double rows, double d, double hidden, double batch,
+             double element_bytes) {
   if (batch <= 0) return;
-  for (int i = 0; i + 1 < gemms; ++i) out.push_back({rows, hidden, d, batch});
-  out.push_back({rows, d, hidden, batch});
+  for (int i = 0; i + 1 < gemms; ++i) out.push_back({rows, hidden, d, batch, element_bytes});
+  out.push_back({rows, d, hidden, batch, element_bytes});
 }
 }  // namespace
 
@@ -24,9 +25,9 @@ std::vector<GemmShape> expert_forward_gemms(const model::ModelSpec& m, const mod
   const double local_experts = as_double(m.moe.num_experts) / as_double(p.ep);
   std::vector<GemmShape> out;
   add_ffn(out, ffn_gemms(m), s.expert_slots * as_double(p.etp) / local_experts / parts, d,
-          as_double(m.moe.expert_ffn_hidden) / as_double(p.etp), local_experts);
+          as_double(m.moe.expert_ffn_hidden) / as_double(p.etp), local_experts, as_double(m.dtype_bytes));
   add_ffn(out, ffn_gemms(m), s.tokens_per_rank / parts, d, as_double(m.moe.shared_expert_ffn_hidden),
-          as_double(m.moe.num_shared_experts));
+          as_double(m.moe.num_shared_experts), as_double(m.dtype_bytes));
   return out;
 }
 

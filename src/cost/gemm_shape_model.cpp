@@ -40,15 +40,16 @@ double gemm_compute_ms(const model::GemmShapeModelSpec& g, const GemmShape& s) {
 }
 
 double gemm_memory_ms(const model::GemmShapeModelSpec& g, const GemmShape& s) {
+  MOEPLAN_CHECK(s.element_bytes > 0, "a GEMM shape names its element size (the model's dtype_bytes)");
   const double elements = s.batch * (s.m * s.k + s.k * s.n + s.m * s.n);
-  return elements * as_double(g.bytes_per_element) / g.memory_bytes_per_s * kMsPerSecond;
+  return elements * s.element_bytes / g.memory_bytes_per_s * kMsPerSecond;
 }
 
 double gemm_time_ms(const model::GemmShapeModelSpec& g, const GemmShape& s) {
   return g.alpha_ms + std::max(gemm_compute_ms(g, s), gemm_memory_ms(g, s));
 }
 
-GemmShape input_gradient_shape(const GemmShape& f) { return {f.m, f.k, f.n, f.batch}; }
-GemmShape weight_gradient_shape(const GemmShape& f) { return {f.k, f.n, f.m, f.batch}; }
+GemmShape input_gradient_shape(const GemmShape& f) { return {f.m, f.k, f.n, f.batch, f.element_bytes}; }
+GemmShape weight_gradient_shape(const GemmShape& f) { return {f.k, f.n, f.m, f.batch, f.element_bytes}; }
 
 }  // namespace moeplan::cost

@@ -281,7 +281,6 @@ model::GemmShapeModelSpec to_spec(const pb::GemmShapeModel& g) {
   s.memory_bytes_per_s = memory_gbytes_per_s * 1e9;
   s.efficiency = required(g.has_efficiency(), g.efficiency(), "efficiency");
   s.alpha_ms = required(g.has_alpha_ms(), g.alpha_ms(), "alpha_ms");
-  s.bytes_per_element = required(g.has_bytes_per_element(), g.bytes_per_element(), "bytes_per_element");
   switch (g.provenance()) {
     case pb::PAPER:
       s.provenance = model::Provenance::Paper;
@@ -502,7 +501,6 @@ pb::CostProfile to_proto(const model::CostProfileSpec& s) {
     out->set_memory_gbytes_per_s(g.memory_bytes_per_s / 1e9);
     out->set_efficiency(g.efficiency);
     out->set_alpha_ms(g.alpha_ms);
-    out->set_bytes_per_element(g.bytes_per_element);
     out->set_provenance(g.provenance == model::Provenance::Measured ? pb::MEASURED
                         : g.provenance == model::Provenance::Paper  ? pb::PAPER
                                                                     : pb::DATASHEET);

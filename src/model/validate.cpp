@@ -236,9 +236,6 @@ void validate_gemm_shape(const GemmShapeModelSpec& g, const std::string& at) {
           fmt::format("must be in (0, 1], got {}", g.efficiency));
   require(std::isfinite(g.alpha_ms) && g.alpha_ms >= 0 && g.alpha_ms < kMaxAlphaMs, at + ".alpha_ms",
           fmt::format("must be a finite time in [0, {}) ms, got {}", kMaxAlphaMs, g.alpha_ms));
-  require(g.bytes_per_element == 1 || g.bytes_per_element == 2 || g.bytes_per_element == 4 ||
-              g.bytes_per_element == 8,
-          at + ".bytes_per_element", fmt::format("must be 1, 2, 4 or 8, got {}", g.bytes_per_element));
   if (g.r2) require(std::isfinite(*g.r2) && *g.r2 <= 1, at + ".r2", fmt::format("must be at most 1, got {}", *g.r2));
   require(g.points >= 0, at + ".points", fmt::format("must not be negative, got {}", g.points));
 }

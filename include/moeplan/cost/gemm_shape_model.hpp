@@ -21,6 +21,9 @@ struct GemmShape {
   double n = 0;      ///< columns of B and C
   double k = 0;      ///< the reduction
   double batch = 1;  ///< products in the kernel
+  /// Bytes of one element of A, B and C: the model's dtype_bytes (the memory
+  /// side reads it; 0 is refused there, so a caller cannot forget it).
+  double element_bytes = 0;
 };
 
 /// 2 m n k x batch: the multiply-adds, 2 FLOPs each.
@@ -41,7 +44,8 @@ double split_k(double tiles, std::int64_t units);
 /// / (peak / units x efficiency), in ms.
 double gemm_compute_ms(const model::GemmShapeModelSpec& model, const GemmShape& shape);
 
-/// Memory side: batch x (m k + k n + m n) elements read or written once, in ms.
+/// Memory side: batch x (m k + k n + m n) elements of shape.element_bytes read
+/// or written once, in ms.
 double gemm_memory_ms(const model::GemmShapeModelSpec& model, const GemmShape& shape);
 
 /// alpha + max(compute, memory), in ms.

@@ -179,7 +179,6 @@ struct GemmShapeModelSpec {
   double memory_bytes_per_s = 0;          ///< device memory bandwidth
   double efficiency = 1;                  ///< share of the per-unit peak a full tile reaches
   double alpha_ms = 0;                    ///< launch and tail, once per GEMM kernel
-  std::int64_t bytes_per_element = 2;     ///< of A, B and C
   Provenance provenance = Provenance::Datasheet;
   std::string source;                     ///< where the numbers come from
   std::optional<double> r2;               ///< of a fit to measured points

@@ -25,7 +25,7 @@ double task_ms(const dag::TaskGraph& g, const std::string& name) {
 // hidden 512. Forward GEMMs: up [2048 x 256] x [256 x 512], down
 // [2048 x 512] x [512 x 256], 536,870,912 FLOPs each.
 // Shape model: 48 units of 1e12 FLOP/s at efficiency 0.5 (48e12 peak), 128 x
-// 128 tiles, 1e12 B/s, 4-byte elements, 0.01 ms; the line is its full-rate
+// 128 tiles, 1e12 B/s, the model's 4-byte elements, 0.01 ms; the line is its full-rate
 // equivalent, 0.01 ms + FLOPs / 24e12 FLOP/s (4.1667e-11 ms per FLOP).
 // - up: 16 x 4 = 64 tiles = 2 waves (1.33 full) of 2 x 128 x 128 x 256 FLOPs
 //   at 5e11 = 0.033554432 ms; down: 16 x 2 = 32 tiles < 48, split_k
@@ -59,7 +59,6 @@ TEST_CASE("FlowMoE prices expert GEMMs by shape when the profile has the block",
   g.memory_bytes_per_s = 1e12;
   g.efficiency = 0.5;
   g.alpha_ms = 0.01;
-  g.bytes_per_element = 4;
   s.profile->gemm_shape = g;
   const auto shaped = sched::build_flowmoe(s, cost::CostModel(*s.profile), knobs);
   CHECK(task_ms(shaped.graph, "fwd L0 experts m0") == Approx(0.087108864));
