@@ -168,6 +168,14 @@ OverlapMeasurement measure_overlap(bool quick) {
   return m;
 }
 
+// Median copy of the CopyLoop's 64 MiB buffer: each byte read once and written once.
+double measure_memory_bandwidth(const Repetitions& reps) {
+  const std::size_t bytes = CopyLoop::kBytes;
+  std::vector<unsigned char> from(bytes, 1), to(bytes, 0);
+  const double ms = median_time_ms(reps, [&] { std::memcpy(to.data(), from.data(), bytes); });
+  return 2.0 * static_cast<double>(bytes) / (ms / 1e3);
+}
+
 void progress(const HostCalibrationOptions& o, const std::string& line) {
   if (o.progress) *o.progress << "moeplan calibrate: " << line << std::endl;
 }
@@ -184,7 +192,12 @@ void measure_compute(const HostCalibrationOptions& o, HostCalibration& out) {
     t.size = gemm_flops(s);
     t.time_ms = time_gemm(s, reps);
     out.samples.push_back(t);
+    // HostGemm(m, k, n): A[tokens x d_model] B[d_model x ffn], float elements.
+    const double to = static_cast<double>(s.tokens), d = static_cast<double>(s.d_model),
+                 f = static_cast<double>(s.ffn);
+    out.gemm_points.push_back({cost::GemmShape{to, f, d, 1, sizeof(float)}, t.time_ms});
   }
+  out.memory_bytes_per_s = measure_memory_bandwidth(reps);
   progress(o, fmt::format("gemm: {} shapes, median of {} after {} warm-up, {:.1f} s", gemms.size(), reps.timed,
                           reps.warmup, elapsed_ms(start) / 1000.0));
   start = Clock::now();
@@ -434,6 +447,30 @@ HostCalibration run_host_calibration(const HostCalibrationOptions& o) {
 #endif
   measure_compute(o, out);
   return out;
+}
+
+std::optional<model::GemmShapeModelSpec> host_gemm_shape(const HostCalibration& c) {
+  if (c.gemm_points.empty() || c.memory_bytes_per_s <= 0) return std::nullopt;
+  model::GemmShapeModelSpec g;
+  g.units = 1;
+  // Eigen's float GEBP micro-kernel computes an mr x nr block of C per step
+  // (Eigen/src/Core/products/GeneralBlockPanelKernel.h: mr = 3 packets of
+  // rows, nr = 4, or 8 with 32 vector registers): the tile a partial row or
+  // column block rounds up to. Eigen's larger cache blocks (kc, mc, nc) do not
+  // pad: their remainders run as smaller blocks.
+  using Traits = Eigen::internal::gebp_traits<float, float>;
+  g.tile_m = static_cast<std::int64_t>(Traits::mr);
+  g.tile_n = static_cast<std::int64_t>(Traits::nr);
+  g.memory_bytes_per_s = c.memory_bytes_per_s;
+  g.peak_flops_per_s = cost::highest_tile_rate(g, c.gemm_points);
+  g.provenance = model::Provenance::Measured;
+  g = cost::fit_gemm_shape(g, c.gemm_points);
+  g.source = fmt::format("least-squares fit of efficiency and alpha to {} of {} GEMM medians (moeplan calibrate "
+                         "--backend host): 1 core, Eigen float micro-kernel tile {} x {}, peak = the best measured "
+                         "tile rate {:.4g} GFLOP/s, memory = median 64 MiB copy {:.4g} GB/s",
+                         g.points, c.gemm_points.size(), g.tile_m, g.tile_n, g.peak_flops_per_s / 1e9,
+                         g.memory_bytes_per_s / 1e9);
+  return g;
 }
 
 std::string points_csv(const HostCalibration& c) {

@@ -50,6 +50,7 @@ void run_calibrate(const CalibrateOptions& o, CliContext& context) {
   cost::ProfileFit fit = cost::fit_profile(c.samples, name, o.cluster);
   fit.profile.overlap_compute_slowdown = c.overlap.slowdown;
   if (c.comm_overlap) fit.profile.overlap_comm_slowdown = c.comm_overlap->slowdown;
+  fit.profile.gemm_shape = calibrate::host_gemm_shape(c);
   for (model::LinearCostSpec& line : fit.profile.costs)
     line.source = fmt::format("least-squares fit of {} medians (moeplan calibrate --backend {}{})", line.points,
                               o.backend, o.quick ? " --quick" : "");
@@ -89,6 +90,11 @@ void run_calibrate(const CalibrateOptions& o, CliContext& context) {
     context.out << fmt::format("{} {} group {}: alpha {:.6g} ms, beta {:.6g} ms/unit, r^2 {:.5f}, {} points\n",
                                model::to_string(line.op), model::to_string(line.link), line.group, line.alpha_ms,
                                line.beta_ms_per_unit, line.r2, line.points);
+  if (const auto& g = fit.profile.gemm_shape)
+    context.out << fmt::format("gemm_shape: {} unit, tile {} x {}, peak {:.6g} GFLOP/s, memory {:.6g} GB/s, efficiency "
+                               "{:.6g}, alpha {:.6g} ms, r^2 {:.5f}, {} points\n",
+                               g->units, g->tile_m, g->tile_n, g->peak_flops_per_s / 1e9, g->memory_bytes_per_s / 1e9,
+                               g->efficiency, g->alpha_ms, g->r2.value_or(0), g->points);
   context.out << fmt::format("overlap_compute_slowdown {:.6g} (GEMM {:.6g} ms beside {}, {:.6g} ms alone)\n",
                              c.overlap.slowdown, c.overlap.with_ms, c.overlap.partner, c.overlap.alone_ms);
   if (c.comm_overlap)

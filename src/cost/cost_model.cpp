@@ -16,8 +16,10 @@ std::size_t index(model::LinkClass link) { return static_cast<std::size_t>(link)
 }  // namespace
 
 CostModel::CostModel(const model::CostProfileSpec& profile)
-    : profile_name_(profile.name), overlap_compute_slowdown_(profile.overlap_compute_slowdown),
-      overlap_comm_slowdown_(profile.overlap_comm_slowdown) {
+    : profile_name_(profile.name),
+      overlap_compute_slowdown_(profile.overlap_compute_slowdown),
+      overlap_comm_slowdown_(profile.overlap_comm_slowdown),
+      gemm_shape_(profile.gemm_shape) {
   for (const model::LinearCostSpec& line : profile.costs) lines_[index(line.op)][index(line.link)].push_back(line);
   for (auto& per_op : lines_)
     for (auto& per_link : per_op)
@@ -143,6 +145,11 @@ LinearModel CommLines::dominant(double bytes) const {
 Milliseconds CostModel::compute(model::OpClass op, double flops) const {
   MOEPLAN_CHECK(!is_communication(op), "compute() called with a communication op");
   return Milliseconds{line_for(op, model::LinkClass::Local, 1).predict_ms(flops)};
+}
+
+Milliseconds CostModel::gemm(const GemmShape& shape) const {
+  if (gemm_shape_) return Milliseconds{gemm_time_ms(*gemm_shape_, shape)};
+  return compute(model::OpClass::Gemm, gemm_flops(shape));
 }
 
 Milliseconds CostModel::communication(model::OpClass op, const GroupShape& group, double size_bytes) const {

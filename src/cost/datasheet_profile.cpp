@@ -30,7 +30,47 @@ model::LinearCostSpec line(model::OpClass op, model::LinkClass link, std::int64_
   return c;
 }
 
+// CUTLASS's default tensor-core threadblock tile, 128 x 256
+// (include/cutlass/gemm/device/default_gemm_configuration.h,
+// DefaultGemmConfiguration<OpClassTensorOp, Sm80>: ThreadblockShape
+// GemmShape<128, 256, 64>), for a GPU whose cluster file names none.
+constexpr std::int64_t kDefaultTileM = 128;
+constexpr std::int64_t kDefaultTileN = 256;
+constexpr std::int64_t kSimtTile = 128;
+
 }  // namespace
+
+std::optional<model::GemmShapeModelSpec> datasheet_gemm_shape(const model::GpuSpec& gpu,
+                                                              const DatasheetAssumptions& a) {
+  if (!gpu.sm_count || !gpu.memory_bytes_per_s) return std::nullopt;
+  const double half_peak = gpu.peak_flops_per_s_bf16 > 0 ? gpu.peak_flops_per_s_bf16 : gpu.peak_flops_per_s_fp16;
+  const double peak = a.dtype == ComputeDtype::Half ? half_peak : gpu.peak_flops_per_s_fp32;
+  if (peak <= 0) return std::nullopt;
+  model::GemmShapeModelSpec g;
+  g.units = *gpu.sm_count;
+  if (a.dtype == ComputeDtype::Half) {
+    g.tile_m = gpu.gemm_tile_m.value_or(kDefaultTileM);
+    g.tile_n = gpu.gemm_tile_n.value_or(kDefaultTileN);
+  } else {
+    // fp32 runs on the CUDA cores: CUTLASS's SIMT default tile, 128 x 128
+    // (DefaultGemmConfiguration<OpClassSimt>: ThreadblockShape GemmShape<128, 128, 8>).
+    g.tile_m = kSimtTile;
+    g.tile_n = kSimtTile;
+  }
+  g.peak_flops_per_s = peak;
+  g.memory_bytes_per_s = *gpu.memory_bytes_per_s;
+  // The gemm line's efficiency: a GEMM that fills whole waves costs what the line says.
+  g.efficiency = a.gemm_efficiency;
+  g.alpha_ms = a.compute_alpha_ms;
+  g.provenance = model::Provenance::Datasheet;
+  g.source = fmt::format("{}: {} SMs, {} peak {:.4g} TFLOP/s x efficiency {}, memory {:.4g} GB/s, tile {} x {}{}",
+                         gpu.name, g.units, a.dtype == ComputeDtype::Half ? "half-precision tensor" : "fp32",
+                         peak / 1e12, a.gemm_efficiency, g.memory_bytes_per_s / 1e9, g.tile_m, g.tile_n,
+                         a.dtype == ComputeDtype::Fp32 ? " (CUTLASS SIMT default)"
+                         : gpu.gemm_tile_m             ? ""
+                                                       : " (CUTLASS default)");
+  return g;
+}
 
 model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, const std::string& name,
                                          const DatasheetAssumptions& a) {
@@ -51,6 +91,7 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
       model::OpClass::Attention, model::LinkClass::Local, 1, a.compute_alpha_ms,
       kMsPerSecond / (peak * a.attention_efficiency),
       fmt::format("{} {} peak {:.4g} TFLOP/s x efficiency {}", gpu.name, dtype, peak / 1e12, a.attention_efficiency)));
+  p.gemm_shape = datasheet_gemm_shape(gpu, a);
   const model::OpClass collectives[] = {model::OpClass::A2A, model::OpClass::AllGather, model::OpClass::ReduceScatter,
                                         model::OpClass::AllReduce};
   // Bus bandwidth (nccl-tests' busbw) of each line, for one communicator

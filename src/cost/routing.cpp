@@ -275,6 +275,7 @@ MoeLayerSizes moe_layer_sizes_for(const model::ModelSpec& m, const model::Parall
     s.etp_allgather_bytes = load.recv_slots * d * bytes * as_double(p.etp);
     s.etp_reducescatter_bytes = s.etp_allgather_bytes;
   }
+  s.expert_slots = load.expert_slots;
   s.expert_forward_flops = load.expert_slots * gemms * 2.0 * d * as_double(m.moe.expert_ffn_hidden);
   s.expert_forward_flops += s.tokens_per_rank * as_double(m.moe.num_shared_experts) * gemms * 2.0 * d *
                             as_double(m.moe.shared_expert_ffn_hidden);

@@ -59,6 +59,7 @@ MoeLayerSizes moe_layer_sizes(const model::ModelSpec& m, const model::ParallelSp
   }
   // Balanced routing: a rank receives as many token slots as it sends; after
   // the ETP gather it holds etp times that, each against 1/etp of the hidden size.
+  s.expert_slots = routed_tokens;
   s.expert_forward_flops = routed_tokens * gemms_per_expert(m) * 2.0 * d * as_double(m.moe.expert_ffn_hidden);
   // Shared experts see every local token (Qwen2, DeepSeek); under TP+SP the
   // gather over tp and the 1/tp hidden split cancel, leaving local tokens x hidden.

@@ -81,6 +81,13 @@ model::GpuSpec to_spec(const pb::Gpu& gpu) {
   const double memory_gib = required(gpu.has_memory_gib(), gpu.memory_gib(), "memory_gib");
   model::validate_memory_gib(memory_gib, "memory_gib");
   g.memory_bytes = memory_gib * kGibibyte;
+  if (gpu.has_sm_count()) g.sm_count = gpu.sm_count();
+  if (gpu.has_memory_gbytes_per_s()) {
+    model::validate_gemm_shape_rates(1.0, gpu.memory_gbytes_per_s(), "");
+    g.memory_bytes_per_s = gpu.memory_gbytes_per_s() * 1e9;
+  }
+  if (gpu.has_gemm_tile_m()) g.gemm_tile_m = gpu.gemm_tile_m();
+  if (gpu.has_gemm_tile_n()) g.gemm_tile_n = gpu.gemm_tile_n();
   return g;
 }
 
@@ -260,12 +267,46 @@ model::ClusterSpec to_spec(const pb::Cluster& c) {
   return s;
 }
 
+model::GemmShapeModelSpec to_spec(const pb::GemmShapeModel& g) {
+  model::GemmShapeModelSpec s;
+  s.units = required(g.has_units(), g.units(), "units");
+  s.tile_m = required(g.has_tile_m(), g.tile_m(), "tile_m");
+  s.tile_n = required(g.has_tile_n(), g.tile_n(), "tile_n");
+  const double peak_tflops = required(g.has_peak_tflops(), g.peak_tflops(), "peak_tflops");
+  const double memory_gbytes_per_s =
+      required(g.has_memory_gbytes_per_s(), g.memory_gbytes_per_s(), "memory_gbytes_per_s");
+  // Ranges first, on the figures as given (a conversion could overflow to inf).
+  model::validate_gemm_shape_rates(peak_tflops, memory_gbytes_per_s, "");
+  s.peak_flops_per_s = peak_tflops * 1e12;
+  s.memory_bytes_per_s = memory_gbytes_per_s * 1e9;
+  s.efficiency = required(g.has_efficiency(), g.efficiency(), "efficiency");
+  s.alpha_ms = required(g.has_alpha_ms(), g.alpha_ms(), "alpha_ms");
+  switch (g.provenance()) {
+    case pb::PAPER:
+      s.provenance = model::Provenance::Paper;
+      break;
+    case pb::DATASHEET:
+      s.provenance = model::Provenance::Datasheet;
+      break;
+    case pb::MEASURED:
+      s.provenance = model::Provenance::Measured;
+      break;
+    default:
+      throw_input_error("provenance", "required field is missing (MEASURED, PAPER or DATASHEET)");
+  }
+  s.source = g.source();
+  if (g.has_r2()) s.r2 = g.r2();
+  s.points = g.points();
+  return s;
+}
+
 model::CostProfileSpec to_spec(const pb::CostProfile& p) {
   model::CostProfileSpec s;
   s.name = required(p.has_name(), p.name(), "name");
   s.cluster = required(p.has_cluster(), p.cluster(), "cluster");
   s.overlap_compute_slowdown = p.has_overlap_compute_slowdown() ? p.overlap_compute_slowdown() : 1.0;
   s.overlap_comm_slowdown = p.has_overlap_comm_slowdown() ? p.overlap_comm_slowdown() : 1.0;
+  if (p.has_gemm_shape()) s.gemm_shape = nested("gemm_shape", [&] { return to_spec(p.gemm_shape()); });
   for (int i = 0; i < p.costs_size(); ++i) {
     const std::string at = fmt::format("costs[{}]", i);
     s.costs.push_back(nested(at.c_str(), [&] { return to_spec(p.costs(i)); }));
@@ -451,6 +492,23 @@ pb::CostProfile to_proto(const model::CostProfileSpec& s) {
     if (!c.source.empty()) out->set_source(c.source);
     if (c.ranks_per_node) out->set_ranks_per_node(*c.ranks_per_node);
     if (c.concurrent_groups != 1) out->set_concurrent_groups(c.concurrent_groups);
+  }
+  if (s.gemm_shape) {
+    const model::GemmShapeModelSpec& g = *s.gemm_shape;
+    pb::GemmShapeModel* out = p.mutable_gemm_shape();
+    out->set_units(g.units);
+    out->set_tile_m(g.tile_m);
+    out->set_tile_n(g.tile_n);
+    out->set_peak_tflops(g.peak_flops_per_s / 1e12);
+    out->set_memory_gbytes_per_s(g.memory_bytes_per_s / 1e9);
+    out->set_efficiency(g.efficiency);
+    out->set_alpha_ms(g.alpha_ms);
+    out->set_provenance(g.provenance == model::Provenance::Measured ? pb::MEASURED
+                        : g.provenance == model::Provenance::Paper  ? pb::PAPER
+                                                                    : pb::DATASHEET);
+    if (!g.source.empty()) out->set_source(g.source);
+    if (g.r2) out->set_r2(*g.r2);
+    if (g.points > 0) out->set_points(g.points);
   }
   return p;
 }

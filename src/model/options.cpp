@@ -94,6 +94,12 @@ std::vector<OptionRule> make_rules() {
                  "times come from the cost profile (derive one from the cluster with `moeplan "
                  "datasheet-profile`, or fit one with `moeplan fit`)",
                  [](S) { return true; }});
+  for (const char* f : {"cluster.gpu.sm_count", "cluster.gpu.memory_gbytes_per_s", "cluster.gpu.gemm_tile_m",
+                        "cluster.gpu.gemm_tile_n"})
+    r.push_back({f, "every scenario",
+                 "times come from the cost profile; these enter the GEMM shape model of `moeplan "
+                 "datasheet-profile` only",
+                 [](S) { return true; }});
   r.push_back({"cluster.intra_link.ports_per_node", "every scenario",
                "intra-node collectives are priced by the profile's intra lines, per group size",
                [](S) { return true; }});
@@ -193,6 +199,10 @@ std::vector<LabelField> make_labels() {
       {"profile.costs[*].r2", "the fit's quality, reported by `fit`; pricing reads alpha and beta"},
       {"profile.costs[*].points", "how many samples the fit used, reported by `fit`"},
       {"profile.cluster", "the cluster the profile prices; must equal cluster.name"},
+      {"profile.gemm_shape.source", "where the shape model's numbers come from"},
+      {"profile.gemm_shape.provenance", "how the shape model was obtained (measured, paper, datasheet)"},
+      {"profile.gemm_shape.r2", "the fit's quality, reported by `calibrate`; pricing reads the model's numbers"},
+      {"profile.gemm_shape.points", "how many GEMM points the fit used, reported by `calibrate`"},
       {"parallelism.dp", "derived: world / (tp x cp x pp); a written value is checked against it"},
       {"parallelism.edp", "derived: world / (etp x ep x pp); a written value is checked against it"},
       {"profile.costs[*].link", "follows from the line's group and ranks_per_node (INTRA: every member on one "

@@ -84,6 +84,19 @@ constexpr double kMaxCommBetaMs = 1.0;
 // of SM and memory contention; one of 100 would make every overlap schedule
 // pointless by two orders of magnitude.
 constexpr double kMaxOverlapSlowdown = 100.0;
+// GEMM shape model (docs/cost-model.md, "GEMM shape model"). Units: the
+// bundled GPUs have 56 (P100) to 132 (H100 SXM5) SMs, the host model 1 core;
+// 4096 is 31x the largest. Tiles: CUTLASS/cuBLAS tensor-core tiles are at most
+// 256 per side, Eigen's register blocks under 32; 4096 is 16x the largest.
+// Peak: as kMinPeakTflops's bound above, down to 0.001 TFLOP/s for one host
+// core (a 3 GHz core without SIMD FMA does 6 GFLOP/s). Memory bandwidth: 0.1
+// GB/s is below any DRAM channel, 1e5 GB/s 12x the B200's 8 TB/s HBM3e.
+constexpr std::int64_t kMaxShapeUnits = 4096;
+constexpr std::int64_t kMaxTile = 4096;
+constexpr double kMinShapePeakTflops = 0.001;
+constexpr double kMinMemoryGbytesPerS = 0.1;
+constexpr double kMaxMemoryGbytesPerS = 1e5;
+
 // Ranks of a measured collective and concurrent groups: the limit of the
 // calibration CSV reader (src/io/calibration_input.cpp), 2^20.
 constexpr std::int64_t kMaxGroup = 1048576;
@@ -161,6 +174,13 @@ void validate(const ClusterSpec& c) {
                               {c.gpu.peak_flops_per_s_bf16, "gpu.peak_tflops_bf16"}})
     validate_peak_tflops(flops / 1e12, field);
   validate_memory_gib(c.gpu.memory_bytes / (1024.0 * 1024.0 * 1024.0), "gpu.memory_gib");
+  if (c.gpu.sm_count)
+    require(*c.gpu.sm_count >= 1 && *c.gpu.sm_count <= kMaxShapeUnits, "gpu.sm_count",
+            fmt::format("must be in 1..{}, got {}", kMaxShapeUnits, *c.gpu.sm_count));
+  if (c.gpu.memory_bytes_per_s) validate_gemm_shape_rates(1.0, *c.gpu.memory_bytes_per_s / 1e9, "gpu");
+  for (auto [tile, field] : {std::pair{c.gpu.gemm_tile_m, "gpu.gemm_tile_m"}, {c.gpu.gemm_tile_n, "gpu.gemm_tile_n"}})
+    if (tile)
+      require(*tile >= 1 && *tile <= kMaxTile, field, fmt::format("must be in 1..{}, got {}", kMaxTile, *tile));
   for (auto [link, part] : {std::pair{&c.intra_link, std::string("intra_link")}, {&c.inter_link, "inter_link"}}) {
     validate_link_gbit_s(link->bandwidth_bytes_per_s * 8.0 / 1e9, part + ".bandwidth_gbit_s");
     require_positive(link->ports_per_node, part + ".ports_per_node");
@@ -199,8 +219,30 @@ void validate_cost_line(const LinearCostSpec& c, const std::string& at) {
           compute ? "compute operations use link LOCAL" : "communication needs link INTRA or INTER");
 }
 
+void validate_gemm_shape_rates(double peak_tflops, double memory_gbytes_per_s, const std::string& at) {
+  const std::string prefix = at.empty() ? "" : at + ".";
+  require_range(peak_tflops, kMinShapePeakTflops, kMaxPeakTflops, prefix + "peak_tflops", "TFLOP/s");
+  require_range(memory_gbytes_per_s, kMinMemoryGbytesPerS, kMaxMemoryGbytesPerS, prefix + "memory_gbytes_per_s",
+                "GB/s");
+}
+
+void validate_gemm_shape(const GemmShapeModelSpec& g, const std::string& at) {
+  require(g.units >= 1 && g.units <= kMaxShapeUnits, at + ".units",
+          fmt::format("must be in 1..{}, got {}", kMaxShapeUnits, g.units));
+  for (auto [tile, field] : {std::pair{g.tile_m, "tile_m"}, {g.tile_n, "tile_n"}})
+    require(tile >= 1 && tile <= kMaxTile, at + "." + field, fmt::format("must be in 1..{}, got {}", kMaxTile, tile));
+  validate_gemm_shape_rates(g.peak_flops_per_s / 1e12, g.memory_bytes_per_s / 1e9, at);
+  require(std::isfinite(g.efficiency) && g.efficiency > 0 && g.efficiency <= 1, at + ".efficiency",
+          fmt::format("must be in (0, 1], got {}", g.efficiency));
+  require(std::isfinite(g.alpha_ms) && g.alpha_ms >= 0 && g.alpha_ms < kMaxAlphaMs, at + ".alpha_ms",
+          fmt::format("must be a finite time in [0, {}) ms, got {}", kMaxAlphaMs, g.alpha_ms));
+  if (g.r2) require(std::isfinite(*g.r2) && *g.r2 <= 1, at + ".r2", fmt::format("must be at most 1, got {}", *g.r2));
+  require(g.points >= 0, at + ".points", fmt::format("must not be negative, got {}", g.points));
+}
+
 void validate(const CostProfileSpec& p) {
   require(!p.name.empty(), "name", "required field is missing");
+  if (p.gemm_shape) validate_gemm_shape(*p.gemm_shape, "gemm_shape");
   require(!p.cluster.empty(), "cluster", "required field is missing");
   require(std::isfinite(p.overlap_compute_slowdown) && p.overlap_compute_slowdown >= 1.0, "overlap_compute_slowdown",
           "must be at least 1.0");

@@ -129,6 +129,12 @@ model::ScenarioSpec perturbed(const model::ScenarioSpec& scenario, const std::st
                      (what == "intra_bandwidth" && comm && line.link == model::LinkClass::Intra);
     if (hit) line.beta_ms_per_unit /= scale;
   }
+  // With a GEMM shape model, expert GEMMs are priced by the block, not the
+  // line: its compute rate moves by the same factor. The rate is peak / units
+  // x efficiency, so scaling the peak is scaling the efficiency without its
+  // (0, 1] cap (a fitted efficiency near 1 could not move up 20%). The memory
+  // side is not GEMM speed and stays.
+  if (what == "gemm_speed" && s.profile->gemm_shape) s.profile->gemm_shape->peak_flops_per_s *= scale;
   return s;
 }
 

@@ -9,6 +9,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/core/parallel.hpp>
+#include <moeplan/cost/expert_pricing.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/model_stats.hpp>
 #include <moeplan/model/validate.hpp>
@@ -195,10 +196,10 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   const double cp_fwd =
       c.cp > 1 ? as_double(c.cp - 1) * costs.communication(OpClass::P2P, cp_pair, kv_bytes).value : 0.0;
   const double cp_exposed = std::max(0.0, cp_fwd - costs.compute(OpClass::Attention, core_flops).value);
-  const double gemms = m.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3;
   const double router = costs.compute(OpClass::Gemm, moe.gating_forward_flops).value;
-  const double experts_fwd = cost::expert_ffn_time(costs, moe.expert_forward_flops, static_cast<int>(gemms)).value;
-  const double experts_bwd = cost::expert_ffn_time(costs, moe.expert_backward_flops, static_cast<int>(gemms)).value;
+  // By shape when the profile has a GEMM shape model; else the gemm line on the FLOPs.
+  const double experts_fwd = cost::expert_ffn_time(costs, m, ps, moe, false, 1.0).value;
+  const double experts_bwd = cost::expert_ffn_time(costs, m, ps, moe, true, 1.0).value;
   const double a2a = 2 * comm(costs, OpClass::A2A, ep_g, moe.dispatch_bytes);
   const double etp_agrs = comm(costs, OpClass::AllGather, etp_g, moe.etp_allgather_bytes) +
                           comm(costs, OpClass::ReduceScatter, etp_g, moe.etp_reducescatter_bytes);

@@ -9,6 +9,7 @@
 #include <moeplan/core/error.hpp>
 #include <moeplan/core/parallel.hpp>
 #include <moeplan/cost/bus_factor.hpp>
+#include <moeplan/cost/expert_pricing.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 
 namespace moeplan::plan {
@@ -67,6 +68,39 @@ double best_moe_ms(const MoeLayerModel& base, double t_gar_ms, const std::vector
   return c.t_moe_ms;
 }
 
+// The closed forms need t_exp(r) = alpha + (n / r) beta. A GEMM shape model is
+// not a line in the FLOPs (whole waves), so the line is fitted to it, by least
+// squares, at the chunks the planner can choose: r in allowed_degrees and the
+// released solver's powers of two (docs/cost-model.md, "GEMM shape model").
+// A negative intercept is refitted through the origin, as cost::fit_profile does.
+AlphaBeta shape_fitted_expert_line(const model::ScenarioSpec& s, const cost::CostModel& costs,
+                                   const cost::MoeLayerSizes& sizes, bool backward, double n_forward) {
+  std::vector<std::int64_t> degrees = allowed_degrees(expert_capacity_tokens(s));
+  for (std::int64_t r : released_solver_degrees()) degrees.push_back(r);
+  std::sort(degrees.begin(), degrees.end());
+  degrees.erase(std::unique(degrees.begin(), degrees.end()), degrees.end());
+  const double n = backward ? 2.0 * n_forward : n_forward;
+  if (n <= 0) return {0, 0, 0};
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::int64_t r : degrees) {
+    const double x = n / as_double(r);
+    const double y = cost::expert_ffn_time(costs, s.model, s.parallel, sizes, backward, as_double(r)).value;
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  const double k = as_double(static_cast<std::int64_t>(degrees.size()));
+  const double det = k * sxx - sx * sx;
+  double beta = det > 0 ? (k * sxy - sx * sy) / det : 0.0;
+  double alpha = (sy - beta * sx) / k;
+  if (alpha < 0 || det <= 0) {
+    alpha = 0;
+    beta = sxy / sxx;
+  }
+  return {alpha, std::max(beta, 0.0), n};
+}
+
 }  // namespace
 
 MoeLayerModel fsmoe_layer_model(const model::ScenarioSpec& s, const cost::CostModel& costs, bool backward,
@@ -81,12 +115,16 @@ MoeLayerModel fsmoe_layer_model(const model::ScenarioSpec& s, const cost::CostMo
   m.rs = line(costs, model::OpClass::ReduceScatter, etp_group, sizes.etp_reducescatter_bytes);
   // alpha_exp, beta_exp: the GEMM line times the expert's GEMMs (section 4.1); n = FLOPs of one GEMM.
   const double gemms = s.model.moe.expert_type == model::FfnType::GeluFfn ? 2.0 : 3.0;
-  const cost::LinearModel gemm = costs.line_for(model::OpClass::Gemm, model::LinkClass::Local, 1);
-  m.exp = {gemms * gemm.alpha_ms, gemms * gemm.beta_ms_per_unit, sizes.expert_forward_flops / gemms};
-  if (backward) {
-    // Section 4.4: expert cost doubled in backward (startup and work; beta is the hardware's).
-    m.exp.alpha_ms *= 2;
-    m.exp.n *= 2;
+  if (costs.gemm_shape_model()) {
+    m.exp = shape_fitted_expert_line(s, costs, sizes, backward, sizes.expert_forward_flops / gemms);
+  } else {
+    const cost::LinearModel gemm = costs.line_for(model::OpClass::Gemm, model::LinkClass::Local, 1);
+    m.exp = {gemms * gemm.alpha_ms, gemms * gemm.beta_ms_per_unit, sizes.expert_forward_flops / gemms};
+    if (backward) {
+      // Section 4.4: expert cost doubled in backward (startup and work; beta is the hardware's).
+      m.exp.alpha_ms *= 2;
+      m.exp.n *= 2;
+    }
   }
   m.t_gar_ms = backward ? t_gar_ms : 0.0;
   return m;

@@ -7,6 +7,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/model/families.hpp>
+#include <moeplan/cost/expert_pricing.hpp>
 #include <moeplan/cost/routing.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 
@@ -56,12 +57,12 @@ class Builder {
     edp_group_ = cost::strided_group_shape(p.edp, p.etp * p.ep, s.cluster);
     const auto moe = cost::moe_layer_sizes(s.model, p, s.workload);
     const double rr = as_double(R_);
-    const double gemms = s.model.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3;
     a2a_bytes_ = moe.dispatch_bytes / rr;
     a2a_ms_ = costs.communication(OpClass::A2A, ep_group_, a2a_bytes_).value;
     for (int phase = 0; phase < 2; ++phase) {
       expert_flops_[phase] = (phase == 0 ? moe.expert_forward_flops : moe.expert_backward_flops) / rr;
-      expert_ms_[phase] = cost::expert_ffn_time(costs, expert_flops_[phase], static_cast<int>(gemms)).value;
+      // By shape when the profile has a GEMM shape model; else the gemm line on the FLOPs, as before.
+      expert_ms_[phase] = cost::expert_ffn_time(costs, s.model, p, moe, phase == 1, rr).value;
       // AT = MHA + gating (section 3.2), for 1/R of the batch, or all of it when not split.
       const double parts = split_attention_ ? rr : 1.0;
       const auto att = cost::attention_layer_sizes(s.model, p, s.workload);
@@ -73,7 +74,7 @@ class Builder {
     // Uneven expert load (docs/cost-model.md): dropless routing that is not
     // balanced sizes each rank's AlltoAll and experts by its own counts, per
     // layer; capacity buffers keep the balanced sizes above.
-    if (s.workload.routing != model::Routing::Balanced && !s.model.moe.capacity_factor) route(gemms);
+    if (s.workload.routing != model::Routing::Balanced && !s.model.moe.capacity_factor) route();
     // FlowMoE's AR is the MHA + gate gradients, replicated on every worker
     // (section 1; section 3.3 pipelines it), over DP. Its experts have one
     // copy each; where they have replicas (edp > 1) their gradients are
@@ -316,7 +317,7 @@ class Builder {
   // Per layer and rank of the graph, the routed sizes of one of the R pieces of
   // the micro-batch (each carries 1/R of its drawn load). Symmetric mode's one
   // rank stands for each layer's most loaded rank of one EP group.
-  void route(double gemms) {
+  void route() {
     const model::ParallelSpec& p = s_.parallel;
     const std::int64_t drawn = ranks_ == 1 ? p.ep : ranks_;
     const cost::RoutedLoads loads = cost::route(s_, drawn);
@@ -338,7 +339,7 @@ class Builder {
         for (int phase = 0; phase < 2; ++phase) {
           const std::size_t i = static_cast<std::size_t>(phase);
           out.expert_flops[i] = (phase == 0 ? m.expert_forward_flops : m.expert_backward_flops) / rr;
-          out.expert_ms[i] = cost::expert_ffn_time(costs_, out.expert_flops[i], static_cast<int>(gemms)).value;
+          out.expert_ms[i] = cost::expert_ffn_time(costs_, s_.model, p, m, phase == 1, rr).value;
         }
         routed_[l].push_back(out);
       }

@@ -7,6 +7,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/model/families.hpp>
+#include <moeplan/cost/expert_pricing.hpp>
 #include <moeplan/cost/routing.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/model_stats.hpp>
@@ -78,6 +79,10 @@ struct Pricing {
   double expert_ms(double flops) const {
     return cost::expert_ffn_time(costs, flops, s.model.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3).value;
   }
+  // By shape when the profile has a GEMM shape model (cost/expert_pricing.hpp), else as expert_ms(flops).
+  double expert_ms(const cost::MoeLayerSizes& sizes, bool backward) const {
+    return cost::expert_ffn_time(costs, s.model, s.parallel, sizes, backward, 1.0).value;
+  }
   double comm(OpClass op, const cost::GroupShape& group, double bytes) const {
     return costs.communication(op, group, bytes).value;
   }
@@ -112,6 +117,8 @@ struct Pricing {
     full.etp_reducescatter_bytes *= share;
     full.expert_forward_flops *= share;
     full.expert_backward_flops *= share;
+    full.expert_slots *= share;
+    full.tokens_per_rank *= share;
     return full;
   }
 };
@@ -141,14 +148,15 @@ class FoldBuilder {
     return emit_on_ranks(b_, {name, ph, layer, i, 0, 1, flops}, dag::TaskKind::Compute, OpClass::Gemm,
                          p_.expert_ms(flops), compute_, after);
   }
-  // The experts of a micro-batch when ranks differ: rank r computes flops_of(r).
-  RankTasks experts(const std::string& name, const std::function<double(std::int64_t)>& flops_of, Phase ph,
-                    std::int32_t layer, std::int32_t i, const std::vector<RankTasks>& after) {
+  // The experts of a micro-batch when ranks differ: rank r computes the experts of sizes_of(r).
+  RankTasks experts(const std::string& name, const std::function<cost::MoeLayerSizes(std::int64_t)>& sizes_of,
+                    bool backward, Phase ph, std::int32_t layer, std::int32_t i, const std::vector<RankTasks>& after) {
     return emit_on_ranks(
         b_, {name, ph, layer, i, 0, 1, 0}, dag::TaskKind::Compute, OpClass::Gemm,
         [&](std::int64_t r) {
-          const double flops = flops_of(r);
-          return RankCost{p_.expert_ms(flops), flops};
+          const cost::MoeLayerSizes sizes = sizes_of(r);
+          return RankCost{p_.expert_ms(sizes, backward),
+                          backward ? sizes.expert_backward_flops : sizes.expert_forward_flops};
         },
         compute_, after);
   }
@@ -333,10 +341,9 @@ class IterationBuilder {
       input = {fb_.collective(fmt::format("{} L{} etp-ag m{}", dir, layer, j), OpClass::AllGather, fb_.intra(),
                               p_.etp_group, groups().etp, sized(&cost::MoeLayerSizes::etp_allgather_bytes), ph, layer,
                               i, input)};
-    RankTasks e = fb_.experts(fmt::format("{} L{} experts m{}", dir, layer, j),
-                              sized(backward ? &cost::MoeLayerSizes::expert_backward_flops
-                                             : &cost::MoeLayerSizes::expert_forward_flops),
-                              ph, layer, i, input);
+    RankTasks e = fb_.experts(
+        fmt::format("{} L{} experts m{}", dir, layer, j),
+        [this, m, layer](std::int64_t r) { return p_.moe_sizes(m, layer, r); }, backward, ph, layer, i, input);
     if (par.etp > 1)
       e = fb_.collective(fmt::format("{} L{} etp-rs m{}", dir, layer, j), OpClass::ReduceScatter, fb_.intra(),
                          p_.etp_group, groups().etp, sized(&cost::MoeLayerSizes::etp_reducescatter_bytes), ph, layer,

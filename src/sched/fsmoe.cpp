@@ -8,6 +8,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/model/families.hpp>
+#include <moeplan/cost/expert_pricing.hpp>
 #include <moeplan/cost/routing.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/model_stats.hpp>
@@ -205,8 +206,8 @@ class Builder {
     auto expert_cost = [&](std::int64_t q) {
       const cost::MoeLayerSizes& sizes = moe_sizes(layer, q);
       const double flops = (backward ? sizes.expert_backward_flops : sizes.expert_forward_flops) / rr;
-      const int gemms = s_.model.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3;
-      return RankCost{cost::expert_ffn_time(costs_, flops, gemms).value, flops};
+      // By shape when the profile has a GEMM shape model; else the gemm line on `flops`, as before.
+      return RankCost{cost::expert_ffn_time(costs_, s_.model, s_.parallel, sizes, backward, rr).value, flops};
     };
     const std::vector<RankTasks> first = after(entry);
     std::vector<RankTasks> experts(static_cast<std::size_t>(r)), scattered(static_cast<std::size_t>(r));

@@ -6,6 +6,9 @@
 // fitted by cost::fit_profile like `moeplan fit` (docs/cost-model.md, "Host
 // calibration").
 
+#include <optional>
+
+#include <moeplan/cost/gemm_shape_fit.hpp>
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
@@ -90,6 +93,10 @@ struct HostCalibrationOptions {
 /// @brief What a calibration measured (complete on rank 0 only).
 struct HostCalibration {
   std::vector<model::TimingSample> samples;
+  /// The GEMM samples with their shapes (host backend), for the shape model's fit.
+  std::vector<cost::GemmPoint> gemm_points;
+  /// Memory bandwidth: median of copies of a 64 MiB buffer, read + write bytes / time (host backend).
+  double memory_bytes_per_s = 0;
   /// The profile's: beside the MPI_Allreduce loop under mpirun with 2+ ranks, else beside the copy loop.
   OverlapMeasurement overlap;
   std::vector<OverlapMeasurement> overlap_measurements;  ///< every one made, copy loop first
@@ -111,6 +118,13 @@ bool launched_by_mpirun();
 /// measures the collectives between the ranks, and finalises it; compute runs
 /// on rank 0 while the other ranks wait without spinning.
 HostCalibration run_host_calibration(const HostCalibrationOptions& options);
+
+/// The GEMM shape model fitted to the host's GEMM points (docs/cost-model.md,
+/// "GEMM shape model"): units 1 (Eigen runs a product on one core), tiles of
+/// Eigen's register micro-kernel for float (gebp_traits mr x nr), the measured
+/// memory bandwidth, peak = cost::highest_tile_rate of the points; efficiency
+/// and alpha by cost::fit_gemm_shape. Absent without GEMM points or bandwidth.
+std::optional<model::GemmShapeModelSpec> host_gemm_shape(const HostCalibration& calibration);
 
 /// The points as `moeplan fit` reads them (op,link,group,size,time_ms), with
 /// the overlap measurement as comment lines; numbers in shortest round-trip form.

@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include <moeplan/cost/gemm_shape_model.hpp>
 #include <moeplan/model/specs.hpp>
 
 namespace moeplan::cost {
@@ -67,6 +68,11 @@ class CostModel {
 
   /// GEMM or attention time for flops FLOPs on one GPU.
   Milliseconds compute(model::OpClass op, double flops) const;
+  /// A GEMM of known shape: by the profile's GEMM shape model when it has one
+  /// (gemm_shape_model.hpp), else by the gemm line on its 2 m n k batch FLOPs.
+  Milliseconds gemm(const GemmShape& shape) const;
+  /// The profile's GEMM shape model, if it has one.
+  const std::optional<model::GemmShapeModelSpec>& gemm_shape_model() const { return gemm_shape_; }
   /// A collective of size_bytes (nccl-tests "size") over a group. A group of
   /// one costs nothing: no kernel is launched.
   Milliseconds communication(model::OpClass op, const GroupShape& group, double size_bytes) const;
@@ -98,6 +104,7 @@ class CostModel {
   std::string profile_name_;
   double overlap_compute_slowdown_ = 1.0;
   double overlap_comm_slowdown_ = 1.0;
+  std::optional<model::GemmShapeModelSpec> gemm_shape_;
   // Lines per [op][link], sorted by measured group size.
   std::array<std::array<std::vector<model::LinearCostSpec>, kLinks>, kOps> lines_;
 };

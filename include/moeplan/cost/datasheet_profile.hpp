@@ -3,6 +3,7 @@
 // measured: peak FLOP/s and link bandwidth, each times a stated efficiency,
 // and startup latencies typical of CUDA kernels and NCCL. Provenance DATASHEET.
 
+#include <optional>
 #include <string>
 
 #include <moeplan/model/specs.hpp>
@@ -21,6 +22,13 @@ struct DatasheetAssumptions {
   double intra_alpha_ms = 0.015;      ///< NCCL small-message latency inside a node
   double inter_alpha_ms = 0.03;       ///< NCCL small-message latency across nodes
 };
+
+/// The GEMM shape model of a GPU from its datasheet: units = SMs, the peak of
+/// the chosen dtype, memory bandwidth, the cluster file's tile (else CUTLASS's
+/// default 128 x 256), the gemm line's efficiency and startup. Empty when the
+/// cluster file gives no sm_count or memory_gbytes_per_s.
+std::optional<model::GemmShapeModelSpec> datasheet_gemm_shape(const model::GpuSpec& gpu,
+                                                              const DatasheetAssumptions& assumptions);
 
 /// Lines for gemm and attention (LOCAL), every collective on INTRA at group
 /// gpus_per_node (when > 1) and on INTER at the whole cluster (when > 1 node),

@@ -41,6 +41,7 @@ struct MoeLayerSizes {
   double combine_bytes = 0;            ///< A2A combine, same volume back
   double etp_allgather_bytes = 0;      ///< ESP/ETP AllGather output per rank (0 when etp = 1)
   double etp_reducescatter_bytes = 0;  ///< ESP/ETP ReduceScatter input per rank
+  double expert_slots = 0;             ///< token slots this rank's routed experts receive (before the ETP gather)
   double expert_forward_flops = 0;     ///< expert GEMMs on this rank
   double expert_backward_flops = 0;    ///< 2x forward (weight and input gradients)
   double gating_forward_flops = 0;     ///< router GEMM d x E

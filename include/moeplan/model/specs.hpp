@@ -60,6 +60,11 @@ struct GpuSpec {
   double peak_flops_per_s_fp16 = 0;
   double peak_flops_per_s_bf16 = 0;
   double memory_bytes = 0;
+  /// For datasheet-profile's GEMM shape model; empty: the profile gets none.
+  std::optional<std::int64_t> sm_count = std::nullopt;
+  std::optional<double> memory_bytes_per_s = std::nullopt;
+  std::optional<std::int64_t> gemm_tile_m = std::nullopt;  ///< empty: CUTLASS's default 128 x 256 tensor-core tile
+  std::optional<std::int64_t> gemm_tile_n = std::nullopt;
 };
 
 /// @brief A link class: per-direction bandwidth of one port and ports per node.
@@ -163,6 +168,23 @@ struct TimingSample {
 inline constexpr double kMaxSampleSize = 1e18;
 inline constexpr double kMaxSampleTimeMs = 3.6e6;
 
+/// @brief A GEMM's time from its shape (docs/cost-model.md, "GEMM shape
+/// model"): a roofline whose compute side counts whole waves of output tiles
+/// over the GPU's parallel units. Units are in the field names.
+struct GemmShapeModelSpec {
+  std::int64_t units = 1;                 ///< parallel units one wave fills (SMs; 1 core on the host)
+  std::int64_t tile_m = 128;              ///< output tile rows
+  std::int64_t tile_n = 128;              ///< output tile columns
+  double peak_flops_per_s = 0;            ///< whole device, at the datatype priced
+  double memory_bytes_per_s = 0;          ///< device memory bandwidth
+  double efficiency = 1;                  ///< share of the per-unit peak a full tile reaches
+  double alpha_ms = 0;                    ///< launch and tail, once per GEMM kernel
+  Provenance provenance = Provenance::Datasheet;
+  std::string source;                     ///< where the numbers come from
+  std::optional<double> r2;               ///< of a fit to measured points
+  std::int64_t points = 0;                ///< measured points fitted (0: not fitted)
+};
+
 /// @brief The calibration data of one cluster.
 struct CostProfileSpec {
   std::string name;
@@ -170,6 +192,9 @@ struct CostProfileSpec {
   std::vector<LinearCostSpec> costs;
   double overlap_compute_slowdown = 1.0;
   double overlap_comm_slowdown = 1.0;  ///< communication slow-down beside compute (engine, docs/cost-model.md)
+  /// When present, GEMMs of known shape are priced by it instead of the gemm
+  /// line; absent, every GEMM is priced by the line (results as before).
+  std::optional<GemmShapeModelSpec> gemm_shape = std::nullopt;
 };
 
 /// @brief Schedule knobs given by the user; unset ones are left to the planner.

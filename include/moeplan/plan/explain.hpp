@@ -68,7 +68,8 @@ double evaluate_candidate(const ScenarioRun& run, const PlanResult& result, cons
 
 /// The scenario with its cost profile moved: communication lines of `link`
 /// (or GEMM lines, for gemm_speed) with beta divided by `scale` (faster by
-/// `scale`); alpha (startup) unchanged.
+/// `scale`); alpha (startup) unchanged. gemm_speed also multiplies a GEMM
+/// shape model's peak (its compute rate) by `scale`; its memory side stays.
 model::ScenarioSpec perturbed(const model::ScenarioSpec& scenario, const std::string& what, double scale);
 
 /// Everything above for a plan made on `run`.

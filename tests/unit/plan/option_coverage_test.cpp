@@ -231,6 +231,41 @@ std::vector<Candidate> key_swaps(const ScenarioField& f, const std::vector<Scena
   return out;
 }
 
+// The profile's GEMM shape block (docs/cost-model.md, "GEMM shape model").
+const std::string kGemmShape = "profile.gemm_shape.";
+
+// A complete block, for profiles that have none: every field of the block is
+// required (a partial block is refused), so on such a profile a field is
+// perturbed on top of this one and compared with it. An RTX 3090-like GPU
+// (82 SMs, 71 TFLOP/s, 936 GB/s): any complete block serves.
+std::vector<Override> complete_gemm_shape() {
+  return {{"profile.gemm_shape.units", "82"},           {"profile.gemm_shape.tile_m", "128"},
+          {"profile.gemm_shape.tile_n", "256"},         {"profile.gemm_shape.peak_tflops", "71"},
+          {"profile.gemm_shape.memory_gbytes_per_s", "936"}, {"profile.gemm_shape.efficiency", "0.6"},
+          {"profile.gemm_shape.alpha_ms", "0.01"},      {"profile.gemm_shape.provenance", "DATASHEET"}};
+}
+
+std::vector<Candidate> gemm_shape_candidates(const ScenarioField& f, const moeplan::model::ScenarioSpec& base) {
+  std::vector<Override> context;
+  ScenarioField field = f;
+  if (!base.profile || !base.profile->gemm_shape) {
+    context = complete_gemm_shape();
+    for (const Override& o : context)
+      if (o.field == f.path) field.value = o.value;
+  }
+  std::vector<std::string> values = perturbations(field, base.schedule.family, base);
+  // The memory side acts on a GEMM that is memory-bound, and the bundled
+  // scenarios' expert GEMMs are compute-bound at their GPUs' bandwidths (e.g.
+  // H100: 6e14 FLOP/s over 3.35e12 B/s needs ~180 FLOPs per byte, and an
+  // expert GEMM of thousands of rows does far more). A thousandth of the
+  // bandwidth makes them memory-bound: the field must then act.
+  if (f.path == kGemmShape + "memory_gbytes_per_s" && field.value)
+    values.push_back(fmt::format("{}", std::stod(*field.value) / 1000));
+  std::vector<Candidate> out;
+  for (const std::string& v : values) out.push_back({{Override{f.path, v}}, context});
+  return out;
+}
+
 enum class Outcome { Acts, Refused, Label, Unchanged, NoValidValue };
 
 struct Probe {
@@ -305,7 +340,12 @@ void check_every_field(const std::string& scenario) {
       continue;
     }
     std::vector<Candidate> candidates;
-    for (const std::string& v : perturbations(f, base.schedule.family, base)) candidates.push_back({{Override{f.path, v}}, {}});
+    if (f.path.rfind(kGemmShape, 0) == 0) {
+      candidates = gemm_shape_candidates(f, base);
+    } else {
+      for (const std::string& v : perturbations(f, base.schedule.family, base))
+        candidates.push_back({{Override{f.path, v}}, {}});
+    }
     const std::vector<Candidate> swaps = key_swaps(f, fields);
     candidates.insert(candidates.end(), swaps.begin(), swaps.end());
     if (const auto it = compounds.find(f.path); it != compounds.end())

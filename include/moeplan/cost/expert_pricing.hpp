@@ -1,0 +1,38 @@
+#pragma once
+// The expert FFN GEMMs of one MoE layer pass on one rank, priced by shape when
+// the profile has a GEMM shape model (docs/cost-model.md, "GEMM shape model"),
+// else by the gemm line on their FLOPs exactly as before.
+
+#include <vector>
+
+#include <moeplan/cost/cost_model.hpp>
+#include <moeplan/cost/gemm_shape_model.hpp>
+#include <moeplan/cost/workload_sizing.hpp>
+#include <moeplan/model/specs.hpp>
+
+namespace moeplan::cost {
+
+/// The forward GEMM kernels of a layer's experts for 1/parts of its token
+/// slots: the routed experts as one grouped GEMM per FFN matrix over the
+/// E / ep local experts, each with rows = slots x etp / (E / ep) (the mean
+/// expert: under uneven routing the rank's slots are spread evenly over its
+/// experts) and hidden / etp columns; the shared experts as another, rows =
+/// the rank's tokens, their full hidden (the FLOP-equivalent shape of
+/// workload_sizing's shared-expert FLOPs). Per FFN matrix: up (and gate)
+/// [rows x d] x [d x hidden], down [rows x hidden] x [hidden x d].
+std::vector<GemmShape> expert_forward_gemms(const model::ModelSpec& model, const model::ParallelSpec& parallel,
+                                            const MoeLayerSizes& sizes, double parts);
+
+/// The kernels of the backward pass of those: per forward GEMM its input and
+/// weight gradients (gemm_shape_model.hpp), 2x the forward FLOPs.
+std::vector<GemmShape> expert_backward_gemms(const model::ModelSpec& model, const model::ParallelSpec& parallel,
+                                             const MoeLayerSizes& sizes, double parts);
+
+/// The expert FFN time of 1/parts of a layer pass: with a shape model, the sum
+/// of CostModel::gemm over the kernels above; without, expert_ffn_time on
+/// (backward ? sizes.expert_backward_flops : sizes.expert_forward_flops) / parts.
+Milliseconds expert_ffn_time(const CostModel& costs, const model::ModelSpec& model,
+                             const model::ParallelSpec& parallel, const MoeLayerSizes& sizes, bool backward,
+                             double parts);
+
+}  // namespace moeplan::cost
