@@ -146,6 +146,10 @@ class CopyLoop {
 };
 
 // More repetitions than the grid: the ratio of two medians is the result.
+// Timings of one collective over its sizes, at most this many times while
+// their fitted slope is not positive (a machine busy with other work).
+constexpr int kCollectiveAttempts = 3;
+
 Repetitions overlap_repetitions(bool quick) { return Repetitions{2, quick ? 9 : 21}; }
 
 // The overlap GEMM: large enough (537 MFLOP, about 10 ms here) that a timer's
@@ -286,6 +290,21 @@ double time_collective(model::OpClass op, double size, int world, int rank, cons
   return median(times);
 }
 
+// Least-squares slope of time over size: a collective whose time falls as its
+// size grows was disturbed while it was timed (another process took the core).
+double fitted_slope(const std::vector<double>& sizes, const std::vector<double>& times_ms) {
+  const double n = static_cast<double>(sizes.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    sx += sizes[i];
+    sy += times_ms[i];
+    sxx += sizes[i] * sizes[i];
+    sxy += sizes[i] * times_ms[i];
+  }
+  const double d = n * sxx - sx * sx;
+  return d > 0 ? (n * sxy - sx * sy) / d : 0.0;
+}
+
 void measure_collectives(const HostCalibrationOptions& o, HostCalibration& out) {
   const Repetitions reps = repetitions(o.quick);
   const std::pair<model::OpClass, const char*> ops[] = {{model::OpClass::A2A, "alltoall"},
@@ -296,13 +315,25 @@ void measure_collectives(const HostCalibrationOptions& o, HostCalibration& out) 
   const std::vector<double> sizes = message_sizes(o.quick);
   for (const auto& [op, name] : ops) {
     const Clock::time_point start = Clock::now();
-    for (double size : sizes) {
+    // Every rank holds the same times (each is the slowest rank's), so all
+    // ranks take the same decision to measure again, with no extra message.
+    std::vector<double> times;
+    int attempt = 1;
+    for (;; ++attempt) {
+      times.clear();
+      for (double size : sizes) times.push_back(time_collective(op, size, out.world_size, out.rank, reps));
+      if (fitted_slope(sizes, times) > 0 || attempt == kCollectiveAttempts) break;
+      if (out.rank == 0)
+        progress(o, fmt::format("{}: time fell as the size grew (a disturbed run): measuring again ({} of {})", name,
+                                attempt + 1, kCollectiveAttempts));
+    }
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
       model::TimingSample t;
       t.op = op;
       t.link = model::LinkClass::Intra;
       t.group = out.world_size;
-      t.size = size;
-      t.time_ms = time_collective(op, size, out.world_size, out.rank, reps);
+      t.size = sizes[i];
+      t.time_ms = times[i];
       out.samples.push_back(t);
     }
     if (out.rank == 0)

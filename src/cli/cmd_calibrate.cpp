@@ -47,7 +47,19 @@ void run_calibrate(const CalibrateOptions& o, CliContext& context) {
   if (c.rank != 0) return;  // only rank 0 writes
   if (!c.collectives_measured) context.err << "moeplan calibrate: note: " << c.note << '\n';
 
-  cost::ProfileFit fit = cost::fit_profile(c.samples, name, o.cluster);
+  // The points are this run's own measurements, not a user's file: a line they
+  // cannot make (e.g. time falling as the size grows, after every re-measure)
+  // says the machine was too busy to measure, a runtime failure (exit 1).
+  cost::ProfileFit fit = [&] {
+    try {
+      return cost::fit_profile(c.samples, name, o.cluster);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Input) throw;
+      throw Error(ErrorKind::Runtime,
+                  fmt::format("the measurements do not fit a line (was the machine busy? calibrate on an idle one): {}",
+                              e.what()));
+    }
+  }();
   fit.profile.overlap_compute_slowdown = c.overlap.slowdown;
   if (c.comm_overlap) fit.profile.overlap_comm_slowdown = c.comm_overlap->slowdown;
   fit.profile.gemm_shape = calibrate::host_gemm_shape(c);
