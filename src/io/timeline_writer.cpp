@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
+
+#include <boost/range/iterator_range.hpp>
 
 #include <fmt/format.h>
 
@@ -84,6 +87,34 @@ std::string ChromeTraceWriter::write(const dag::TaskGraph& g, const sim::Timelin
       begin_event();
       out += fmt::format(R"({{"name":{},"cat":"{}","ph":"X","ts":{},"dur":{},"pid":{},"tid":{},"args":{{{}}}}})", name,
                          dag::to_string(g.kind(t)), ts, dur, g.resources()[res].rank, res, args);
+    }
+  }
+  if (dependencies_) {
+    const dag::CsrGraph& succ = g.successors_graph();
+    std::size_t id = 0;
+    auto drawn = [&](dag::TaskId t) -> std::optional<dag::ResourceId> {
+      for (dag::ResourceId r : g.resources(t))
+        if (shown[r]) return r;
+      return std::nullopt;
+    };
+    for (dag::TaskId a = 0; a < g.size(); ++a) {
+      const std::optional<dag::ResourceId> ra = drawn(a);
+      if (!ra) continue;
+      for (auto e : boost::make_iterator_range(out_edges(a, succ))) {
+        const dag::TaskId b = target(e, succ);
+        const std::optional<dag::ResourceId> rb = drawn(b);
+        if (!rb) continue;
+        const double mid = (tl.start_ms[a] + tl.end_ms[a]) / 2 * kMicrosecondsPerMs;
+        begin_event();
+        out += fmt::format(R"({{"name":"dependency","cat":"dependency","ph":"s","id":{},"ts":{},"pid":{},"tid":{},)"
+                           R"("args":{{"from":{}}}}})",
+                           id, mid, g.resources()[*ra].rank, *ra, a);
+        begin_event();
+        out += fmt::format(R"({{"name":"dependency","cat":"dependency","ph":"f","bp":"e","id":{},"ts":{},"pid":{},)"
+                           R"("tid":{},"args":{{"to":{}}}}})",
+                           id, tl.start_ms[b] * kMicrosecondsPerMs, g.resources()[*rb].rank, *rb, b);
+        ++id;
+      }
     }
   }
   out += "\n]}\n";

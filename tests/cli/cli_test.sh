@@ -1556,6 +1556,18 @@ for f in files:
             if in_order:
                 expect(a["args"]["task"] < b["args"]["task"],
                        f"{schedule} rank {key[0]} {names[key]}: {b['name']} ran before {a['name']} (issue order)")
+    # Every dependency of the graph (the trace's flow events, one pair per edge): the later task
+    # starts no earlier than the earlier one ends, on every rank, across processes.
+    span = {}
+    for s in streams.values():
+        for e in s:
+            span[e["args"]["task"]] = (e["ts"], e["ts"] + e["dur"])
+    starts = {e["id"]: e["args"]["from"] for e in trace["traceEvents"] if e["ph"] == "s"}
+    ends = {e["id"]: e["args"]["to"] for e in trace["traceEvents"] if e["ph"] == "f"}
+    expect(len(starts) > 0 and starts.keys() == ends.keys(), f"{schedule}: dependency flow events pair up")
+    for k, a in starts.items():
+        b = ends[k]
+        expect(span[a][1] <= span[b][0] + 1e-6, f"{schedule}: task {b} started before its dependency {a} ended")
 done()
 PY
 if command -v mpirun >/dev/null && ! grep -q "built without MPI" "$tmp/cal1/host.textproto"; then

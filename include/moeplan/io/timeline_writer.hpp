@@ -36,7 +36,18 @@ class TimelineWriter {
 class ChromeTraceWriter final : public TimelineWriter {
  public:
   using TimelineWriter::TimelineWriter;
+  /// Also write every dependency between drawn tasks as a flow event pair
+  /// (Perfetto draws an arrow): "s" inside the earlier task (args.from = its
+  /// id), "f" binding to the later one (args.to); both with id = the edge's
+  /// index. For measured traces, where a reader checks them (execute --trace).
+  ChromeTraceWriter& with_dependencies(bool on = true) {
+    dependencies_ = on;
+    return *this;
+  }
   std::string write(const dag::TaskGraph& graph, const sim::Timeline& timeline) const override;
+
+ private:
+  bool dependencies_ = false;
 };
 
 /// SVG Gantt chart: one lane per resource of a drawn rank (grey where idle, so

@@ -194,3 +194,49 @@ TEST_CASE("io::SvgGanttWriter draws one lane per resource of the chosen ranks", 
   // No ranks chosen: every rank.
   CHECK(count(io::SvgGanttWriter().write(g, tl), "<text x=\"4\"") == g.resources().size());
 }
+
+TEST_CASE("io::ChromeTraceWriter with_dependencies writes one flow pair per edge, from the earlier task", "[io][sim]") {
+  // Three tasks on one stream: a -> b, a -> c (issue order a, b, c): two edges, so two flow pairs,
+  // each "s" inside a (ts between a's start and end) and each "f" at its target's start.
+  dag::TaskGraphBuilder b;
+  const dag::ResourceId s = b.add_resource({"compute", 0, dag::DispatchPolicy::InOrder, 0});
+  auto task = [&](const char* name, double ms) {
+    dag::TaskSpec spec;
+    spec.name = name;
+    spec.duration_ms = ms;
+    spec.resources = {s};
+    return b.add_task(spec);
+  };
+  const dag::TaskId a = task("a", 2), t1 = task("b", 1), t2 = task("c", 1);
+  b.add_dependency(a, t1);
+  b.add_dependency(a, t2);
+  const dag::TaskGraph g = std::move(b).build();
+  const sim::Timeline tl = sim::simulate(g);  // a 0-2, b 2-3, c 3-4
+  const io::Json trace = io::Json::parse(io::ChromeTraceWriter().with_dependencies().write(g, tl));
+  std::map<double, double> from, to;  // id -> task
+  std::map<double, double> to_ts;
+  for (const io::Json& e : trace.find("traceEvents")->as_array()) {
+    const std::string ph = e.find("ph")->as_string();
+    if (ph == "s") {
+      from[e.find("id")->as_number()] = e.find("args")->find("from")->as_number();
+      CHECK(e.find("ts")->as_number() == 1000);  // a's midpoint, 1 ms in microseconds
+    }
+    if (ph == "f") {
+      to[e.find("id")->as_number()] = e.find("args")->find("to")->as_number();
+      to_ts[e.find("id")->as_number()] = e.find("ts")->as_number();
+      CHECK(e.find("bp")->as_string() == "e");
+    }
+  }
+  REQUIRE(from.size() == 2);
+  REQUIRE(to.size() == 2);
+  std::set<double> targets;
+  for (const auto& [id, task_id] : from) {
+    CHECK(task_id == a);
+    targets.insert(to.at(id));
+    CHECK(to_ts.at(id) == tl.start_ms[static_cast<dag::TaskId>(to.at(id))] * 1000);
+  }
+  CHECK(targets == std::set<double>{static_cast<double>(t1), static_cast<double>(t2)});
+  // Without the option (simulate's traces): no flow events.
+  const std::string plain = io::ChromeTraceWriter().write(g, tl);
+  CHECK(plain.find("\"ph\":\"s\"") == std::string::npos);
+}
