@@ -454,12 +454,6 @@ void run_under_mpi(const HostCalibrationOptions& o, HostCalibration& out) {
 
 }  // namespace
 
-bool launched_by_mpirun() {
-  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"})
-    if (std::getenv(variable) != nullptr) return true;
-  return false;
-}
-
 HostCalibration run_host_calibration(const HostCalibrationOptions& o) {
   HostCalibration out;
 #ifdef MOEPLAN_WITH_MPI

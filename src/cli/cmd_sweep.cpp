@@ -4,13 +4,17 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <cstdlib>
+#include <exception>
 #include <ostream>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/core/parallel.hpp>
+#include <moeplan/dist/shard.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/model/families.hpp>
@@ -82,27 +86,100 @@ void check_schedules(const io::LoadedSweep& sweep) {
   }
 }
 
+// One point's share of the output, as text, so that the rank that computed it
+// can send it to rank 0 under mpirun: its CSV rows, then a 0x1e byte, then one
+// "schedule<TAB>vs_none<TAB>vs_tutel" line per row (shortest round-trip
+// numbers, so the means rank 0 forms are the one-process run's, bit for bit).
+// A point that failed is 0x15, the error's kind (I, L or R) and its message.
+std::string point_block(const io::LoadedSweep& sweep, std::size_t i, const std::vector<plan::PointResult>& results) {
+  const io::SweepPoint point = sweep.point(i);
+  double none_ms = NAN, tutel_ms = NAN;
+  for (const plan::PointResult& r : results) {
+    if (r.evaluation.schedule == "none") none_ms = r.evaluation.iteration_ms;
+    if (r.evaluation.schedule == "tutel") tutel_ms = r.evaluation.iteration_ms;
+  }
+  std::map<std::string, std::string> labels(point.labels.begin(), point.labels.end());
+  std::string rows, stats;
+  for (const plan::PointResult& r : results) {
+    const plan::Evaluation& e = r.evaluation;
+    // NaN without a baseline row or with a zero-length iteration: an empty cell, left out of the means.
+    const double vs_none = none_ms / e.iteration_ms;
+    const double vs_tutel = tutel_ms / e.iteration_ms;
+    rows += fmt::format("{},{}", i, csv_cell(point.scenario));
+    for (const std::string& column : sweep.columns) rows += "," + csv_cell(labels.count(column) ? labels[column] : "");
+    rows += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(e.schedule), e.degree,
+                        number_cell(e.iteration_ms), number_cell(e.forward_ms), number_cell(e.backward_ms),
+                        number_cell(e.compute_ms), number_cell(e.comm_ms), number_cell(e.exposed_comm_ms),
+                        number_cell(e.bubble_ms), e.tasks, number_cell(vs_none), number_cell(vs_tutel),
+                        number_cell(r.knobs.grad_partition_bytes), r.knobs.degree_forward, r.knobs.degree_backward,
+                        r.knobs.ar_chunk_bytes, mapping_cell(r.knobs));
+    stats += fmt::format("{}\t{}\t{}\n", e.schedule, vs_none, vs_tutel);
+  }
+  return rows + '\x1e' + stats;
+}
+
+std::string error_block(const Error& e) {
+  const char kind = e.kind() == ErrorKind::Input ? 'I' : e.kind() == ErrorKind::Limit ? 'L' : 'R';
+  return std::string("\x15") + kind + format_error(e);
+}
+
+void run_sweep_on(const SweepOptions& o, CliContext& context, const dist::Shard& shard);
+
 void run_sweep(const SweepOptions& o, CliContext& context) {
   check_stdout_outputs(o.json, {{"-o", o.output}});
+  const dist::Shard shard;  // every rank loads and checks the sweep, each computes its points
+  try {
+    run_sweep_on(o, context, shard);
+  } catch (const Error& e) {
+    // Every rank meets an error in the sweep file alike, and rank 0 reports a
+    // point's failure whichever rank ran it: the other ranks exit quietly with its code.
+    if (shard.rank() == 0) throw;
+    context.exit_code = e.kind() == ErrorKind::Runtime ? 1 : 2;
+  }
+}
+
+void run_sweep_on(const SweepOptions& o, CliContext& context, const dist::Shard& shard) {
   const io::LoadedSweep sweep = io::load_sweep(o.sweep, o.max_points);
   check_schedules(sweep);
   const unsigned threads = thread_count(o.threads, context.err);
   const std::size_t points = sweep.size();
-  std::vector<std::vector<plan::PointResult>> results(points);
+  std::vector<std::size_t> mine;
+  for (std::size_t i = 0; i < points; ++i)
+    if (shard.mine(i)) mine.push_back(i);
+  std::vector<std::string> blocks(points);
+  std::vector<std::exception_ptr> failures(points);
   const auto start = std::chrono::steady_clock::now();
-  const unsigned started = parallel_for(points, threads, [&](std::size_t i) {
-    const io::SweepPoint point = sweep.point(i);
-    const model::ScenarioSpec spec = with_max_memory(io::load_sweep_point(point), o.max_memory_gib);
-    refuse_noise(spec, "sweep");
-    if (!spec.profile)
-      throw Error(ErrorKind::Input, fmt::format("scenario {} names no cost profile", quoted_for_error(spec.name)),
-                  "profile_ref");
-    const cost::CostModel costs(*spec.profile);
-    results[i] = plan::evaluate_point(spec, costs, sweep.schedules, 1);  // the points are the parallel work
+  const unsigned started = parallel_for(mine.size(), threads, [&](std::size_t k) {
+    const std::size_t i = mine[k];
+    try {
+      const io::SweepPoint point = sweep.point(i);
+      const model::ScenarioSpec spec = with_max_memory(io::load_sweep_point(point), o.max_memory_gib);
+      refuse_noise(spec, "sweep");
+      if (!spec.profile)
+        throw Error(ErrorKind::Input, fmt::format("scenario {} names no cost profile", quoted_for_error(spec.name)),
+                    "profile_ref");
+      const cost::CostModel costs(*spec.profile);
+      // The points are the parallel work.
+      blocks[i] = point_block(sweep, i, plan::evaluate_point(spec, costs, sweep.schedules, 1));
+    } catch (const Error& e) {
+      failures[i] = std::current_exception();
+      blocks[i] = error_block(e);
+    }
   });
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  note_threads_started(threads, started, points, context.err);
-  // Rows in grid order whatever the thread count.
+  blocks = shard.gather(std::move(blocks));
+  if (shard.rank() != 0) return;  // rank 0 writes and prints
+  if (shard.size() == 1) note_threads_started(threads, started, mine.size(), context.err);
+  // The first failed point in grid order fails the sweep, whichever rank ran it.
+  for (std::size_t i = 0; i < points; ++i) {
+    if (failures[i]) std::rethrow_exception(failures[i]);
+    if (!blocks[i].empty() && blocks[i][0] == '\x15') {
+      const char kind = blocks[i][1];
+      throw Error(kind == 'I' ? ErrorKind::Input : kind == 'L' ? ErrorKind::Limit : ErrorKind::Runtime,
+                  blocks[i].substr(2));
+    }
+  }
+  // Rows in grid order whatever the thread or rank count.
   std::string csv = "point,scenario";
   for (const std::string& column : sweep.columns) csv += "," + csv_cell(column);
   csv +=
@@ -115,28 +192,17 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
   std::vector<std::string> order;
   std::map<std::string, Totals> totals;
   for (std::size_t i = 0; i < points; ++i) {
-    const io::SweepPoint point = sweep.point(i);
-    double none_ms = NAN, tutel_ms = NAN;
-    for (const plan::PointResult& r : results[i]) {
-      if (r.evaluation.schedule == "none") none_ms = r.evaluation.iteration_ms;
-      if (r.evaluation.schedule == "tutel") tutel_ms = r.evaluation.iteration_ms;
-    }
-    std::map<std::string, std::string> labels(point.labels.begin(), point.labels.end());
-    for (const plan::PointResult& r : results[i]) {
-      const plan::Evaluation& e = r.evaluation;
-      // NaN without a baseline row or with a zero-length iteration: an empty cell, left out of the means.
-      const double vs_none = none_ms / e.iteration_ms;
-      const double vs_tutel = tutel_ms / e.iteration_ms;
-      csv += fmt::format("{},{}", i, csv_cell(point.scenario));
-      for (const std::string& column : sweep.columns) csv += "," + csv_cell(labels.count(column) ? labels[column] : "");
-      csv += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(e.schedule), e.degree,
-                         number_cell(e.iteration_ms), number_cell(e.forward_ms), number_cell(e.backward_ms),
-                         number_cell(e.compute_ms), number_cell(e.comm_ms), number_cell(e.exposed_comm_ms),
-                         number_cell(e.bubble_ms), e.tasks, number_cell(vs_none), number_cell(vs_tutel),
-                         number_cell(r.knobs.grad_partition_bytes), r.knobs.degree_forward, r.knobs.degree_backward,
-                         r.knobs.ar_chunk_bytes, mapping_cell(r.knobs));
-      if (!totals.count(e.schedule)) order.push_back(e.schedule);
-      Totals& t = totals[e.schedule];
+    const std::size_t split = blocks[i].find('\x1e');
+    MOEPLAN_CHECK(split != std::string::npos, "a sweep point's block has its rows and its figures");
+    csv.append(blocks[i], 0, split);
+    std::stringstream lines(blocks[i].substr(split + 1));
+    for (std::string line; std::getline(lines, line);) {
+      const std::size_t t1 = line.find('\t'), t2 = line.find('\t', t1 + 1);
+      const std::string schedule = line.substr(0, t1);
+      const double vs_none = std::strtod(line.c_str() + t1 + 1, nullptr);
+      const double vs_tutel = std::strtod(line.c_str() + t2 + 1, nullptr);
+      if (!totals.count(schedule)) order.push_back(schedule);
+      Totals& t = totals[schedule];
       ++t.points;
       t.vs_none.add(vs_none);
       t.log_vs_none.add(std::log(vs_none));
@@ -159,8 +225,11 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
     context.out << summary.dump() << '\n';
     return;
   }
-  context.out << fmt::format("sweep {}: {} points x {} schedules on {} threads in {:.2f} s\n", sweep.name,
-                             points, order.size(), started, wall_s);
+  context.out << fmt::format("sweep {}: {} points x {} schedules on {} in {:.2f} s\n", sweep.name, points,
+                             order.size(),
+                             shard.size() == 1 ? fmt::format("{} threads", started)
+                                               : fmt::format("{} MPI ranks x {} threads", shard.size(), threads),
+                             wall_s);
   for (const std::string& name : order) {
     const Totals& t = totals[name];
     context.out << fmt::format("  {:<14} mean speed-up {} vs none (geomean {}), {} vs tutel\n", name,

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include <moeplan/core/launch.hpp>
 #include <moeplan/model/specs.hpp>
 
 namespace moeplan::calibrate {
@@ -111,8 +112,7 @@ struct HostCalibration {
   std::string device;           ///< what was measured, e.g. the GPU's name ("" on the host)
 };
 
-/// True when this process was started by mpirun (Open MPI / PMIx environment).
-bool launched_by_mpirun();
+using moeplan::launched_by_mpirun;  // core/launch.hpp
 
 /// Runs every benchmark. Under mpirun (and with MPI built), initialises MPI,
 /// measures the collectives between the ranks, and finalises it; compute runs

@@ -28,6 +28,7 @@
 #include "../cuda_backend.hpp"
 #include "issue_plan.hpp"
 
+#include <moeplan/core/launch.hpp>
 #include <moeplan/core/error.hpp>
 
 namespace moeplan::exec {
@@ -55,12 +56,6 @@ double elapsed_ms(const Event& from, const Event& to) {
   float ms = 0;
   check(cudaEventElapsedTime(&ms, from.get(), to.get()), "cudaEventElapsedTime");
   return static_cast<double>(ms);
-}
-
-bool launched_by_mpirun() {
-  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"})
-    if (std::getenv(variable) != nullptr) return true;
-  return false;
 }
 
 constexpr ncclDataType_t kBytes = ncclChar;
