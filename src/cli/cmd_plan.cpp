@@ -27,6 +27,7 @@ struct PlanOptions {
   double max_memory_gib = 8;  // set by add_max_memory_option
   bool json = false;
   std::string emit;  // megatron or knobs
+  bool quiet = false;
 };
 
 // What the plan file carries besides the choice: how to rebuild the run
@@ -57,7 +58,10 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   plan::PlanRequest request;
   request.schedule = o.schedule;
   request.threads = thread_count(o.threads, context.err);
+  std::unique_ptr<ProgressBar> bar = progress_bar("plan", o.quiet, context.err);
+  request.progress = bar.get();
   const plan::PlanResult result = planner.plan(run, request);
+  bar.reset();  // erase the bar before any note or result
   for (const std::string& note : result.notes) context.err << "moeplan: note: " << note << '\n';
   note_threads_started(result.threads, context.err);
   write_plan_file(o, plan::plan_spec(result), context);
@@ -88,6 +92,7 @@ void add_plan_command(CLI::App& app, CliContext& context) {
   cmd->add_option("--set", o->sets, "Override a scalar field: field.path=value (repeatable)");
   cmd->add_option("-o,--output", o->output, "Write the plan (text format, or JSON for a .json name; - for stdout)");
   add_threads_option(cmd, o->threads);
+  add_quiet_option(cmd, o->quiet);
   add_max_memory_option(cmd, o->max_memory_gib);
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_option("--emit", o->emit,

@@ -33,6 +33,7 @@ struct SweepOptions {
   bool json = false;
   std::size_t max_points = io::kDefaultMaxSweepPoints;
   double max_memory_gib = 8;  // set by add_max_memory_option
+  bool quiet = false;
 };
 
 std::string csv_cell(const std::string& text) {
@@ -148,6 +149,9 @@ void run_sweep_on(const SweepOptions& o, CliContext& context, const dist::Shard&
     if (shard.mine(i)) mine.push_back(i);
   std::vector<std::string> blocks(points);
   std::vector<std::exception_ptr> failures(points);
+  // Rank 0 draws its own share (a terminal shows one bar, not one per rank).
+  std::unique_ptr<ProgressBar> bar = progress_bar("sweep", o.quiet || shard.rank() != 0, context.err);
+  if (bar) bar->add_total(mine.size());
   const auto start = std::chrono::steady_clock::now();
   const unsigned started = parallel_for(mine.size(), threads, [&](std::size_t k) {
     const std::size_t i = mine[k];
@@ -161,12 +165,14 @@ void run_sweep_on(const SweepOptions& o, CliContext& context, const dist::Shard&
       const cost::CostModel costs(*spec.profile);
       // The points are the parallel work.
       blocks[i] = point_block(sweep, i, plan::evaluate_point(spec, costs, sweep.schedules, 1));
+      if (bar) bar->advance();
     } catch (const Error& e) {
       failures[i] = std::current_exception();
       blocks[i] = error_block(e);
     }
   });
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  bar.reset();
   blocks = shard.gather(std::move(blocks));
   if (shard.rank() != 0) return;  // rank 0 writes and prints
   if (shard.size() == 1) note_threads_started(threads, started, mine.size(), context.err);
@@ -247,6 +253,7 @@ void add_sweep_command(CLI::App& app, CliContext& context) {
   cmd->add_option("sweep", o->sweep, "Sweep (bundled name or path)")->required();
   cmd->add_option("-o,--output", o->output, "CSV: one row per (point, schedule); - for stdout");
   add_threads_option(cmd, o->threads);
+  add_quiet_option(cmd, o->quiet);
   add_max_memory_option(cmd, o->max_memory_gib);
   cmd->add_flag("--json", o->json, "Print the per-schedule summary as JSON");
   cmd->add_option("--max-points", o->max_points,

@@ -7,11 +7,22 @@
 
 #include <thread>
 
+#include <unistd.h>
+
 #include <moeplan/core/error.hpp>
 
 #include "cli_context.hpp"
 
 namespace moeplan::cli {
+
+void add_quiet_option(CLI::App* command, bool& quiet) {
+  command->add_flag("--quiet", quiet, "No progress bar (it is drawn on stderr only when stderr is a terminal)");
+}
+
+std::unique_ptr<ProgressBar> progress_bar(const char* label, bool quiet, std::ostream& err) {
+  if (quiet || isatty(STDERR_FILENO) == 0) return nullptr;
+  return std::make_unique<ProgressBar>(label, err);
+}
 
 void add_threads_option(CLI::App* command, unsigned& threads) {
   command

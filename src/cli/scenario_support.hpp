@@ -3,12 +3,14 @@
 // --threads option.
 
 #include <cstddef>
+#include <memory>
 #include <iosfwd>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include <moeplan/core/parallel.hpp>
+#include <moeplan/core/progress.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/plan/evaluation.hpp>
 
@@ -24,6 +26,12 @@ model::ScenarioSpec with_max_memory(model::ScenarioSpec spec, double gib);
 /// (plan, sweep) ranks the noiseless model, so a scenario asking for noise
 /// there is an input error naming the field, not a silently noiseless answer.
 void refuse_noise(const model::ScenarioSpec& spec, const char* command);
+
+/// Adds --quiet: no progress bar. Without it a command that searches draws one
+/// on stderr when stderr is a terminal (never in a pipe or a file).
+void add_quiet_option(CLI::App* command, bool& quiet);
+/// The progress bar a command draws, or nullptr (--quiet, or stderr is not a terminal).
+std::unique_ptr<ProgressBar> progress_bar(const char* label, bool quiet, std::ostream& err);
 
 /// Adds --threads N (at least 1; default: every core). Results never depend on it.
 void add_threads_option(CLI::App* command, unsigned& threads);

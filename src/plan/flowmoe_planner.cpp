@@ -27,7 +27,8 @@ sched::FlowMoeKnobs flowmoe_knobs(const model::ScenarioSpec& s, const std::strin
 }
 
 FlowMoePlan plan_flowmoe(const model::ScenarioSpec& s, const cost::CostModel& costs,
-                         const std::vector<std::string>& schedules, const BayesSettings& settings, unsigned threads) {
+                         const std::vector<std::string>& schedules, const BayesSettings& settings, unsigned threads,
+                         Progress* progress) {
   const auto [lo, hi] = chunk_search_space(s);
   // One job per (schedule, R); each tunes Sp on its own (BO is sequential).
   struct Job {
@@ -47,6 +48,7 @@ FlowMoePlan plan_flowmoe(const model::ScenarioSpec& s, const cost::CostModel& co
     for (std::int64_t r : flowmoe_degrees()) jobs.push_back({i, r});
   }
   std::vector<FlowMoeChoice> tried(jobs.size());
+  if (progress != nullptr) progress->add_total(jobs.size());
   const unsigned started = parallel_for(jobs.size(), threads, [&](std::size_t j) {
     const std::string& name = schedules[jobs[j].schedule];
     const std::int64_t r = jobs[j].degree;
@@ -67,6 +69,7 @@ FlowMoePlan plan_flowmoe(const model::ScenarioSpec& s, const cost::CostModel& co
     }
     c.best = evaluate(sched::build_flowmoe(s, costs, flowmoe_knobs(s, name, r, chunk)));
     c.ar_chunk_bytes = chunked ? chunk : 0;
+    if (progress != nullptr) progress->advance();
   });
   // Jobs are in schedule order, R ascending: ties keep the smaller R.
   FlowMoePlan out;

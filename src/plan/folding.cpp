@@ -268,7 +268,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
 }
 
 std::vector<FoldingResult> search_mappings(const model::ScenarioSpec& s, const cost::CostModel& costs,
-                                           const std::string& mode, unsigned threads, ThreadsStarted* started) {
+                                           const std::string& mode, unsigned threads, ThreadsStarted* started, Progress* progress) {
   if (mode != "coupled" && mode != "folded")
     throw Error(ErrorKind::Input, fmt::format("unknown search mode '{}' (coupled, folded)", mode));
   const model::ModelSpec& m = s.model;
@@ -294,6 +294,7 @@ std::vector<FoldingResult> search_mappings(const model::ScenarioSpec& s, const c
         }
       }
   std::vector<std::optional<FoldingResult>> priced(configs.size());
+  if (progress != nullptr) progress->add_total(configs.size());
   const unsigned started_now = parallel_for(configs.size(), threads, [&](std::size_t i) {
     try {
       priced[i] = price_mapping(s, costs, configs[i]);
@@ -308,6 +309,7 @@ std::vector<FoldingResult> search_mappings(const model::ScenarioSpec& s, const c
       }
       if (e.kind() != ErrorKind::Input) throw;
     }
+    if (progress != nullptr) progress->advance();
   });
   if (started != nullptr) started->record(threads, configs.size(), started_now);
   std::vector<FoldingResult> out;

@@ -8,7 +8,8 @@
 namespace moeplan::plan {
 
 FoldMoePlan plan_foldmoe(const model::ScenarioSpec& s, const cost::CostModel& costs,
-                         const std::vector<std::string>& schedules, std::int64_t max_degree, unsigned threads) {
+                         const std::vector<std::string>& schedules, std::int64_t max_degree, unsigned threads,
+                         Progress* progress) {
   const std::int64_t tokens = s.workload.seq_len / (s.parallel.sequence_parallel ? s.parallel.tp : 1);
   const std::int64_t limit = std::max<std::int64_t>(1, std::min(max_degree, tokens));
   const std::vector<std::int64_t>& slicing = s.schedule.slicing_tokens;
@@ -35,10 +36,12 @@ FoldMoePlan plan_foldmoe(const model::ScenarioSpec& s, const cost::CostModel& co
   for (Job& job : jobs) job.knobs.multi_rank = s.schedule.multi_rank;
   std::vector<Evaluation> evaluations(jobs.size());
   std::vector<std::vector<std::int64_t>> slicings(jobs.size());
+  if (progress != nullptr) progress->add_total(jobs.size());
   const unsigned started = parallel_for(jobs.size(), threads, [&](std::size_t j) {
     const sched::BuiltSchedule built = sched::build_foldmoe(s, costs, jobs[j].knobs);
     evaluations[j] = evaluate(built);
     slicings[j] = built.slicing_tokens;
+    if (progress != nullptr) progress->advance();
   });
   // Jobs are in schedule order, degrees ascending: ties keep the smaller degree.
   FoldMoePlan out;

@@ -67,7 +67,7 @@ class FoldMoePlanner final : public Planner {
     std::vector<std::string> searched{"none", "tutel"};
     for (const std::string& s : requested)
       if (s != "none" && s != "tutel") searched.push_back(s);
-    FoldMoePlan p = plan_foldmoe(run.spec(), run.costs(), searched, 32, request.threads);
+    FoldMoePlan p = plan_foldmoe(run.spec(), run.costs(), searched, 32, request.threads, request.progress);
     r.threads = p.threads;
     for (const ScheduleChoice& choice : p.schedules) {
       if (!contains(requested, choice.best.schedule)) continue;
@@ -121,7 +121,7 @@ class FlowMoePlanner final : public Planner {
     PlanResult r = result_header(run, family());
     const std::vector<std::string> requested = requested_schedules(run, request, r.notes);
     const std::vector<std::string>& all = model::family_schedules("flowmoe");
-    FlowMoePlan p = plan_flowmoe(run.spec(), run.costs(), all, {}, request.threads);
+    FlowMoePlan p = plan_flowmoe(run.spec(), run.costs(), all, {}, request.threads, request.progress);
     r.threads = p.threads;
     for (const FlowMoeChoice& c : p.schedules) {
       if (c.best.schedule == "none" || c.best.schedule == "tutel")
@@ -161,8 +161,8 @@ class FoldingPlanner final : public Planner {
                   "flowmoe scenarios); plan searches its mappings");
     PlanResult r = result_header(run, family());
     FoldingSearch s;
-    s.folded = search_mappings(run.spec(), run.costs(), "folded", request.threads, &r.threads);
-    s.coupled = search_mappings(run.spec(), run.costs(), "coupled", request.threads, &r.threads);
+    s.folded = search_mappings(run.spec(), run.costs(), "folded", request.threads, &r.threads, request.progress);
+    s.coupled = search_mappings(run.spec(), run.costs(), "coupled", request.threads, &r.threads, request.progress);
     if (s.folded.empty() || !s.folded.front().fits)
       throw Error(ErrorKind::Runtime, fmt::format("no mapping of {} fits in GPU memory", run.spec().name));
     // search_mappings ranks those that fit first: they are the candidates.

@@ -1623,5 +1623,18 @@ if run["simulated_iteration_ms"] != plan["iteration_ms"] or run["schedule"] != p
     print(f"FAIL execute PLAN simulates {run['schedule']} {run['simulated_iteration_ms']!r}, plan {plan['schedule']} {plan['iteration_ms']!r}")
     sys.exit(1)
 PY
+# Issue 17, item 6: a progress bar on stderr when it is a terminal (script(1) gives the command one),
+# none with --quiet, none in a pipe or a file; the result is the same.
+if command -v script >/dev/null; then
+  script -qc "$bin plan foldmoe-gpt-moe-s-4k --threads 2" /dev/null >"$tmp/tty.out" 2>&1
+  grep -q "plan: [0-9]*/[0-9]* ([0-9]*%)" "$tmp/tty.out" && pass=$((pass + 1)) ||
+    { fail=$((fail + 1)); echo "FAIL: no progress bar on a terminal:"; cat -v "$tmp/tty.out" | head -5; }
+  script -qc "$bin plan foldmoe-gpt-moe-s-4k --threads 2 --quiet" /dev/null >"$tmp/tty.out" 2>&1
+  ! grep -q "plan: [0-9]*/" "$tmp/tty.out" && pass=$((pass + 1)) ||
+    { fail=$((fail + 1)); echo "FAIL: a progress bar with --quiet"; }
+fi
+check "plan, stderr not a terminal" 0 "$bin" plan foldmoe-gpt-moe-s-4k
+! grep -q "plan: [0-9]*/" "$tmp/err" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: a progress bar in a file"; }
+
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <moeplan/core/progress.hpp>
 #include <moeplan/core/parallel.hpp>
 #include <moeplan/plan/evaluation.hpp>
 #include <moeplan/plan/sp_tuner.hpp>
@@ -42,6 +43,6 @@ sched::FlowMoeKnobs flowmoe_knobs(const model::ScenarioSpec& scenario, const std
 /// Results do not depend on `threads`.
 FlowMoePlan plan_flowmoe(const model::ScenarioSpec& scenario, const cost::CostModel& costs,
                          const std::vector<std::string>& schedules, const BayesSettings& settings = {},
-                         unsigned threads = 1);
+                         unsigned threads = 1, Progress* progress = nullptr);
 
 }  // namespace moeplan::plan

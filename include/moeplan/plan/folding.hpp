@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <moeplan/core/progress.hpp>
 #include <moeplan/core/parallel.hpp>
 #include <moeplan/cost/cost_model.hpp>
 #include <moeplan/model/specs.hpp>
@@ -73,7 +74,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& scenario, const cost::Cos
 /// `started`, when given, records how many threads the search could start.
 std::vector<FoldingResult> search_mappings(const model::ScenarioSpec& scenario, const cost::CostModel& costs,
                                            const std::string& mode, unsigned threads = 2,
-                                           ThreadsStarted* started = nullptr);
+                                           ThreadsStarted* started = nullptr, Progress* progress = nullptr);
 
 /// @brief Parameters one GPU of the largest pipeline stage holds, by the group that reduces their gradients.
 struct HeldParams {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <moeplan/core/parallel.hpp>
+#include <moeplan/core/progress.hpp>
 #include <moeplan/plan/evaluation.hpp>
 
 namespace moeplan::plan {
@@ -35,6 +36,6 @@ struct FoldMoePlan {
 /// Results do not depend on `threads`.
 FoldMoePlan plan_foldmoe(const model::ScenarioSpec& scenario, const cost::CostModel& costs,
                          const std::vector<std::string>& schedules, std::int64_t max_degree = 32,
-                         unsigned threads = 1);
+                         unsigned threads = 1, Progress* progress = nullptr);
 
 }  // namespace moeplan::plan

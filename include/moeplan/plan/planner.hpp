@@ -47,6 +47,7 @@ struct FoldingSearch {
 struct PlanRequest {
   std::string schedule = "all";  ///< a schedule of the family, or all (not for folding)
   unsigned threads = 1;          ///< results do not depend on it
+  Progress* progress = nullptr;  ///< told of every candidate evaluated (a bar on a terminal), or nobody
 };
 
 /// @brief A planner's answer, the same shape for every family.
