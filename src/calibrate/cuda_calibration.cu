@@ -18,6 +18,8 @@ namespace moeplan::calibrate::gpu {
 
 using cuda_ops::check;
 using cuda_ops::DeviceBuffer;
+using cuda_ops::elapsed_ms;
+using cuda_ops::Event;
 
 int device_count(std::string& why) {
   int count = 0;
@@ -41,24 +43,6 @@ UniqueId nccl_unique_id() {
 
 namespace {
 
-class Event {
- public:
-  Event() { check(cudaEventCreate(&event_), "cudaEventCreate"); }
-  ~Event() { cudaEventDestroy(event_); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
-
-double elapsed_ms(const Event& from, const Event& to) {
-  float ms = 0;
-  check(cudaEventElapsedTime(&ms, from.get(), to.get()), "cudaEventElapsedTime");
-  return static_cast<double>(ms);
-}
 
 std::size_t elements(std::int64_t a, std::int64_t b) {
   return static_cast<std::size_t>(a) * static_cast<std::size_t>(b);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -16,6 +17,29 @@ namespace moeplan::cuda_ops {
 void check(cudaError_t status, const char* what);
 void check(cublasStatus_t status, const char* what);
 void check(ncclResult_t status, const char* what);
+
+/// A CUDA event, destroyed with it (timing and cross-stream waits).
+class Event {
+ public:
+  Event() { check(cudaEventCreate(&event_), "cudaEventCreate"); }
+  ~Event() {
+    if (event_ != nullptr) cudaEventDestroy(event_);
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+/// Milliseconds between two recorded events.
+inline double elapsed_ms(const Event& from, const Event& to) {
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, from.get(), to.get()), "cudaEventElapsedTime");
+  return static_cast<double>(ms);
+}
 
 /// Device memory, freed on destruction.
 class DeviceBuffer {

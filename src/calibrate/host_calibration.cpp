@@ -25,6 +25,7 @@
 
 #include <moeplan/calibrate/host_kernels.hpp>
 #include <moeplan/core/error.hpp>
+#include <moeplan/cost/fit.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 
 namespace moeplan::calibrate {
@@ -290,19 +291,16 @@ double time_collective(model::OpClass op, double size, int world, int rank, cons
   return median(times);
 }
 
-// Least-squares slope of time over size: a collective whose time falls as its
-// size grows was disturbed while it was timed (another process took the core).
-double fitted_slope(const std::vector<double>& sizes, const std::vector<double>& times_ms) {
-  const double n = static_cast<double>(sizes.size());
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    sx += sizes[i];
-    sy += times_ms[i];
-    sxx += sizes[i] * sizes[i];
-    sxy += sizes[i] * times_ms[i];
+// Whether these timings make the line the profile's fit will draw (cost::fit_line,
+// the same function): a collective whose time falls as its size grows was
+// disturbed while it was timed (another process took the core).
+bool fits_a_line(const std::vector<model::TimingSample>& samples) {
+  try {
+    cost::fit_line(samples);
+    return true;
+  } catch (const Error&) {
+    return false;
   }
-  const double d = n * sxx - sx * sx;
-  return d > 0 ? (n * sxy - sx * sy) / d : 0.0;
 }
 
 void measure_collectives(const HostCalibrationOptions& o, HostCalibration& out) {
@@ -317,25 +315,24 @@ void measure_collectives(const HostCalibrationOptions& o, HostCalibration& out) 
     const Clock::time_point start = Clock::now();
     // Every rank holds the same times (each is the slowest rank's), so all
     // ranks take the same decision to measure again, with no extra message.
-    std::vector<double> times;
-    int attempt = 1;
-    for (;; ++attempt) {
-      times.clear();
-      for (double size : sizes) times.push_back(time_collective(op, size, out.world_size, out.rank, reps));
-      if (fitted_slope(sizes, times) > 0 || attempt == kCollectiveAttempts) break;
+    std::vector<model::TimingSample> timed;
+    for (int attempt = 1;; ++attempt) {
+      timed.clear();
+      for (double size : sizes) {
+        model::TimingSample t;
+        t.op = op;
+        t.link = model::LinkClass::Intra;
+        t.group = out.world_size;
+        t.size = size;
+        t.time_ms = time_collective(op, size, out.world_size, out.rank, reps);
+        timed.push_back(t);
+      }
+      if (fits_a_line(timed) || attempt == kCollectiveAttempts) break;
       if (out.rank == 0)
         progress(o, fmt::format("{}: time fell as the size grew (a disturbed run): measuring again ({} of {})", name,
                                 attempt + 1, kCollectiveAttempts));
     }
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-      model::TimingSample t;
-      t.op = op;
-      t.link = model::LinkClass::Intra;
-      t.group = out.world_size;
-      t.size = sizes[i];
-      t.time_ms = times[i];
-      out.samples.push_back(t);
-    }
+    out.samples.insert(out.samples.end(), timed.begin(), timed.end());
     if (out.rank == 0)
       progress(o, fmt::format("{}: {} ranks, {} sizes {:.0f} .. {:.0f} bytes, median of {} after {} warm-up, {:.1f} s",
                               name, out.world_size, sizes.size(), sizes.front(), sizes.back(), reps.timed,

@@ -36,27 +36,9 @@ namespace {
 
 using cuda_ops::check;
 using cuda_ops::DeviceBuffer;
+using cuda_ops::elapsed_ms;
+using cuda_ops::Event;
 
-class Event {
- public:
-  Event() { check(cudaEventCreate(&event_), "cudaEventCreate"); }
-  ~Event() {
-    if (event_ != nullptr) cudaEventDestroy(event_);
-  }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
-
-double elapsed_ms(const Event& from, const Event& to) {
-  float ms = 0;
-  check(cudaEventElapsedTime(&ms, from.get(), to.get()), "cudaEventElapsedTime");
-  return static_cast<double>(ms);
-}
 
 constexpr ncclDataType_t kBytes = ncclChar;
 
