@@ -205,14 +205,7 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
     return;
   }
   const std::string requested = o.schedule.empty() ? run.spec().schedule.name : o.schedule;
-  std::vector<std::string> schedules;
-  for (const plan::RequestedSchedule& r : run.schedules(requested)) {
-    if (r.skipped_because) {
-      context.err << fmt::format("moeplan: note: {} skipped: {}\n", r.name, *r.skipped_because);
-      continue;
-    }
-    schedules.push_back(r.name);
-  }
+  const std::vector<std::string> schedules = runnable_schedules(run, requested, context.err);
   const bool several = schedules.size() > 1;
   for (const auto& [option, path] : {std::pair{"--trace", o.trace}, std::pair{"--svg", o.svg}})
     if (several && path == "-")

@@ -15,6 +15,7 @@
 
 #include "cli_context.hpp"
 #include "execute_support.hpp"
+#include "scenario_support.hpp"
 
 namespace moeplan::cli {
 namespace {
@@ -60,12 +61,8 @@ void run_validate_hw(const ValidateHwOptions& o, CliContext& context) {
   options.warmup_iterations = o.warmup;
   options.progress = &context.err;
   std::vector<Row> rows;
-  for (const plan::RequestedSchedule& r : run.schedules("all")) {
-    if (r.skipped_because) {
-      context.err << fmt::format("moeplan: note: {} skipped: {}\n", r.name, *r.skipped_because);
-      continue;
-    }
-    const ExecutedSchedule e = execute_schedule(run, r.name, std::nullopt, *backend, options);
+  for (const std::string& schedule : runnable_schedules(run, "all", context.err)) {
+    const ExecutedSchedule e = execute_schedule(run, schedule, std::nullopt, *backend, options);
     if (!e.measured.complete) continue;  // an MPI process other than 0
     rows.push_back({e.schedule, e.degree, e.comparison.simulated_iteration_ms, e.comparison.measured_iteration_ms,
                     e.comparison.iteration_error_pct, 0, 0});

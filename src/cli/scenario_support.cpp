@@ -15,6 +15,14 @@
 
 namespace moeplan::cli {
 
+std::vector<std::string> runnable_schedules(const plan::ScenarioRun& run, const std::string& requested,
+                                            std::ostream& err) {
+  std::vector<std::string> notes;
+  std::vector<std::string> names = run.runnable_schedules(requested, &notes);
+  for (const std::string& note : notes) err << "moeplan: note: " << note << '\n';
+  return names;
+}
+
 void add_quiet_option(CLI::App* command, bool& quiet) {
   command->add_flag("--quiet", quiet, "No progress bar (it is drawn on stderr only when stderr is a terminal)");
 }

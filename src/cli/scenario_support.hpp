@@ -6,6 +6,7 @@
 #include <memory>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -13,6 +14,7 @@
 #include <moeplan/core/progress.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/plan/evaluation.hpp>
+#include <moeplan/plan/scenario_run.hpp>
 
 namespace moeplan::cli {
 
@@ -26,6 +28,11 @@ model::ScenarioSpec with_max_memory(model::ScenarioSpec spec, double gib);
 /// (plan, sweep) ranks the noiseless model, so a scenario asking for noise
 /// there is an input error naming the field, not a silently noiseless answer.
 void refuse_noise(const model::ScenarioSpec& spec, const char* command);
+
+/// The schedules of `requested` (a name or all) that run for the scenario; a
+/// note on `err` for each the scenario's knobs leave out.
+std::vector<std::string> runnable_schedules(const plan::ScenarioRun& run, const std::string& requested,
+                                            std::ostream& err);
 
 /// Adds --quiet: no progress bar. Without it a command that searches draws one
 /// on stderr when stderr is a terminal (never in a pipe or a file).

@@ -12,21 +12,6 @@
 namespace moeplan::plan {
 namespace {
 
-// The schedules a request names that run for this scenario; the others are
-// noted with the reason (e.g. 1a1m-uniform when schedule.slicing fixes the slices).
-std::vector<std::string> requested_schedules(const ScenarioRun& run, const PlanRequest& request,
-                                             std::vector<std::string>& notes) {
-  std::vector<std::string> names;
-  for (const RequestedSchedule& r : run.schedules(request.schedule)) {
-    if (r.skipped_because) {
-      notes.push_back(fmt::format("{} skipped: {}", r.name, *r.skipped_because));
-      continue;
-    }
-    names.push_back(r.name);
-  }
-  return names;
-}
-
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
@@ -62,7 +47,7 @@ class FoldMoePlanner final : public Planner {
   const char* family() const override { return "foldmoe"; }
   PlanResult plan(const ScenarioRun& run, const PlanRequest& request) const override {
     PlanResult r = result_header(run, family());
-    const std::vector<std::string> requested = requested_schedules(run, request, r.notes);
+    const std::vector<std::string> requested = run.runnable_schedules(request.schedule, &r.notes);
     // The baselines are always evaluated so that speed-ups can be reported.
     std::vector<std::string> searched{"none", "tutel"};
     for (const std::string& s : requested)
@@ -89,7 +74,7 @@ class FsMoePlanner final : public Planner {
   const char* family() const override { return "fsmoe"; }
   PlanResult plan(const ScenarioRun& run, const PlanRequest& request) const override {
     PlanResult r = result_header(run, family());
-    const std::vector<std::string> requested = requested_schedules(run, request, r.notes);
+    const std::vector<std::string> requested = run.runnable_schedules(request.schedule, &r.notes);
     // Every schedule is evaluated: none and tutel are the baselines.
     FsMoePlan p = plan_fsmoe(run.spec(), run.costs(), model::family_schedules("fsmoe"), request.threads);
     r.threads = p.threads;
@@ -119,7 +104,7 @@ class FlowMoePlanner final : public Planner {
   const char* family() const override { return "flowmoe"; }
   PlanResult plan(const ScenarioRun& run, const PlanRequest& request) const override {
     PlanResult r = result_header(run, family());
-    const std::vector<std::string> requested = requested_schedules(run, request, r.notes);
+    const std::vector<std::string> requested = run.runnable_schedules(request.schedule, &r.notes);
     const std::vector<std::string>& all = model::family_schedules("flowmoe");
     FlowMoePlan p = plan_flowmoe(run.spec(), run.costs(), all, {}, request.threads, request.progress);
     r.threads = p.threads;

@@ -56,6 +56,19 @@ const FsMoePlan& ScenarioRun::fsmoe_plan() const {
   return *fsmoe_;
 }
 
+std::vector<std::string> ScenarioRun::runnable_schedules(const std::string& requested,
+                                                        std::vector<std::string>* notes) const {
+  std::vector<std::string> names;
+  for (const RequestedSchedule& r : schedules(requested)) {
+    if (!r.skipped_because) {
+      names.push_back(r.name);
+      continue;
+    }
+    if (notes != nullptr) notes->push_back(fmt::format("{} skipped: {}", r.name, *r.skipped_because));
+  }
+  return names;
+}
+
 sched::BuiltSchedule ScenarioRun::build(const std::string& schedule, std::optional<std::int64_t> degree) const {
   const model::ScenarioSpec& s = spec_;
   if (s.schedule.family == "folding")

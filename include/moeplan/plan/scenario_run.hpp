@@ -45,6 +45,10 @@ class ScenarioRun {
   /// slices); a name: that schedule, an input error (field --schedule) when the
   /// family has no such schedule or the scenario's knobs rule it out.
   std::vector<RequestedSchedule> schedules(const std::string& requested) const;
+  /// The names of schedules(requested) that run; each one left out adds
+  /// "NAME skipped: WHY" to `notes` when given.
+  std::vector<std::string> runnable_schedules(const std::string& requested,
+                                              std::vector<std::string>* notes = nullptr) const;
 
   /// The schedule at the scenario's knobs; `degree` (FoldMoE d, FSMoE r of both
   /// phases, FlowMoE R) replaces the scenario's when given. Not for folding.
