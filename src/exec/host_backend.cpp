@@ -582,27 +582,23 @@ std::vector<Part> Replay::iterate() {
     if (failure_) fail(failure_);
   }
 #ifdef MOEPLAN_WITH_MPI
-  if (world_.mpi && failure_) {
-    // Peers may wait in a collective for this process forever: end them all.
+  // Peers may wait in a collective for this process forever: a failure ends them all,
+  // before the threads are joined and again after (a failure met while they finished).
+  auto abort_on_failure = [&] {
+    if (!world_.mpi || !failure_) return;
     try {
       std::rethrow_exception(failure_);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "moeplan: error: process %d: %s\n", world_.me, e.what());
     }
     MPI_Abort(MPI_COMM_WORLD, 1);
-  }
+  };
+  abort_on_failure();
 #endif
   for (std::thread& t : threads) t.join();
 #ifdef MOEPLAN_WITH_MPI
   if (control.joinable()) control.join();
-  if (world_.mpi && failure_) {
-    try {
-      std::rethrow_exception(failure_);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "moeplan: error: process %d: %s\n", world_.me, e.what());
-    }
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
+  abort_on_failure();
 #endif
   if (failure_) std::rethrow_exception(failure_);
   return times_;
