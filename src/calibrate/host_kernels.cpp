@@ -44,7 +44,7 @@ HostAttention::HostAttention(std::int64_t queries, std::int64_t context, std::in
 void HostAttention::run() {
   const Eigen::Index l = index(queries_);
   const Eigen::Index before = index(context_ - queries_);  // earlier tokens every query sees
-  const Eigen::Index block = 64;
+  const Eigen::Index block = kBlockRows;
   const float scale = 1.0f / std::sqrt(static_cast<float>(out_.cols()));
   for (std::int64_t head = 0; head < heads_; ++head) {
     const std::size_t h = static_cast<std::size_t>(head % kDistinctHeads);

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/cost/attention_shape.hpp>
 #include <moeplan/cost/bus_factor.hpp>
+#include <moeplan/cost/workload_sizing.hpp>
 
 namespace moeplan::cost {
 namespace {
@@ -19,7 +21,8 @@ CostModel::CostModel(const model::CostProfileSpec& profile)
     : profile_name_(profile.name),
       overlap_compute_slowdown_(profile.overlap_compute_slowdown),
       overlap_comm_slowdown_(profile.overlap_comm_slowdown),
-      gemm_shape_(profile.gemm_shape) {
+      gemm_shape_(profile.gemm_shape),
+      attention_shape_(profile.attention_shape) {
   for (const model::LinearCostSpec& line : profile.costs) lines_[index(line.op)][index(line.link)].push_back(line);
   for (auto& per_op : lines_)
     for (auto& per_link : per_op)
@@ -150,6 +153,26 @@ Milliseconds CostModel::compute(model::OpClass op, double flops) const {
 Milliseconds CostModel::gemm(const GemmShape& shape) const {
   if (gemm_shape_) return Milliseconds{gemm_time_ms(*gemm_shape_, shape)};
   return compute(model::OpClass::Gemm, gemm_flops(shape));
+}
+
+Milliseconds CostModel::attention(const model::ModelSpec& model, std::int64_t queries, std::int64_t context,
+                                   double flops) const {
+  if (!attention_shape_) return compute(model::OpClass::Attention, flops);
+  const AttentionTaskShape task = attention_task_shape(model, queries, context, flops);
+  double ms = attention_core_ms(*attention_shape_, task.queries, task.context, task.heads, task.head_dim);
+  for (const GemmShape& g : task.projections) ms += gemm(g).value;
+  return Milliseconds{ms};
+}
+
+Milliseconds CostModel::attention_core(const model::ModelSpec& model, std::int64_t queries, std::int64_t context,
+                                       double core_flops) const {
+  if (!attention_shape_) return compute(model::OpClass::Attention, core_flops);
+  model::ModelSpec one_head = model;
+  one_head.num_heads = one_head.num_kv_heads = 1;
+  const double per_head =
+      attention_core_flops(one_head, static_cast<double>(queries), static_cast<double>(context));
+  const std::int64_t heads = std::max<std::int64_t>(1, std::llround(core_flops / per_head));
+  return Milliseconds{attention_core_ms(*attention_shape_, queries, context, heads, model.head_dim)};
 }
 
 Milliseconds CostModel::communication(model::OpClass op, const GroupShape& group, double size_bytes) const {

@@ -27,6 +27,7 @@
 
 #include <moeplan/calibrate/host_calibration.hpp>
 #include <moeplan/calibrate/host_kernels.hpp>
+#include <moeplan/calibrate/mpi_poll.hpp>
 #include <moeplan/core/error.hpp>
 
 #include "replay_scheduler.hpp"
@@ -185,6 +186,7 @@ class Replay {
   // (a resource runs one task at a time).
   std::vector<calibrate::HostGemm*> gemms_;
   std::vector<calibrate::HostAttention*> attentions_;
+  std::vector<std::vector<calibrate::HostGemm*>> projections_;  // an attention task's, run before its core
   std::map<std::tuple<dag::ResourceId, std::int64_t, std::int64_t, std::int64_t, std::int64_t>,
            std::unique_ptr<calibrate::HostGemm>>
       gemm_kernels_;
@@ -246,6 +248,7 @@ void Replay::prepare() {
   MOEPLAN_CHECK(plan_.tasks.size() == n, "a replay plan has one entry per task");
   gemms_.assign(n, nullptr);
   attentions_.assign(n, nullptr);
+  projections_.assign(n, {});
   barriers_.resize(n);
   expected_.assign(graph_.resources().size(), 0);
   std::int64_t max_tag = 0;
@@ -260,11 +263,15 @@ void Replay::prepare() {
         graph_.resources()[resources.front()].policy == dag::DispatchPolicy::Shared
             ? static_cast<dag::ResourceId>(graph_.resources().size() + t)
             : resources.front();
+    const auto gemm_kernel = [&](const GemmWork& g) {
+      auto& kernel = gemm_kernels_[{home, g.m, g.k, g.n, g.count}];
+      if (!kernel) kernel = std::make_unique<calibrate::HostGemm>(g.m, g.k, g.n, g.count);
+      return kernel.get();
+    };
     if (const auto* g = std::get_if<GemmWork>(&task.work)) {
-      auto& kernel = gemm_kernels_[{home, g->m, g->k, g->n, g->count}];
-      if (!kernel) kernel = std::make_unique<calibrate::HostGemm>(g->m, g->k, g->n, g->count);
-      gemms_[t] = kernel.get();
+      gemms_[t] = gemm_kernel(*g);
     } else if (const auto* a = std::get_if<AttentionWork>(&task.work)) {
+      for (const GemmWork& p : a->projections) projections_[t].push_back(gemm_kernel(p));
       auto& kernel = attention_kernels_[{home, a->queries, a->context, a->heads, a->head_dim}];
       if (!kernel) kernel = std::make_unique<calibrate::HostAttention>(a->queries, a->context, a->heads, a->head_dim);
       attentions_[t] = kernel.get();
@@ -352,9 +359,9 @@ void Replay::exchange(dag::ResourceId r, dag::TaskId t) {
                 "MPI_Irecv");
     }
   };
+  // Polled, not MPI_Waitall (calibrate/mpi_poll.hpp says why).
   auto complete = [&] {
-    if (!requests.empty())
-      check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    calibrate::wait_polled(static_cast<int>(requests.size()), requests.data());
     requests.clear();
   };
 #else
@@ -407,6 +414,7 @@ void Replay::run_part(dag::ResourceId r, dag::TaskId t) {
   if (gemms_[t]) {
     gemms_[t]->run();
   } else if (attentions_[t]) {
+    for (calibrate::HostGemm* p : projections_[t]) p->run();
     attentions_[t]->run();
   } else {
     exchange(r, t);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/cost/attention_shape.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 
 namespace moeplan::exec {
@@ -54,11 +55,18 @@ AttentionWork attention_work(const dag::TaskGraph& graph, dag::TaskId t, const m
   }
   if (w.head_dim <= 0)
     throw Error(ErrorKind::Input, fmt::format("task {} ('{}'): the model has no head_dim", t, graph.name(t)));
-  model::ModelSpec one_head;
-  one_head.num_heads = one_head.num_kv_heads = 1;
-  one_head.head_dim = w.head_dim;
-  const double per_head = cost::attention_core_flops(one_head, as_double(w.queries), as_double(w.context));
-  w.heads = at_least_one(graph.size(t) / per_head);
+  // The task as the cost model's attention shape prices it: its FLOPs are whole
+  // sequences' attention (projections and core); backward replays 2x of both.
+  const cost::AttentionTaskShape shape = cost::attention_task_shape(s.model, w.queries, w.context, graph.size(t));
+  w.heads = shape.heads;
+  for (const cost::GemmShape& g : shape.projections) {
+    const GemmWork one{std::llround(g.m), std::llround(g.n), std::llround(g.k), 1};
+    if (!w.projections.empty() && w.projections.back().m == one.m && w.projections.back().n == one.n &&
+        w.projections.back().k == one.k)
+      ++w.projections.back().count;
+    else
+      w.projections.push_back(one);
+  }
   return w;
 }
 
@@ -95,13 +103,17 @@ ReplayPlan make_replay_plan(const dag::TaskGraph& graph, const model::ScenarioSp
 }
 
 double replay_flops(const ReplayTask& task) {
-  if (const auto* g = std::get_if<GemmWork>(&task.work))
-    return 2.0 * as_double(g->m) * as_double(g->n) * as_double(g->k) * as_double(g->count);
+  const auto gemm_flops = [](const GemmWork& g) {
+    return 2.0 * as_double(g.m) * as_double(g.n) * as_double(g.k) * as_double(g.count);
+  };
+  if (const auto* g = std::get_if<GemmWork>(&task.work)) return gemm_flops(*g);
   if (const auto* a = std::get_if<AttentionWork>(&task.work)) {
     model::ModelSpec m;
     m.num_heads = m.num_kv_heads = a->heads;
     m.head_dim = a->head_dim;
-    return cost::attention_core_flops(m, as_double(a->queries), as_double(a->context));
+    double flops = cost::attention_core_flops(m, as_double(a->queries), as_double(a->context));
+    for (const GemmWork& p : a->projections) flops += gemm_flops(p);
+    return flops;
   }
   return 0;
 }

@@ -12,6 +12,24 @@
 namespace moeplan::io {
 namespace {
 
+// A line's or a shape model's provenance; required (the enum's 0 is "unset").
+model::Provenance provenance_of(pb::Provenance p) {
+  switch (p) {
+    case pb::PAPER:
+      return model::Provenance::Paper;
+    case pb::DATASHEET:
+      return model::Provenance::Datasheet;
+    case pb::MEASURED:
+      return model::Provenance::Measured;
+    default:
+      throw_input_error("provenance", "required field is missing (MEASURED, PAPER or DATASHEET)");
+  }
+}
+
+pb::Provenance to_proto(model::Provenance p) {
+  return p == model::Provenance::Measured ? pb::MEASURED : p == model::Provenance::Paper ? pb::PAPER : pb::DATASHEET;
+}
+
 template <typename T>
 T required(bool has, T value, const char* field) {
   if (!has) throw_input_error(field, "required field is missing");
@@ -175,19 +193,7 @@ model::LinearCostSpec to_spec(const pb::LinearCost& c) {
   s.points = c.points();
   if (c.has_ranks_per_node()) s.ranks_per_node = c.ranks_per_node();
   s.concurrent_groups = c.has_concurrent_groups() ? c.concurrent_groups() : 1;
-  switch (c.provenance()) {
-    case pb::PAPER:
-      s.provenance = model::Provenance::Paper;
-      break;
-    case pb::DATASHEET:
-      s.provenance = model::Provenance::Datasheet;
-      break;
-    case pb::MEASURED:
-      s.provenance = model::Provenance::Measured;
-      break;
-    default:
-      throw_input_error("provenance", "required field is missing (MEASURED, PAPER or DATASHEET)");
-  }
+  s.provenance = provenance_of(c.provenance());
   s.source = c.source();
   return s;
 }
@@ -281,22 +287,24 @@ model::GemmShapeModelSpec to_spec(const pb::GemmShapeModel& g) {
   s.memory_bytes_per_s = memory_gbytes_per_s * 1e9;
   s.efficiency = required(g.has_efficiency(), g.efficiency(), "efficiency");
   s.alpha_ms = required(g.has_alpha_ms(), g.alpha_ms(), "alpha_ms");
-  switch (g.provenance()) {
-    case pb::PAPER:
-      s.provenance = model::Provenance::Paper;
-      break;
-    case pb::DATASHEET:
-      s.provenance = model::Provenance::Datasheet;
-      break;
-    case pb::MEASURED:
-      s.provenance = model::Provenance::Measured;
-      break;
-    default:
-      throw_input_error("provenance", "required field is missing (MEASURED, PAPER or DATASHEET)");
-  }
+  s.provenance = provenance_of(g.provenance());
   s.source = g.source();
   if (g.has_r2()) s.r2 = g.r2();
   s.points = g.points();
+  return s;
+}
+
+model::AttentionShapeModelSpec to_spec(const pb::AttentionShapeModel& a) {
+  model::AttentionShapeModelSpec s;
+  s.block_rows = required(a.has_block_rows(), a.block_rows(), "block_rows");
+  s.alpha_ms = required(a.has_alpha_ms(), a.alpha_ms(), "alpha_ms");
+  s.matmul_ms_per_gflop = required(a.has_matmul_ms_per_gflop(), a.matmul_ms_per_gflop(), "matmul_ms_per_gflop");
+  s.score_ms_per_melement =
+      required(a.has_score_ms_per_melement(), a.score_ms_per_melement(), "score_ms_per_melement");
+  s.provenance = provenance_of(a.provenance());
+  s.source = a.source();
+  if (a.has_r2()) s.r2 = a.r2();
+  s.points = a.points();
   return s;
 }
 
@@ -307,6 +315,8 @@ model::CostProfileSpec to_spec(const pb::CostProfile& p) {
   s.overlap_compute_slowdown = p.has_overlap_compute_slowdown() ? p.overlap_compute_slowdown() : 1.0;
   s.overlap_comm_slowdown = p.has_overlap_comm_slowdown() ? p.overlap_comm_slowdown() : 1.0;
   if (p.has_gemm_shape()) s.gemm_shape = nested("gemm_shape", [&] { return to_spec(p.gemm_shape()); });
+  if (p.has_attention_shape())
+    s.attention_shape = nested("attention_shape", [&] { return to_spec(p.attention_shape()); });
   for (int i = 0; i < p.costs_size(); ++i) {
     const std::string at = fmt::format("costs[{}]", i);
     s.costs.push_back(nested(at.c_str(), [&] { return to_spec(p.costs(i)); }));
@@ -486,9 +496,7 @@ pb::CostProfile to_proto(const model::CostProfileSpec& s) {
     out->set_beta_ms(c.beta_ms_per_unit);
     out->set_r2(c.r2);
     out->set_points(c.points);
-    out->set_provenance(c.provenance == model::Provenance::Measured ? pb::MEASURED
-                        : c.provenance == model::Provenance::Paper  ? pb::PAPER
-                                                                    : pb::DATASHEET);
+    out->set_provenance(to_proto(c.provenance));
     if (!c.source.empty()) out->set_source(c.source);
     if (c.ranks_per_node) out->set_ranks_per_node(*c.ranks_per_node);
     if (c.concurrent_groups != 1) out->set_concurrent_groups(c.concurrent_groups);
@@ -503,12 +511,22 @@ pb::CostProfile to_proto(const model::CostProfileSpec& s) {
     out->set_memory_gbytes_per_s(g.memory_bytes_per_s / 1e9);
     out->set_efficiency(g.efficiency);
     out->set_alpha_ms(g.alpha_ms);
-    out->set_provenance(g.provenance == model::Provenance::Measured ? pb::MEASURED
-                        : g.provenance == model::Provenance::Paper  ? pb::PAPER
-                                                                    : pb::DATASHEET);
+    out->set_provenance(to_proto(g.provenance));
     if (!g.source.empty()) out->set_source(g.source);
     if (g.r2) out->set_r2(*g.r2);
     if (g.points > 0) out->set_points(g.points);
+  }
+  if (s.attention_shape) {
+    const model::AttentionShapeModelSpec& a = *s.attention_shape;
+    pb::AttentionShapeModel* out = p.mutable_attention_shape();
+    out->set_block_rows(a.block_rows);
+    out->set_alpha_ms(a.alpha_ms);
+    out->set_matmul_ms_per_gflop(a.matmul_ms_per_gflop);
+    out->set_score_ms_per_melement(a.score_ms_per_melement);
+    out->set_provenance(to_proto(a.provenance));
+    if (!a.source.empty()) out->set_source(a.source);
+    if (a.r2) out->set_r2(*a.r2);
+    if (a.points > 0) out->set_points(a.points);
   }
   return p;
 }

@@ -240,9 +240,31 @@ void validate_gemm_shape(const GemmShapeModelSpec& g, const std::string& at) {
   require(g.points >= 0, at + ".points", fmt::format("must not be negative, got {}", g.points));
 }
 
+// An attention core slower than 1e6 ms per GFLOP (a 1 MFLOP/s device) or per
+// million scores is no GPU's or CPU's; the bound keeps products finite.
+constexpr double kMaxAttentionMsPerUnit = 1e6;
+// Query rows per tile: FlashAttention's tiles are 64..256 rows, the host kernel's 64.
+constexpr std::int64_t kMaxBlockRows = 4096;
+
+void validate_attention_shape(const AttentionShapeModelSpec& a, const std::string& at) {
+  require(a.block_rows >= 1 && a.block_rows <= kMaxBlockRows, at + ".block_rows",
+          fmt::format("must be in 1..{}, got {}", kMaxBlockRows, a.block_rows));
+  require(std::isfinite(a.alpha_ms) && a.alpha_ms >= 0 && a.alpha_ms < kMaxAlphaMs, at + ".alpha_ms",
+          fmt::format("must be a finite time in [0, {}) ms, got {}", kMaxAlphaMs, a.alpha_ms));
+  for (auto [v, field] : {std::pair{a.matmul_ms_per_gflop, "matmul_ms_per_gflop"},
+                          {a.score_ms_per_melement, "score_ms_per_melement"}})
+    require(std::isfinite(v) && v >= 0 && v <= kMaxAttentionMsPerUnit, at + "." + field,
+            fmt::format("must be in [0, {}], got {}", kMaxAttentionMsPerUnit, v));
+  require(a.matmul_ms_per_gflop > 0 || a.score_ms_per_melement > 0, at + ".matmul_ms_per_gflop",
+          "matmul_ms_per_gflop and score_ms_per_melement are both 0: the core would cost the same at any size");
+  if (a.r2) require(std::isfinite(*a.r2) && *a.r2 <= 1, at + ".r2", fmt::format("must be at most 1, got {}", *a.r2));
+  require(a.points >= 0, at + ".points", fmt::format("must not be negative, got {}", a.points));
+}
+
 void validate(const CostProfileSpec& p) {
   require(!p.name.empty(), "name", "required field is missing");
   if (p.gemm_shape) validate_gemm_shape(*p.gemm_shape, "gemm_shape");
+  if (p.attention_shape) validate_attention_shape(*p.attention_shape, "attention_shape");
   require(!p.cluster.empty(), "cluster", "required field is missing");
   require(std::isfinite(p.overlap_compute_slowdown) && p.overlap_compute_slowdown >= 1.0, "overlap_compute_slowdown",
           "must be at least 1.0");

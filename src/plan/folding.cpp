@@ -186,8 +186,9 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   const double tokens_local = mbs * seq / as_double(c.cp);
   const double proj_flops = cost::attention_projection_flops(m, tokens_local) / as_double(c.tp);
   const double core_flops = mbs * cost::attention_core_flops(m, seq, seq) / (as_double(c.tp) * as_double(c.cp));
-  const double att_fwd =
-      costs.compute(OpClass::Gemm, proj_flops).value + costs.compute(OpClass::Attention, core_flops).value;
+  const std::int64_t local_seq = std::max<std::int64_t>(1, w.seq_len / c.cp);
+  const double core_ms = costs.attention_core(m, local_seq, local_seq, core_flops).value;
+  const double att_fwd = costs.compute(OpClass::Gemm, proj_flops).value + core_ms;
   const double act_bytes = tokens_local * d * b;  // one layer's activation on a tp group
   const double tp_fwd =
       comm(costs, OpClass::AllGather, tp_g, act_bytes) + comm(costs, OpClass::ReduceScatter, tp_g, act_bytes);
@@ -195,7 +196,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   const double kv_bytes = 2.0 * tokens_local * as_double(m.num_kv_heads * m.head_dim) / as_double(c.tp) * b;
   const double cp_fwd =
       c.cp > 1 ? as_double(c.cp - 1) * costs.communication(OpClass::P2P, cp_pair, kv_bytes).value : 0.0;
-  const double cp_exposed = std::max(0.0, cp_fwd - costs.compute(OpClass::Attention, core_flops).value);
+  const double cp_exposed = std::max(0.0, cp_fwd - core_ms);
   const double router = costs.compute(OpClass::Gemm, moe.gating_forward_flops).value;
   // By shape when the profile has a GEMM shape model; else the gemm line on the FLOPs.
   const double experts_fwd = cost::expert_ffn_time(costs, m, ps, moe, false, 1.0).value;

@@ -48,7 +48,8 @@ double dense_overlap_ms(const model::ScenarioSpec& s, const cost::CostModel& cos
   const auto moe = cost::moe_layer_sizes(s.model, s.parallel, s.workload);
   const model::ParallelSpec& p = s.parallel;
   const cost::GroupShape tp_group = cost::strided_group_shape(p.tp, 1, s.cluster);
-  double ms = costs.compute(model::OpClass::Attention, att.backward_flops).value +
+  const std::int64_t local_seq = std::max<std::int64_t>(1, s.workload.seq_len / p.cp);
+  double ms = costs.attention(s.model, local_seq, local_seq, att.backward_flops).value +
               costs.compute(model::OpClass::Gemm, 2 * moe.gating_forward_flops).value;
   if (p.tp > 1) {
     ms += costs.communication(model::OpClass::AllGather, tp_group, att.tp_allgather_bytes).value;

@@ -68,7 +68,8 @@ class Builder {
       const auto att = cost::attention_layer_sizes(s.model, p, s.workload);
       const double factor = phase == 0 ? 1.0 : 2.0;
       at_flops_[phase] = factor * (att.forward_flops + moe.gating_forward_flops) / parts;
-      at_ms_[phase] = costs.compute(OpClass::Attention, factor * att.forward_flops / parts).value +
+      const std::int64_t local_seq = std::max<std::int64_t>(1, s.workload.seq_len / p.cp);
+      at_ms_[phase] = costs.attention(s.model, local_seq, local_seq, factor * att.forward_flops / parts).value +
                       costs.compute(OpClass::Gemm, factor * moe.gating_forward_flops / parts).value;
     }
     // Uneven expert load (docs/cost-model.md): dropless routing that is not

@@ -1,6 +1,7 @@
 #include <moeplan/sched/foldmoe.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include <fmt/format.h>
@@ -95,6 +96,12 @@ struct Pricing {
     return (backward ? 2.0 : 1.0) * mbs * cost::attention_flops(s.model, l, c) /
            (as_double(s.parallel.tp) * as_double(s.parallel.cp));
   }
+  // The slice's time: by the profile's attention shape model when it has one
+  // (the projections of its tokens and the core of its l queries after c - l
+  // earlier tokens), else the attention line on attention_flops.
+  double attention_ms(double l, double c, bool backward) const {
+    return costs.attention(s.model, std::llround(l), std::llround(c), attention_flops(l, c, backward)).value;
+  }
   double gate_flops(double l, bool backward) const {
     const double tokens = mbs * l / sp_split / as_double(s.parallel.cp);
     return (backward ? 2.0 : 1.0) * 2.0 * tokens * as_double(s.model.d_model) * as_double(s.model.moe.num_experts);
@@ -141,6 +148,12 @@ class FoldBuilder {
                     const std::vector<RankTasks>& after) {
     return emit_on_ranks(b_, {name, ph, layer, i, 0, 1, flops}, dag::TaskKind::Compute, op, p_.compute(op, flops),
                          compute_, after);
+  }
+  // The attention of a slice of l queries at the end of a c-token context.
+  RankTasks attention(const std::string& name, double l, double c, bool backward, Phase ph, std::int32_t layer,
+                      std::int32_t i, const std::vector<RankTasks>& after) {
+    return emit_on_ranks(b_, {name, ph, layer, i, 0, 1, p_.attention_flops(l, c, backward)}, dag::TaskKind::Compute,
+                         OpClass::Attention, p_.attention_ms(l, c, backward), compute_, after);
   }
   // The experts of a micro-batch: `flops` over the expert's GEMMs, each paying its startup.
   RankTasks experts(const std::string& name, double flops, Phase ph, std::int32_t layer, std::int32_t i,
@@ -309,15 +322,15 @@ class IterationBuilder {
                                           fb_.intra(), p_.tp_group, groups().tp, bytes, ph, layer, i, deps);
       std::vector<RankTasks> att_deps{ag};
       if (previous_attention) att_deps.push_back(*previous_attention);
-      const RankTasks att = fb_.compute(fmt::format("{} L{} attention s{}", dir, layer, k), OpClass::Attention,
-                                        p_.attention_flops(l, c, backward), ph, layer, i, att_deps);
+      const RankTasks att =
+          fb_.attention(fmt::format("{} L{} attention s{}", dir, layer, k), l, c, backward, ph, layer, i, att_deps);
       last_attention_ = att;
       return fb_.collective(fmt::format("{} L{} attn-rs s{}", dir, layer, k), OpClass::ReduceScatter, fb_.intra(),
                             p_.tp_group, groups().tp, bytes, ph, layer, i, {att});
     }
     if (previous_attention) deps.push_back(*previous_attention);
-    const RankTasks att = fb_.compute(fmt::format("{} L{} attention s{}", dir, layer, k), OpClass::Attention,
-                                      p_.attention_flops(l, c, backward), ph, layer, i, deps);
+    const RankTasks att =
+        fb_.attention(fmt::format("{} L{} attention s{}", dir, layer, k), l, c, backward, ph, layer, i, deps);
     last_attention_ = att;
     if (par.tp > 1)
       return fb_.collective(fmt::format("{} L{} attn-ar s{}", dir, layer, k), OpClass::AllReduce, fb_.intra(),

@@ -80,6 +80,7 @@ class Builder {
         }
     }
     attention_ = cost::attention_layer_sizes(s.model, p, s.workload);
+    local_seq_ = std::max<std::int64_t>(1, s.workload.seq_len / p.cp);  // queries = context: whole local sequences
   }
 
   BuiltSchedule build() {
@@ -178,8 +179,10 @@ class Builder {
     const std::vector<RankTasks> ready = after(entry);
     if (overlap.dp_bytes > 0) gradient(layer, overlap.dp_bytes, overlap.dp_where, ready);
     if (overlap.edp_bytes > 0) expert_gradient(layer, overlap.edp_bytes, "layer", ready);
-    RankTasks out = compute(fmt::format("{} L{} attention", dir, layer), OpClass::Attention,
-                            backward ? attention_.backward_flops : attention_.forward_flops, ph, layer, 0, deps);
+    const double att_flops = backward ? attention_.backward_flops : attention_.forward_flops;
+    RankTasks out = emit_on_ranks(b_, {fmt::format("{} L{} attention", dir, layer), ph, layer, 0, 0, 1, att_flops},
+                                  dag::TaskKind::Compute, OpClass::Attention,
+                                  costs_.attention(s_.model, local_seq_, local_seq_, att_flops).value, compute_, deps);
     if (p.tp > 1) {
       const OpClass op = p.sequence_parallel ? OpClass::ReduceScatter : OpClass::AllReduce;
       const double bytes = p.sequence_parallel ? attention_.tp_reducescatter_bytes : attention_.tp_allreduce_bytes;
@@ -395,6 +398,7 @@ class Builder {
   std::vector<std::vector<cost::MoeLayerSizes>> rank_sizes_;
   std::vector<std::int64_t> moe_index_;  // block -> MoE layer index
   cost::AttentionLayerSizes attention_;
+  std::int64_t local_seq_ = 1;
   double pending_dense_ = 0;   // dense gradient bytes for the tail all-reduce
   double pending_expert_ = 0;  // expert gradient bytes for the tail all-reduce
   double carried_dense_ = 0;   // tutel-improved: the last layer's dense gradients, not yet issued

@@ -1342,6 +1342,49 @@ rows = [r.split(",") for r in open(points).read().splitlines() if r and not r.st
 expect(rows[0] == ["op", "link", "group", "size", "time_ms"], f"header {rows[0]}")
 gemm_sizes = sorted(float(r[3]) for r in rows[1:] if r[0] == "gemm")
 expect(gemm_sizes == grid, f"GEMM sizes {gemm_sizes}, wanted {grid}")
+# The attention shape block, refitted here from the "# attention point" lines by
+# normal equations (a second formulation of cost::fit_attention_shape): block 64,
+# tile scores per head = sum over 64-row blocks of rows x (c - q + b0 + rows).
+text = open(profile).read()
+block = re.search(r"attention_shape \{(.*?)\n\}", text, re.S)
+expect(block is not None, "the profile has an attention_shape block")
+if block:
+    a = dict(re.findall(r"^\s*(\w+): (.*)$", block.group(1), re.M))
+    pts = [tuple(float(x) for x in l.split(":")[1].split(","))
+           for l in open(points) if l.startswith("# attention point")]
+    expect(len(pts) == 6 and int(a["points"]) == 6, f"{len(pts)} attention points, profile says {a['points']}")
+    def scores(q, c, b=64):
+        out, b0 = 0, 0
+        while b0 < q:
+            rows = min(b, q - b0)
+            out += rows * (c - q + b0 + rows)
+            b0 += b
+        return out
+    X = [[1.0, 4 * k * h * scores(int(q), int(c)) / 1e9, h * scores(int(q), int(c)) / 1e6] for q, c, h, k, _ in pts]
+    t = [p[4] for p in pts]
+    def solve(cols):
+        n = len(cols)
+        A = [[sum(X[r][cols[i]] * X[r][cols[j]] for r in range(len(X))) for j in range(n)] +
+             [sum(X[r][cols[i]] * t[r] for r in range(len(X)))] for i in range(n)]
+        for i in range(n):  # Gauss-Jordan
+            piv = max(range(i, n), key=lambda r: abs(A[r][i]))
+            A[i], A[piv] = A[piv], A[i]
+            for r in range(n):
+                if r != i:
+                    f = A[r][i] / A[i][i]
+                    A[r] = [x - f * y for x, y in zip(A[r], A[i])]
+        return {cols[i]: A[i][n] / A[i][i] for i in range(n)}
+    kept = [0, 1, 2]
+    while True:
+        coef = solve(kept)
+        worst = min(kept, key=lambda j: coef[j])
+        if coef[worst] >= 0 or len(kept) == 1:
+            break
+        kept.remove(worst)
+    want = [coef.get(j, 0.0) for j in range(3)]
+    got = [float(a[k]) for k in ("alpha_ms", "matmul_ms_per_gflop", "score_ms_per_melement")]
+    for w, g, name in zip(want, got, ("alpha", "matmul", "score")):
+        expect(abs(w - g) <= 1e-6 * max(1.0, abs(w)), f"attention_shape {name}: profile {g}, refit {w}")
 # moeplan fit of the points: the same lines.
 again, _ = lines_of(refit)
 expect(sorted(again) == sorted(lines), f"refit lines {sorted(again)}")
@@ -1362,7 +1405,7 @@ calibrate_progress() {  # calibrate_progress NAME GROUP...: one stderr line per 
       { fail=$((fail + 1)); echo "FAIL $name: no one progress line for $group:"; cat "$tmp/err"; }
   done
 }
-calibrate_progress "calibrate progress, one process" "gemm: 6 shapes" "attention: 3 shapes" "overlap: " "note: "
+calibrate_progress "calibrate progress, one process" "gemm: 6 shapes" "attention: 6 shapes" "overlap: " "note: "
 grep -q "no collective lines were measured" "$tmp/err" && pass=$((pass + 1)) ||
   { fail=$((fail + 1)); echo "FAIL calibrate without MPI: no note:"; cat "$tmp/err"; }
 grep -q "^# No collective lines" "$tmp/cal1/host.textproto" && pass=$((pass + 1)) ||
@@ -1397,8 +1440,8 @@ if command -v mpirun >/dev/null && ! grep -q "built without MPI" "$tmp/cal1/host
   [[ $(id -u) == 0 ]] && mpi+=(--allow-run-as-root)
   echo "calibrate: under ${mpi[*]}"
   check "calibrate --quick, mpirun -n 2" 0 "${mpi[@]}" "$bin" calibrate --backend host --quick -o "$tmp/cal2/host.textproto"
-  calibrate_progress "calibrate progress, mpirun" "gemm: 6 shapes" "attention: 3 shapes" "overlap: GEMM 256" \
-    "overlap: GEMM beside an MPI_Allreduce" "alltoall: 2 ranks" "allgather: 2 ranks" "reducescatter: 2 ranks" \
+  calibrate_progress "calibrate progress, mpirun" "gemm: 6 shapes" "attention: 6 shapes" "overlap: GEMM 256" \
+    "overlap: GEMM beside a polled MPI_Iallreduce" "alltoall: 2 ranks" "allgather: 2 ranks" "reducescatter: 2 ranks" \
     "allreduce: 2 ranks" "p2p (sendrecv): 2 ranks"
   check "calibrate mpi profile validates" 0 "$bin" validate "$tmp/cal2/host.textproto"
   check "fit calibrate mpi points" 0 "$bin" fit "$tmp/cal2/host.points.csv" --cluster host-2 -o "$tmp/cal2/refit.textproto"

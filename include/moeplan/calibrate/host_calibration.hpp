@@ -8,6 +8,7 @@
 
 #include <optional>
 
+#include <moeplan/cost/attention_shape.hpp>
 #include <moeplan/cost/gemm_shape_fit.hpp>
 #include <cstdint>
 #include <iosfwd>
@@ -35,22 +36,28 @@ double gemm_flops(const GemmShape& shape);
 /// full: {16, 64, 256, 1024} x {256, 512} x {512, 2048}.
 std::vector<GemmShape> gemm_grid(bool quick);
 
-/// @brief One causal self-attention core: seq_len queries over seq_len keys, per head.
+/// @brief One causal self-attention core over a seq_len-token context: its
+/// last `queries` queries (0: all seq_len of them, a whole sequence), per head.
 struct AttentionShape {
   std::int64_t seq_len = 0;
   std::int64_t heads = 0;
   std::int64_t head_dim = 0;
+  std::int64_t queries = 0;
+  std::int64_t query_count() const { return queries > 0 ? queries : seq_len; }
 };
 
-/// The cost model's causal rule, cost::attention_core_flops with l = c = seq_len.
+/// The cost model's causal rule, cost::attention_core_flops with l = queries, c = seq_len.
 double attention_flops(const AttentionShape& shape);
 
-/// quick: seq {128, 256, 512} x head_dim {64}, 4 heads;
-/// full: seq {128, 256, 512, 1024, 2048} x head_dim {32, 64}, 4 heads.
+/// quick: seq {128, 256, 512} x head_dim {32, 64}, 4 heads;
+/// full: seq {128, 256, 512, 1024, 2048} x head_dim {32, 64}, 4 heads, and
+/// slices (FoldMoE's): the last 128 of 512 and the last 256 of 1,024 tokens at
+/// head_dim 64. Two head sizes keep the shape model's matmul and score terms
+/// apart (cost/attention_shape.hpp).
 std::vector<AttentionShape> attention_grid(bool quick);
 
-/// Collective sizes in bytes (nccl-tests' "size"): quick 16 KiB .. 4 MiB, full
-/// 4 KiB .. 64 MiB, x4 steps.
+/// Collective sizes in bytes (nccl-tests' "size"): quick 16 KiB .. 4 MiB in x4
+/// steps, full 4 KiB .. 4 MiB in x2 steps.
 std::vector<double> message_sizes(bool quick);
 
 /// Median (mean of the two middle values for an even count). Empty: error.
@@ -96,6 +103,8 @@ struct HostCalibration {
   std::vector<model::TimingSample> samples;
   /// The GEMM samples with their shapes (host backend), for the shape model's fit.
   std::vector<cost::GemmPoint> gemm_points;
+  /// The attention samples with their shapes, for the attention shape model's fit.
+  std::vector<cost::AttentionPoint> attention_points;
   /// Memory bandwidth: median of copies of a 64 MiB buffer, read + write bytes / time (host backend).
   double memory_bytes_per_s = 0;
   /// The profile's: beside the MPI_Allreduce loop under mpirun with 2+ ranks, else beside the copy loop.
@@ -125,6 +134,12 @@ HostCalibration run_host_calibration(const HostCalibrationOptions& options);
 /// memory bandwidth, peak = cost::highest_tile_rate of the points; efficiency
 /// and alpha by cost::fit_gemm_shape. Absent without GEMM points or bandwidth.
 std::optional<model::GemmShapeModelSpec> host_gemm_shape(const HostCalibration& calibration);
+
+/// The attention shape model fitted to the host's attention points
+/// (docs/cost-model.md, "Attention shape model"): block_rows of the host
+/// kernel (HostAttention::kBlockRows), alpha and the two per-unit times by
+/// cost::fit_attention_shape. Absent without attention points.
+std::optional<model::AttentionShapeModelSpec> host_attention_shape(const HostCalibration& calibration);
 
 /// The points as `moeplan fit` reads them (op,link,group,size,time_ms), with
 /// the overlap measurement as comment lines; numbers in shortest round-trip form.

@@ -31,6 +31,9 @@ class HostGemm {
 /// query, the masked part set to -inf, row softmax, times V.
 class HostAttention {
  public:
+  /// Query rows per block (the tile of the cost model's attention shape model).
+  static constexpr std::int64_t kBlockRows = 64;
+
   HostAttention(std::int64_t queries, std::int64_t context, std::int64_t heads, std::int64_t head_dim);
   void run();
 

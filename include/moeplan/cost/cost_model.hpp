@@ -71,6 +71,20 @@ class CostModel {
   /// A GEMM of known shape: by the profile's GEMM shape model when it has one
   /// (gemm_shape_model.hpp), else by the gemm line on its 2 m n k batch FLOPs.
   Milliseconds gemm(const GemmShape& shape) const;
+  /// An attention task of `flops` FLOPs (whole sequences' attention_flops of
+  /// `queries` queries after `context - queries` earlier tokens; backward 2x):
+  /// by the profile's attention shape model when it has one (projections as
+  /// GEMMs by gemm(), the core tile by tile: attention_shape.hpp), else by the
+  /// attention line on its FLOPs, as before.
+  Milliseconds attention(const model::ModelSpec& model, std::int64_t queries, std::int64_t context,
+                         double flops) const;
+  /// The causal core alone, `core_flops` of attention_core_flops (its
+  /// projections priced elsewhere): by the shape model's core when the profile
+  /// has one, else by the attention line.
+  Milliseconds attention_core(const model::ModelSpec& model, std::int64_t queries, std::int64_t context,
+                              double core_flops) const;
+  /// The profile's attention shape model, if it has one.
+  const std::optional<model::AttentionShapeModelSpec>& attention_shape_model() const { return attention_shape_; }
   /// The profile's GEMM shape model, if it has one.
   const std::optional<model::GemmShapeModelSpec>& gemm_shape_model() const { return gemm_shape_; }
   /// A collective of size_bytes (nccl-tests "size") over a group. A group of
@@ -105,6 +119,7 @@ class CostModel {
   double overlap_compute_slowdown_ = 1.0;
   double overlap_comm_slowdown_ = 1.0;
   std::optional<model::GemmShapeModelSpec> gemm_shape_;
+  std::optional<model::AttentionShapeModelSpec> attention_shape_;
   // Lines per [op][link], sorted by measured group size.
   std::array<std::array<std::vector<model::LinearCostSpec>, kLinks>, kOps> lines_;
 };

@@ -26,13 +26,15 @@ struct GemmWork {
   std::int64_t count = 1;
 };
 
-/// @brief A causal self-attention core: `queries` queries after `context -
-/// queries` earlier tokens, `heads` heads of `head_dim`.
+/// @brief A multi-head attention: its projection GEMMs (Q, K, V, O of its
+/// tokens), then a causal core of `queries` queries after `context - queries`
+/// earlier tokens over `heads` heads of `head_dim` (cost/attention_shape.hpp).
 struct AttentionWork {
   std::int64_t queries = 0;
   std::int64_t context = 0;
   std::int64_t heads = 0;
   std::int64_t head_dim = 0;
+  std::vector<GemmWork> projections;  ///< run before the core, in order
 };
 
 /// @brief A collective (or a point-to-point transfer) of `size_bytes`

@@ -26,10 +26,12 @@ namespace moeplan::exec {
 ///   prices them. m = round(size / (2 d n count)), at least 1: a backward task
 ///   (2x the FLOPs) replays as twice the tokens.
 /// - Attention tasks: `queries` after `context - queries` earlier tokens (the
-///   slice, or l = c = seq_len / cp), head_dim of the model, and heads =
-///   round(size / cost::attention_core_flops of one head), at least 1: the
-///   projections, gating and backward FLOPs the cost model priced on the
-///   attention line replay as further heads of the same kernel.
+///   slice, or l = c = seq_len / cp), split as cost::attention_task_shape
+///   splits them for the cost model: size / attention_flops of one sequence
+///   sequences, whose Q, K, V, O projection GEMMs run first, then the causal
+///   core over their heads (backward: 2x of both). FlowMoE's AT task also
+///   carries the gate's FLOPs (1.2% of host-flowmoe-small's): they replay as
+///   further attention of the same split.
 /// - Communication: CommWork{op, size, ranks of the task's resources}; P2P keeps
 ///   the resources' order (sender, receiver).
 /// Input error (naming the task) for a task whose work cannot be replayed
@@ -39,7 +41,7 @@ ReplayPlan make_replay_plan(const dag::TaskGraph& graph, const model::ScenarioSp
                             std::span<const std::int64_t> slicing_tokens = {});
 
 /// FLOPs of a replay task's compute (0 for communication): 2 m n k x count, or
-/// cost::attention_core_flops of its shape.
+/// cost::attention_core_flops of its shape plus its projections'.
 double replay_flops(const ReplayTask& task);
 
 }  // namespace moeplan::exec

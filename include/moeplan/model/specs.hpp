@@ -185,6 +185,19 @@ struct GemmShapeModelSpec {
   std::int64_t points = 0;                ///< measured points fitted (0: not fitted)
 };
 
+/// @brief An attention task's time from its shape (docs/cost-model.md,
+/// "Attention shape model"): projections as GEMMs, the causal core tile by tile.
+struct AttentionShapeModelSpec {
+  std::int64_t block_rows = 64;       ///< query rows the kernel takes at a time (its tile)
+  double alpha_ms = 0;                ///< startup, once per attention task
+  double matmul_ms_per_gflop = 0;     ///< Q K^T and P V over the tiles computed, per 1e9 FLOPs
+  double score_ms_per_melement = 0;   ///< mask, scale and softmax, per 1e6 scores of the tiles
+  Provenance provenance = Provenance::Measured;
+  std::string source;                 ///< where the numbers come from
+  std::optional<double> r2;           ///< of a fit to measured points
+  std::int64_t points = 0;            ///< measured points fitted (0: not fitted)
+};
+
 /// @brief The calibration data of one cluster.
 struct CostProfileSpec {
   std::string name;
@@ -195,6 +208,9 @@ struct CostProfileSpec {
   /// When present, GEMMs of known shape are priced by it instead of the gemm
   /// line; absent, every GEMM is priced by the line (results as before).
   std::optional<GemmShapeModelSpec> gemm_shape = std::nullopt;
+  /// When present, attention tasks are priced by it (projections by GEMM shape,
+  /// core by tiles) instead of the attention line; absent, results as before.
+  std::optional<AttentionShapeModelSpec> attention_shape = std::nullopt;
 };
 
 /// @brief Schedule knobs given by the user; unset ones are left to the planner.

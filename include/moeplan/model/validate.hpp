@@ -21,6 +21,8 @@ void validate_cost_line(const LinearCostSpec& line, const std::string& at);
 /// The checks of a GEMM shape model block (ranges in src/model/validate.cpp),
 /// fields named "<at>.units" etc.
 void validate_gemm_shape(const GemmShapeModelSpec& model, const std::string& at);
+/// Ranges of an attention shape model (field names under `at`).
+void validate_attention_shape(const AttentionShapeModelSpec& model, const std::string& at);
 /// Its two rates as files give them, checked before conversion (as validate_peak_tflops).
 void validate_gemm_shape_rates(double peak_tflops, double memory_gbytes_per_s, const std::string& at);
 /// Cross-part checks: world size, divisibility of heads and experts, batch split.

@@ -151,11 +151,15 @@ struct Workspace {
     std::size_t a_elems = 1, b_elems = 1, c_elems = 1, comm_bytes = 1;
     for (const cuda_plan::Launch& l : launches) {
       const ReplayTask& task = plan.tasks[l.task];
+      const auto room_for = [&](const GemmWork& g) {
+        a_elems = std::max(a_elems, static_cast<std::size_t>(g.m * g.k));
+        b_elems = std::max(b_elems, static_cast<std::size_t>(g.k * g.n));
+        c_elems = std::max(c_elems, static_cast<std::size_t>(g.m * g.n));
+      };
       if (const GemmWork* g = std::get_if<GemmWork>(&task.work)) {
-        a_elems = std::max(a_elems, static_cast<std::size_t>(g->m * g->k));
-        b_elems = std::max(b_elems, static_cast<std::size_t>(g->k * g->n));
-        c_elems = std::max(c_elems, static_cast<std::size_t>(g->m * g->n));
+        room_for(*g);
       } else if (const AttentionWork* w = std::get_if<AttentionWork>(&task.work)) {
+        for (const GemmWork& p : w->projections) room_for(p);
         attention.queries = std::max(attention.queries, w->queries);
         attention.context = std::max(attention.context, w->context);
         attention.heads = std::max(attention.heads, w->heads);
@@ -305,14 +309,18 @@ class CudaBackend final : public Backend {
     void launch(dag::TaskId t, cudaStream_t s) {
       Workspace& w = *workspace_;
       const ReplayTask& task = plan_.tasks[t];
+      const auto run_gemm = [&](const GemmWork& gemm) {
+        for (std::int64_t i = 0; i < gemm.count; ++i)
+          cuda_ops::gemm_bf16(cublas_, gemm.m, gemm.n, gemm.k, w.a.as<__nv_bfloat16>(), w.b.as<__nv_bfloat16>(),
+                              w.c.as<__nv_bfloat16>());
+      };
       if (const GemmWork* gemm = std::get_if<GemmWork>(&task.work)) {
         check(cublasSetStream(cublas_, s), "cublasSetStream");
-        for (std::int64_t i = 0; i < gemm->count; ++i)
-          cuda_ops::gemm_bf16(cublas_, gemm->m, gemm->n, gemm->k, w.a.as<__nv_bfloat16>(), w.b.as<__nv_bfloat16>(),
-                              w.c.as<__nv_bfloat16>());
+        run_gemm(*gemm);
       } else if (const AttentionWork* a = std::get_if<AttentionWork>(&task.work)) {
         if (a->queries <= 0) return;
         check(cublasSetStream(cublas_, s), "cublasSetStream");
+        for (const GemmWork& p : a->projections) run_gemm(p);
         cuda_ops::attention_bf16(cublas_, s, {a->queries, a->context, a->heads, a->head_dim}, *w.attention_buffers);
       } else {
         communicate(t, std::get<CommWork>(task.work), s);

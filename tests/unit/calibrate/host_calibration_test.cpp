@@ -40,16 +40,24 @@ TEST_CASE("calibrate::attention_flops: causal pairs x (4 h k + 3 h)", "[calibrat
   CHECK(calibrate::attention_flops({128, 4, 64}) == 8256.0 * 1036.0);
   // L = 2048, k = 32: 2048 x 2049 / 2 = 2098176 pairs, 4 x 4 x 32 + 12 = 524 FLOPs per pair.
   CHECK(calibrate::attention_flops({2048, 4, 32}) == 2098176.0 * 524.0);
-  CHECK(calibrate::attention_grid(true).size() == 3);
-  CHECK(calibrate::attention_grid(false).size() == 10);
+  // A slice: the last 128 queries of a 512-token context: 128 x 384 + 128 x 129 / 2 = 57408 pairs.
+  CHECK(calibrate::attention_flops({512, 4, 64, 128}) == 57408.0 * 1036.0);
+  CHECK(calibrate::attention_grid(true).size() == 6);    // {128, 256, 512} x {32, 64}
+  CHECK(calibrate::attention_grid(false).size() == 12);  // {128, .., 2048} x {32, 64} and 2 slices
+  // Both head sizes at each length: the shape model's two terms need them apart.
+  CHECK(calibrate::attention_grid(true)[0].head_dim == 32);
+  CHECK(calibrate::attention_grid(true)[1].head_dim == 64);
+  CHECK(calibrate::attention_grid(false)[10].query_count() == 128);
+  CHECK(calibrate::attention_grid(false)[10].seq_len == 512);
 }
 
-TEST_CASE("calibrate::message_sizes: x4 steps", "[calibrate]") {
+TEST_CASE("calibrate::message_sizes: x4 steps (quick), x2 steps (full), up to 4 MiB", "[calibrate]") {
   CHECK(calibrate::message_sizes(true) == std::vector<double>{16384, 65536, 262144, 1048576, 4194304});
   const auto full = calibrate::message_sizes(false);
-  REQUIRE(full.size() == 8);  // 4 KiB, 16, 64, 256 KiB, 1, 4, 16, 64 MiB
+  REQUIRE(full.size() == 11);  // 4, 8, 16, 32, 64, 128, 256, 512 KiB, 1, 2, 4 MiB
   CHECK(full.front() == 4096);
-  CHECK(full.back() == 67108864);
+  CHECK(full[1] == 8192);
+  CHECK(full.back() == 4194304);
 }
 
 TEST_CASE("calibrate::points_path replaces the extension", "[calibrate]") {

@@ -13,10 +13,12 @@ namespace {
 
 // Every compute task's replay carries the task's FLOPs within the rounding of
 // one unit: a GEMM's row count m = round(size / u) with u = 2 k n count (the
-// FLOPs of one row), an attention core's head count = round(size / u) with u
-// = one head's core FLOPs. Rounding moves the FLOPs by at most u / 2; when
-// size < u / 2 the count is raised to 1, which moves them by u - size < u.
-// So |replay - size| <= max(u / 2, u - size).
+// FLOPs of one row). Rounding moves the FLOPs by at most u / 2; when size <
+// u / 2 the count is raised to 1, which moves them by u - size < u. So
+// |replay - size| <= max(u / 2, u - size). An attention task rounds two
+// counts, its core's heads (unit: one head's core FLOPs) and its projections'
+// rows (unit: 2 d_model (2 heads + 2 kv_heads) head_dim, Q, K, V and O of one
+// token), so it stays within the sum of the two units.
 void check_flops(const sched::BuiltSchedule& built, const model::ScenarioSpec& spec) {
   const exec::ReplayPlan plan = exec::make_replay_plan(built.graph, spec, built.slicing_tokens);
   REQUIRE(plan.tasks.size() == built.graph.size());
@@ -44,7 +46,21 @@ void check_flops(const sched::BuiltSchedule& built, const model::ScenarioSpec& s
       CHECK(a.queries <= a.context);
       // one head: (4 k + 3) per query-key pair, l (c - l) + l (l + 1) / 2 pairs
       const double l = static_cast<double>(a.queries), c = static_cast<double>(a.context);
-      unit = (4.0 * static_cast<double>(a.head_dim) + 3.0) * (l * (c - l) + l * (l + 1) / 2);
+      const double head = (4.0 * static_cast<double>(a.head_dim) + 3.0) * (l * (c - l) + l * (l + 1) / 2);
+      const double kv = static_cast<double>(spec.model.num_kv_heads > 0 ? spec.model.num_kv_heads
+                                                                        : spec.model.num_heads);
+      const double row = 2.0 * static_cast<double>(spec.model.d_model) *
+                         (2.0 * static_cast<double>(spec.model.num_heads) + 2.0 * kv) *
+                         static_cast<double>(spec.model.head_dim);
+      // The projections run before the core: Q, K, V, O, [rows x d_model] x [d_model x heads head_dim]
+      // (MHA: one shape, 4 kernels; GQA: Q, then K and V of kv_heads head_dim, then O).
+      const bool mha = kv == static_cast<double>(spec.model.num_heads);
+      REQUIRE(a.projections.size() == (mha ? 1u : 3u));
+      if (mha) CHECK(a.projections.front().count == 4);
+      CHECK(a.projections.front().k == spec.model.d_model);
+      CHECK(a.projections.front().n == spec.model.num_heads * spec.model.head_dim);
+      CHECK(std::abs(exec::replay_flops(task) - size) <= (head + row) * (1 + 1e-12));
+      continue;
     }
     CHECK(std::abs(exec::replay_flops(task) - size) <= std::max(unit / 2, unit - size) * (1 + 1e-12));
   }

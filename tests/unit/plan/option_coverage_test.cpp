@@ -266,6 +266,33 @@ std::vector<Candidate> gemm_shape_candidates(const ScenarioField& f, const moepl
   return out;
 }
 
+// The profile's attention shape block (docs/cost-model.md, "Attention shape
+// model"), complete for profiles that have none, as complete_gemm_shape: a
+// host-2-like fit (64-row blocks, 20 ms per GFLOP, 2.5 ms per million scores).
+const std::string kAttentionShape = "profile.attention_shape.";
+
+std::vector<Override> complete_attention_shape() {
+  return {{"profile.attention_shape.block_rows", "64"},
+          {"profile.attention_shape.alpha_ms", "0.3"},
+          {"profile.attention_shape.matmul_ms_per_gflop", "20"},
+          {"profile.attention_shape.score_ms_per_melement", "2.5"},
+          {"profile.attention_shape.provenance", "MEASURED"}};
+}
+
+std::vector<Candidate> attention_shape_candidates(const ScenarioField& f, const moeplan::model::ScenarioSpec& base) {
+  std::vector<Override> context;
+  ScenarioField field = f;
+  if (!base.profile || !base.profile->attention_shape) {
+    context = complete_attention_shape();
+    for (const Override& o : context)
+      if (o.field == f.path) field.value = o.value;
+  }
+  std::vector<Candidate> out;
+  for (const std::string& v : perturbations(field, base.schedule.family, base))
+    out.push_back({{Override{f.path, v}}, context});
+  return out;
+}
+
 enum class Outcome { Acts, Refused, Label, Unchanged, NoValidValue };
 
 struct Probe {
@@ -342,6 +369,8 @@ void check_every_field(const std::string& scenario) {
     std::vector<Candidate> candidates;
     if (f.path.rfind(kGemmShape, 0) == 0) {
       candidates = gemm_shape_candidates(f, base);
+    } else if (f.path.rfind(kAttentionShape, 0) == 0) {
+      candidates = attention_shape_candidates(f, base);
     } else {
       for (const std::string& v : perturbations(f, base.schedule.family, base))
         candidates.push_back({{Override{f.path, v}}, {}});
