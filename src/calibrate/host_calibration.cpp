@@ -72,14 +72,15 @@ std::vector<AttentionShape> attention_grid(bool quick) {
 
 std::vector<double> message_sizes(bool quick) {
   const double kib = 1024.0;
-  // Up to 4 MiB: above it Open MPI's shared-memory transport moves a message
+  // Up to 2 MiB: above it Open MPI's shared-memory transport moves a message
   // fragment by fragment inside the polled tests (mpi_poll.hpp), a second
-  // regime no one line fits (16 MiB took 15x the time of 4 MiB on host-2,
-  // docs/validation.md); the host scenarios' messages stay below 4 MiB.
+  // regime no one line fits (on host-2 a 4 MiB AlltoAll took 3.7x the time of
+  // a 2 MiB one, 16 MiB 15x that of 4 MiB: docs/cost-model.md); the host
+  // scenarios' messages are at most 2 MiB.
   const double first = quick ? 16 * kib : 4 * kib;
   const double step = quick ? 4 : 2;
   std::vector<double> sizes;
-  for (double s = first; s <= 4 * kib * kib; s *= step) sizes.push_back(s);
+  for (double s = first; s <= 2 * kib * kib; s *= step) sizes.push_back(s);
   return sizes;
 }
 
@@ -381,7 +382,7 @@ void measure_collectives(const HostCalibrationOptions& o, HostCalibration& out) 
 }
 
 // The overlap measured with the real partner: rank 0 times the overlap GEMM
-// while every rank's communication thread runs 4 MiB allreduces in a loop,
+// while every rank's communication thread runs 2 MiB allreduces in a loop,
 // each waited for by polling as the executor waits; before each one the ranks agree (MPI_MIN of a flag) whether rank 0 has
 // finished, so all leave the loop together.
 void measure_mpi_overlap(const HostCalibrationOptions& o, HostCalibration& out) {
@@ -389,7 +390,7 @@ void measure_mpi_overlap(const HostCalibrationOptions& o, HostCalibration& out) 
   std::exception_ptr failure;
   std::thread comm([&] {
     try {
-      const std::size_t count = std::size_t{1} << 20;  // floats: 4 MiB, the largest calibrated size
+      const std::size_t count = std::size_t{1} << 19;  // floats: 2 MiB, the largest calibrated size
       std::vector<float> send(count, 1.0f), recv(count, 0.0f);
       for (;;) {
         int go = out.rank == 0 && stop ? 0 : 1, all = 0;
@@ -413,7 +414,7 @@ void measure_mpi_overlap(const HostCalibrationOptions& o, HostCalibration& out) 
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     m.with_ms = time_gemm(m.gemm, overlap_repetitions(o.quick));
     stop = true;
-    m.partner = fmt::format("a 4 MiB MPI_Iallreduce loop (polled) over {} ranks on this rank's communication thread",
+    m.partner = fmt::format("a 2 MiB MPI_Iallreduce loop (polled) over {} ranks on this rank's communication thread",
                             out.world_size);
     m.slowdown = std::max(1.0, m.with_ms / m.alone_ms);
     out.overlap_measurements.push_back(m);
@@ -426,13 +427,13 @@ void measure_mpi_overlap(const HostCalibrationOptions& o, HostCalibration& out) 
   if (failure) std::rethrow_exception(failure);
 }
 
-// The converse of measure_mpi_overlap: a 4 MiB MPI_Allreduce timed alone, then
+// The converse of measure_mpi_overlap: a 2 MiB allreduce (the executor's way) timed alone, then
 // while a thread of every rank runs the overlap GEMM in a loop, as the
 // executor's compute streams do beside its communication streams. Made on the
 // main thread; no other thread calls MPI meanwhile (MPI_THREAD_SERIALIZED).
 void measure_comm_overlap(const HostCalibrationOptions& o, HostCalibration& out) {
   const Clock::time_point start = Clock::now();
-  const double size = 4.0 * 1024 * 1024;  // bytes: within the calibrated sizes, 1 ms or more on this host
+  const double size = 2.0 * 1024 * 1024;  // bytes: the largest calibrated size
   const Repetitions reps = overlap_repetitions(o.quick);
   CommOverlapMeasurement m;
   m.size_bytes = size;
@@ -450,7 +451,7 @@ void measure_comm_overlap(const HostCalibrationOptions& o, HostCalibration& out)
   m.partner = fmt::format("GEMM {}x{}x{} in a loop on every rank's compute thread", kOverlapGemm.tokens,
                           kOverlapGemm.d_model, kOverlapGemm.ffn);
   if (out.rank == 0)
-    progress(o, fmt::format("overlap: 4 MiB MPI_Allreduce beside GEMMs {:.4g} ms (alone {:.4g} ms), slowdown {:.4g}, "
+    progress(o, fmt::format("overlap: 2 MiB allreduce beside GEMMs {:.4g} ms (alone {:.4g} ms), slowdown {:.4g}, "
                             "{:.1f} s",
                             m.with_ms, m.alone_ms, m.slowdown, elapsed_ms(start) / 1000.0));
   out.comm_overlap = m;
@@ -497,6 +498,7 @@ void run_under_mpi(const HostCalibrationOptions& o, HostCalibration& out) {
 }  // namespace
 
 HostCalibration run_host_calibration(const HostCalibrationOptions& o) {
+  precise_sleeps();  // the executor's polls sleep as long, measured or replayed (mpi_poll.hpp)
   HostCalibration out;
 #ifdef MOEPLAN_WITH_MPI
   out.mpi_built = true;

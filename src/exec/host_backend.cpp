@@ -625,6 +625,7 @@ HostBackend::~HostBackend() {
 }
 
 World HostBackend::start_world() {
+  calibrate::precise_sleeps();  // before any thread starts: they inherit it
   World w;
 #ifdef MOEPLAN_WITH_MPI
   if (!calibrate::launched_by_mpirun()) return w;

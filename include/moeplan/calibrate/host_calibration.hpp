@@ -56,8 +56,8 @@ double attention_flops(const AttentionShape& shape);
 /// apart (cost/attention_shape.hpp).
 std::vector<AttentionShape> attention_grid(bool quick);
 
-/// Collective sizes in bytes (nccl-tests' "size"): quick 16 KiB .. 4 MiB in x4
-/// steps, full 4 KiB .. 4 MiB in x2 steps.
+/// Collective sizes in bytes (nccl-tests' "size"): quick 16 KiB .. 1 MiB in x4
+/// steps, full 4 KiB .. 2 MiB in x2 steps.
 std::vector<double> message_sizes(bool quick);
 
 /// Median (mean of the two middle values for an even count). Empty: error.

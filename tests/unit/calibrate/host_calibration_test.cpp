@@ -51,13 +51,13 @@ TEST_CASE("calibrate::attention_flops: causal pairs x (4 h k + 3 h)", "[calibrat
   CHECK(calibrate::attention_grid(false)[10].seq_len == 512);
 }
 
-TEST_CASE("calibrate::message_sizes: x4 steps (quick), x2 steps (full), up to 4 MiB", "[calibrate]") {
-  CHECK(calibrate::message_sizes(true) == std::vector<double>{16384, 65536, 262144, 1048576, 4194304});
+TEST_CASE("calibrate::message_sizes: x4 steps (quick), x2 steps (full), up to 2 MiB", "[calibrate]") {
+  CHECK(calibrate::message_sizes(true) == std::vector<double>{16384, 65536, 262144, 1048576});
   const auto full = calibrate::message_sizes(false);
-  REQUIRE(full.size() == 11);  // 4, 8, 16, 32, 64, 128, 256, 512 KiB, 1, 2, 4 MiB
+  REQUIRE(full.size() == 10);  // 4, 8, 16, 32, 64, 128, 256, 512 KiB, 1, 2 MiB
   CHECK(full.front() == 4096);
   CHECK(full[1] == 8192);
-  CHECK(full.back() == 4194304);
+  CHECK(full.back() == 2097152);
 }
 
 TEST_CASE("calibrate::points_path replaces the extension", "[calibrate]") {
