@@ -91,7 +91,7 @@ void measure_compute(const CudaCalibrationOptions& o, gpu::Bench& bench, HostCal
                        gemms.size(), reps.timed, reps.warmup, big.size / big.time_ms / 1e9, seconds_since(start)));
   start = Clock::now();
   const std::vector<AttentionShape> attention = cuda_attention_grid(o.quick);
-  for (const AttentionShape& s : attention)
+  for (const AttentionShape& s : attention) {
     out.samples.push_back({model::OpClass::Attention,
                            model::LinkClass::Local,
                            1,
@@ -99,6 +99,9 @@ void measure_compute(const CudaCalibrationOptions& o, gpu::Bench& bench, HostCal
                            median(bench.attention_ms(s, reps)),
                            std::nullopt,
                            {}});
+    out.attention_points.push_back({s.query_count(), s.seq_len, s.heads, s.head_dim, out.samples.back().time_ms});
+  }
+  out.attention_block_rows = kAttentionQueryBlock;  // the kernel's query block (cuda_ops.cuh)
   progress(o, 0,
            fmt::format("attention: {} shapes (block-causal batched GEMMs + softmax), median of {} after {} "
                        "warm-up, {:.1f} s",

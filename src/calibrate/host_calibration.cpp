@@ -226,6 +226,7 @@ void measure_compute(const HostCalibrationOptions& o, HostCalibration& out) {
     out.samples.push_back(t);
     out.attention_points.push_back({s.query_count(), s.seq_len, s.heads, s.head_dim, t.time_ms});
   }
+  out.attention_block_rows = HostAttention::kBlockRows;
   progress(o, fmt::format("attention: {} shapes, median of {} after {} warm-up, {:.1f} s", attention.size(),
                           reps.timed, reps.warmup, elapsed_ms(start) / 1000.0));
   start = Clock::now();
@@ -542,9 +543,10 @@ std::optional<model::GemmShapeModelSpec> host_gemm_shape(const HostCalibration& 
   return g;
 }
 
-std::optional<model::AttentionShapeModelSpec> host_attention_shape(const HostCalibration& c) {
+std::optional<model::AttentionShapeModelSpec> calibrated_attention_shape(const HostCalibration& c) {
   if (c.attention_points.empty()) return std::nullopt;
-  model::AttentionShapeModelSpec a = cost::fit_attention_shape(HostAttention::kBlockRows, c.attention_points);
+  MOEPLAN_CHECK(c.attention_block_rows > 0, "a calibration with attention points names its kernel's block");
+  model::AttentionShapeModelSpec a = cost::fit_attention_shape(c.attention_block_rows, c.attention_points);
   a.source = fmt::format("least-squares fit of alpha, matmul and score terms to {} attention-core medians (moeplan "
                          "calibrate --backend {}): the executor's block-causal kernel, {} query rows per block",
                          a.points, c.backend, a.block_rows);

@@ -63,7 +63,7 @@ void run_calibrate(const CalibrateOptions& o, CliContext& context) {
   fit.profile.overlap_compute_slowdown = c.overlap.slowdown;
   if (c.comm_overlap) fit.profile.overlap_comm_slowdown = c.comm_overlap->slowdown;
   fit.profile.gemm_shape = calibrate::host_gemm_shape(c);
-  fit.profile.attention_shape = calibrate::host_attention_shape(c);
+  fit.profile.attention_shape = calibrate::calibrated_attention_shape(c);
   for (model::LinearCostSpec& line : fit.profile.costs)
     line.source = fmt::format("least-squares fit of {} medians (moeplan calibrate --backend {}{})", line.points,
                               o.backend, o.quick ? " --quick" : "");

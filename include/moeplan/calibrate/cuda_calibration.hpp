@@ -31,7 +31,7 @@ double bus_bandwidth_factor(model::OpClass op, int ranks);
 /// qwen2-57b-a14b, (4096, 14336) mixtral-8x7b}.
 std::vector<GemmShape> cuda_gemm_grid(bool quick);
 
-/// The GPU attention grid, 16 heads: quick seq {1024, 4096} x head_dim {128};
+/// The GPU attention grid, 16 heads: quick seq {1024, 4096} x head_dim {64, 128};
 /// full seq {512, 1024, 2048, 4096, 8192} x head_dim {64, 128}.
 std::vector<AttentionShape> cuda_attention_grid(bool quick);
 

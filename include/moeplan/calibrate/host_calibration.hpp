@@ -105,6 +105,8 @@ struct HostCalibration {
   std::vector<cost::GemmPoint> gemm_points;
   /// The attention samples with their shapes, for the attention shape model's fit.
   std::vector<cost::AttentionPoint> attention_points;
+  /// Query rows per block of the attention kernel that measured them (host 64, cuda 256).
+  std::int64_t attention_block_rows = 0;
   /// Memory bandwidth: median of copies of a 64 MiB buffer, read + write bytes / time (host backend).
   double memory_bytes_per_s = 0;
   /// The profile's: beside the MPI_Allreduce loop under mpirun with 2+ ranks, else beside the copy loop.
@@ -135,11 +137,11 @@ HostCalibration run_host_calibration(const HostCalibrationOptions& options);
 /// and alpha by cost::fit_gemm_shape. Absent without GEMM points or bandwidth.
 std::optional<model::GemmShapeModelSpec> host_gemm_shape(const HostCalibration& calibration);
 
-/// The attention shape model fitted to the host's attention points
-/// (docs/cost-model.md, "Attention shape model"): block_rows of the host
-/// kernel (HostAttention::kBlockRows), alpha and the two per-unit times by
+/// The attention shape model fitted to a calibration's attention points
+/// (docs/cost-model.md, "Attention shape model"), either backend: block_rows
+/// of the kernel that measured them, alpha and the two per-unit times by
 /// cost::fit_attention_shape. Absent without attention points.
-std::optional<model::AttentionShapeModelSpec> host_attention_shape(const HostCalibration& calibration);
+std::optional<model::AttentionShapeModelSpec> calibrated_attention_shape(const HostCalibration& calibration);
 
 /// The points as `moeplan fit` reads them (op,link,group,size,time_ms), with
 /// the overlap measurement as comment lines; numbers in shortest round-trip form.

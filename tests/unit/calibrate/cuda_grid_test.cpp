@@ -34,8 +34,9 @@ TEST_CASE("calibrate::cuda_gemm_grid: model expert shapes, tokens outermost", "[
 
 TEST_CASE("calibrate::cuda_attention_grid: 16 heads", "[calibrate]") {
   const auto quick = calibrate::cuda_attention_grid(true);
-  REQUIRE(quick.size() == 2);
-  CHECK((quick[1].seq_len == 4096 && quick[1].heads == 16 && quick[1].head_dim == 128));
+  REQUIRE(quick.size() == 4);  // {1024, 4096} x head_dim {64, 128}: the shape model's fit needs 4 points
+  CHECK((quick[0].head_dim == 64 && quick[1].head_dim == 128));
+  CHECK((quick[3].seq_len == 4096 && quick[3].heads == 16 && quick[3].head_dim == 128));
   const auto full = calibrate::cuda_attention_grid(false);
   REQUIRE(full.size() == 10);  // 5 lengths x 2 head sizes
   CHECK((full[9].seq_len == 8192 && full[9].head_dim == 128));
