@@ -42,25 +42,19 @@ inline void precise_sleeps() {
 
 namespace moeplan::calibrate {
 
-/// A waiting communication thread tests its requests without pause for
-/// kSpinMicroseconds (a small message completes within it: no sleep added to
-/// its time), then sleeps kPollMicroseconds between bursts of tests of the
-/// same length: a large transfer, which Open MPI's shared-memory transport
-/// moves fragment by fragment inside the tests, keeps most of its rate, and a
-/// long wait leaves most of the core to the compute threads.
-inline constexpr int kSpinMicroseconds = 100;
+/// A waiting communication thread's test interval: far below a collective's
+/// time on the host (0.1 to 10 ms), long enough to leave the core to compute.
+/// With Open MPI's shared-memory transport a message above the eager limit is
+/// a rendezvous: a few round trips of the tests, then one single copy (CMA).
 inline constexpr int kPollMicroseconds = 20;
 
-/// Waits for `count` requests as above; a runtime Error for an MPI failure.
+/// Tests `count` requests every kPollMicroseconds until all are done (the
+/// sleep is precise under precise_sleeps); a runtime Error for an MPI failure.
 inline void wait_polled(int count, MPI_Request* requests) {
-  using Clock = std::chrono::steady_clock;
   for (int done = count == 0 ? 1 : 0; !done;) {
-    const Clock::time_point burst_end = Clock::now() + std::chrono::microseconds(kSpinMicroseconds);
-    do {
-      const int status = MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE);
-      if (status != MPI_SUCCESS)
-        throw Error(ErrorKind::Runtime, "MPI: MPI_Testall failed (" + std::to_string(status) + ")");
-    } while (!done && Clock::now() < burst_end);
+    const int status = MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE);
+    if (status != MPI_SUCCESS)
+      throw Error(ErrorKind::Runtime, "MPI: MPI_Testall failed (" + std::to_string(status) + ")");
     if (!done) std::this_thread::sleep_for(std::chrono::microseconds(kPollMicroseconds));
   }
 }
