@@ -1,6 +1,7 @@
 // moeplan export-chakra SCENARIO|PLAN -o DIR [--schedule NAME] [--degree N] [--set k=v]... [--json]
 // moeplan import-chakra DIR --cluster C --profile P [--comm model|trace] [--json]
 
+#include <algorithm>
 #include <filesystem>
 #include <ostream>
 
@@ -39,16 +40,21 @@ void prepare_folder(const std::string& dir, std::size_t ranks) {
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw Error(ErrorKind::Input, fmt::format("-o: {} exists and is not a directory", quoted_for_error(dir)));
   if (fs::is_directory(dir, ec)) {
+    std::vector<std::string> stale;
     for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
       bool ours = false;
       for (std::size_t r = 0; r < ranks && !ours; ++r)
         ours = name == interop::chakra_file_name(static_cast<std::int32_t>(r));
-      if (!ours && name.size() > 3 && name.compare(name.size() - 3, 3, ".et") == 0)
-        throw Error(ErrorKind::Input, fmt::format("-o: {} already holds {}, which this export ({} ranks) would not "
-                                                  "replace; remove it or choose another folder",
-                                                  quoted_for_error(dir), name, ranks));
+      if (!ours && name.size() > 3 && name.compare(name.size() - 3, 3, ".et") == 0) stale.push_back(name);
     }
+    std::sort(stale.begin(), stale.end());
+    if (!stale.empty())
+      throw Error(ErrorKind::Input,
+                  fmt::format("-o: {} already holds {}{}, which this export ({} ranks) would not replace; remove them "
+                              "or choose another folder",
+                              quoted_for_error(dir), stale.front(),
+                              stale.size() > 1 ? fmt::format(" and {} more .et files", stale.size() - 1) : "", ranks));
     return;
   }
   if (!fs::create_directories(dir, ec))
@@ -59,9 +65,9 @@ void run_export(const ExportOptions& o, CliContext& context) {
   const plan::ScenarioRun run(
       with_max_memory(io::load_scenario_or_plan(o.scenario, parse_overrides(o.sets)), o.max_memory_gib));
   const interop::ScenarioChakraExport ex = interop::export_scenario_chakra(run, o.schedule, o.degree);
-  for (const std::string& note : ex.notes) context.err << "moeplan: note: " << note << '\n';
   const interop::ChakraExport& t = ex.trace;
   prepare_folder(o.output, t.files.size());
+  for (const std::string& note : ex.notes) context.err << "moeplan: note: " << note << '\n';
   std::vector<std::string> written;
   for (std::size_t r = 0; r < t.files.size(); ++r) {
     written.push_back((fs::path(o.output) / interop::chakra_file_name(static_cast<std::int32_t>(r))).string());

@@ -210,7 +210,7 @@ class Importer {
       for (const NodeRef& r : c.nodes)
         if (node(r).comm_type != node(first).comm_type || node(r).comm_bytes != node(first).comm_bytes)
           fail(r, fmt::format("is the same collective as {} of {} (k-th on pg_name {}), but their comm_type or "
-                              "comm_size differ ({} and {}, {} and {} bytes)",
+                              "comm_size differ (comm_type {} and {}, comm_size {} and {})",
                               node_label(node(first)), files_[first.file].path, quoted_for_error(c.pg),
                               *node(r).comm_type, *node(first).comm_type, node(r).comm_bytes, node(first).comm_bytes));
     }
