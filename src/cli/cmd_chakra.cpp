@@ -116,7 +116,16 @@ void run_import(const ImportOptions& o, CliContext& context) {
       interop::import_chakra(interop::read_chakra_directory(o.directory), cluster, costs, comm);
   if (imported.built.graph.size() == 0)
     throw Error(ErrorKind::Input, "holds no operation to simulate", "", SourceLocation{o.directory, 0, 0});
-  const sim::Timeline timeline = plan::run_schedule(imported.built);
+  sim::Timeline timeline;
+  try {
+    timeline = plan::run_schedule(imported.built);
+  } catch (const Error& e) {
+    // Ranks whose pools take collectives in orders that never meet: the trace's
+    // doing (in-order streams are checked as cycles when the graph is built).
+    if (e.kind() != ErrorKind::Runtime || e.reason().rfind("deadlock:", 0) != 0) throw;
+    throw Error(ErrorKind::Input, "the trace cannot run to its end on moeplan's streams: " + e.reason(), "",
+                SourceLocation{o.directory, 0, 0});
+  }
   if (!(timeline.makespan_ms > 0))
     throw Error(ErrorKind::Input, "every operation of the trace takes no time: nothing to simulate", "",
                 SourceLocation{o.directory, 0, 0});
