@@ -21,6 +21,14 @@ namespace {
 
 using ChakraProtoMsg::AttributeProto;
 
+// Bounds that keep every sum of a trace's times and sizes finite: one
+// operation of a day (a training step is seconds; folding's longest pipeline
+// chunk in the bundled scenarios is under 2 s), and model::kMaxSampleSize
+// FLOPs or bytes (an exabyte; 17 minutes of an H100's peak).
+constexpr double kMaxNodeMs = 8.64e7;
+constexpr std::uint64_t kMaxNodeMicros = 86'400'000'000;
+constexpr auto kMaxSize = static_cast<std::int64_t>(model::kMaxSampleSize);
+
 Error file_error(const std::string& path, const std::string& why) {
   return Error(ErrorKind::Input, why, "", SourceLocation{path, 0, 0});
 }
@@ -82,6 +90,8 @@ class NodeReader {
     n_.name = m.name();
     n_.kind = kind_of(static_cast<int>(m.type()));
     n_.duration_micros = m.duration_micros();
+    if (n_.duration_micros > kMaxNodeMicros)
+      fail(fmt::format("duration_micros {} is more than a day ({})", n_.duration_micros, kMaxNodeMicros));
     n_.deps.assign(m.data_deps().begin(), m.data_deps().end());
     n_.deps.insert(n_.deps.end(), m.ctrl_deps().begin(), m.ctrl_deps().end());
     std::sort(n_.deps.begin(), n_.deps.end());
@@ -124,7 +134,7 @@ class NodeReader {
     return *v;
   }
 
-  double number(const AttributeProto& a) const {
+  double number(const AttributeProto& a, double high) const {
     double v = 0;
     if (a.value_case() == AttributeProto::kDoubleVal)
       v = a.double_val();
@@ -132,8 +142,7 @@ class NodeReader {
       v = static_cast<double>(*i);
     else
       fail(fmt::format("attribute {}: expected a number, got {}", a.name(), value_type(a)));
-    if (!std::isfinite(v) || v < 0)
-      fail(fmt::format("attribute {}: {} is not a finite, non-negative number", a.name(), v));
+    if (!(v >= 0 && v <= high)) fail(fmt::format("attribute {}: {} is out of range [0, {}]", a.name(), v, high));
     return v;
   }
 
@@ -153,14 +162,14 @@ class NodeReader {
         fail(fmt::format("attribute is_cpu_op: expected bool_val, got {}", value_type(a)));
       n_.cpu = a.bool_val();
     } else if (name == attr::kNumOps) {
-      n_.num_ops = number(a);
+      n_.num_ops = number(a, model::kMaxSampleSize);
     } else if (name == attr::kCommType) {
       n_.comm_type = integer(a, 0, kInt32Max);
     } else if (name == attr::kCommSize) {
-      if (!size_exact_) n_.comm_bytes = static_cast<double>(integer(a, 0, kInt64Max));
+      if (!size_exact_) n_.comm_bytes = static_cast<double>(integer(a, 0, kMaxSize));
       return true;
     } else if (name == attr::kCommBytes) {
-      n_.comm_bytes = number(a);
+      n_.comm_bytes = number(a, model::kMaxSampleSize);
       size_exact_ = true;
       return true;
     } else if (name == attr::kCommSrc) {
@@ -176,7 +185,7 @@ class NodeReader {
     } else if (name == attr::kStream) {
       n_.stream = integer(a, 0, kInt64Max);
     } else if (name == attr::kDurationMs) {
-      n_.duration_ms = number(a);
+      n_.duration_ms = number(a, kMaxNodeMs);
     } else if (name == attr::kGroupSize) {
       n_.group_size = integer(a, 1, kInt32Max);
     } else if (name == attr::kOp) {
