@@ -127,7 +127,9 @@ class Importer {
       throw located(path, e.reason());
     }
     if (!j.is_object()) throw located(path, "must be a JSON object {\"pg_name\": [ranks], ...}");
-    for (const auto& [name, value] : j.as_object()) {
+    for (const auto& entry : j.as_object()) {
+      const std::string& name = entry.first;
+      const io::Json& value = entry.second;
       auto bad = [&](const std::string& why) {
         return located(path, fmt::format("group {}: {}", quoted_for_error(name), why));
       };
