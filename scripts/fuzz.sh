@@ -5,14 +5,14 @@
 # libclang-rt-14-dev (llvm-symbolizer, from llvm, for readable reports).
 # Exits 1 if any target found something, naming the input that shows it.
 # Environment: MOEPLAN_FUZZ_BUILD_DIR (default build-fuzz), MOEPLAN_FUZZ_TARGETS
-# (default all four), MOEPLAN_WERROR=ON|OFF.
+# (default all five), MOEPLAN_WERROR=ON|OFF.
 # Under the build folder, fuzz-work/ keeps seeds/ (remade on every run),
 # corpus/ (grows from run to run), artifacts/ (inputs that failed) and logs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 dir=${MOEPLAN_FUZZ_BUILD_DIR:-build-fuzz}
-read -r -a targets <<<"${MOEPLAN_FUZZ_TARGETS:-fuzz_text_format fuzz_calibration fuzz_json fuzz_set}"
+read -r -a targets <<<"${MOEPLAN_FUZZ_TARGETS:-fuzz_text_format fuzz_calibration fuzz_json fuzz_set fuzz_chakra}"
 
 # Only the libraries the targets link are built: no planners, CLI, tests or benchmarks.
 cmake -S . -B "$dir" -DCMAKE_CXX_COMPILER=clang++ -DMOEPLAN_FUZZ=ON -DMOEPLAN_WITH_CUDA=OFF \
@@ -54,6 +54,26 @@ for file in scenarios/sweeps/*.textproto tests/data/sweeps/*.textproto; do
   lines=$(grep -oE 'field: "[^"]*" values: "[^"]*"' "$file" | sed -E 's/field: "([^"]*)" values: "([^"]*)"/\1=\2/')
   [[ -z $lines ]] || printf '1%s\n' "$lines" >"$work/seeds/fuzz_set/${file//\//_}"
 done
+# Chakra traces: every fixture folder of tests/data/chakra made into trace
+# files (tests/cli/chakra_fixture.py, python3 and protoc), its ranks joined by
+# "=RANK=", after '0' (times from the trace) and '1' (the cost model).
+mkdir -p "$work/seeds/fuzz_chakra"
+for fixture in tests/data/chakra/good/*/ tests/data/chakra/bad/*/; do
+  name=$(basename "$fixture")
+  rm -rf "$work/chakra/$name"
+  python3 tests/cli/chakra_fixture.py proto/chakra/et_def.proto "$fixture" "$work/chakra/$name"
+  for selector in 0 1; do
+    {
+      printf '%s' "$selector"
+      separator=
+      for file in $(find "$work/chakra/$name" -name 'trace.*.et' | sort -V); do
+        printf '%s' "$separator"
+        cat "$file"
+        separator='=RANK='
+      done
+    } >"$work/seeds/fuzz_chakra/$name.$selector"
+  done
+done
 # Hand-made seeds (complete inputs, selector byte included).
 for target in "${targets[@]}"; do
   mkdir -p "$work/seeds/$target"
@@ -75,6 +95,7 @@ dict_of() {
     fuzz_text_format | fuzz_set) echo "$work/textproto.dict" ;;
     fuzz_calibration) echo fuzz/calibration.dict ;;
     fuzz_json) echo fuzz/json.dict ;;
+    fuzz_chakra) echo fuzz/chakra.dict ;;
   esac
 }
 

@@ -36,6 +36,8 @@ void add_execute_command(CLI::App& app, CliContext& context);
 void add_validate_hw_command(CLI::App& app, CliContext& context);
 /// fit, and datasheet-profile.
 void add_fit_command(CLI::App& app, CliContext& context);
+/// export-chakra and import-chakra.
+void add_chakra_commands(CLI::App& app, CliContext& context);
 
 /// The one rule for sizes, counts and degrees given on the command line: zero
 /// and negative values are errors ("--group: must be positive, got 0"), never

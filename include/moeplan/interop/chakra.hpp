@@ -1,0 +1,150 @@
+#pragma once
+// Chakra execution traces in and out (issue 18 item 1). Chakra (MLCommons) is
+// the trace format ASTRA-sim simulates: one file per rank, a stream of
+// varint-length-prefixed Protobuf messages of proto/chakra/et_def.proto, a
+// GlobalMetadata first, then one Node per operation. Exporting writes the
+// task graph a scenario builds (and when each task ran) in that format;
+// importing reads such files (moeplan's, or ones converted from a PyTorch
+// run) back into a task graph the engine runs. docs/formats.md, "Chakra
+// execution traces", has the mapping both ways.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <moeplan/cost/cost_model.hpp>
+#include <moeplan/dag/task_graph.hpp>
+#include <moeplan/model/specs.hpp>
+#include <moeplan/sched/schedule.hpp>
+#include <moeplan/sim/engine.hpp>
+
+namespace moeplan::plan {
+class ScenarioRun;
+}
+
+namespace moeplan::interop {
+
+// ---- Framing (Chakra's protolib encodeMessage / decodeMessage) ----
+
+/// Appends `value` as a base-128 varint, least significant group first.
+void append_varint(std::string& out, std::uint64_t value);
+/// Appends one length-delimited message: its length as a varint, then its bytes.
+void append_delimited(std::string& out, std::string_view message);
+
+/// @brief One message of a delimited stream and the offset of its length prefix.
+struct DelimitedMessage {
+  std::string_view bytes;
+  std::size_t offset = 0;
+};
+
+/// The messages of a delimited stream, in order. A length prefix cut short by
+/// the end of the stream, one of more than 10 bytes or above 2^63, and a
+/// message longer than the bytes left are input Errors located in `file`.
+std::vector<DelimitedMessage> split_delimited(std::string_view stream, const std::string& file);
+
+// ---- Export ----
+
+/// The file of one rank: ASTRA-sim reads `PREFIX.RANK.et` (--workload-configuration=DIR/PREFIX).
+std::string chakra_file_name(std::int32_t rank);
+inline constexpr const char* kChakraPrefix = "trace";
+/// ASTRA-sim's --comm-group-configuration: {"pg_name": [ranks], ...}.
+inline constexpr const char* kChakraCommGroupsFile = "comm_groups.json";
+
+/// @brief What an export records about where the graph came from.
+struct ChakraExportOptions {
+  std::string scenario;
+  std::string schedule;
+  /// Each file stands for more ranks than itself (symmetric mode: rank 0 for
+  /// every rank; folding: one file per pipeline stage): the groups of its
+  /// collectives are not in the trace, so only `--comm trace` imports it.
+  bool representative = false;
+  /// Per-rank compute factors the engine applied (stragglers): exported
+  /// compute durations carry them, as the trace has no such factor.
+  std::vector<double> rank_compute_slowdown;
+};
+
+/// @brief An exported trace: one file per rank and the communicator groups.
+struct ChakraExport {
+  std::vector<std::string> files;  ///< index = rank: the bytes of chakra_file_name(rank)
+  std::string comm_groups_json;    ///< kChakraCommGroupsFile
+  std::size_t compute_nodes = 0;
+  std::size_t collective_nodes = 0;  ///< one per member rank of each collective
+  std::size_t send_nodes = 0;
+  std::size_t recv_nodes = 0;
+  std::size_t groups = 0;
+  bool representative = false;
+};
+
+/// Writes every task of `graph` into the file of each rank it holds a
+/// resource of, with its dependencies on that rank, its stream and what the
+/// timeline says of it. Graphs the format cannot carry are a runtime Error
+/// naming the task: a Shared link, a task on two streams of one rank, a
+/// dependency across ranks other than through a collective or a transfer.
+ChakraExport export_chakra(const dag::TaskGraph& graph, const sim::Timeline& timeline,
+                           const ChakraExportOptions& options);
+
+/// @brief A scenario's schedule, built and simulated as `simulate` does, exported.
+struct ScenarioChakraExport {
+  ChakraExport trace;
+  std::string schedule;
+  double iteration_ms = 0;
+  std::vector<std::string> notes;  ///< what the trace stands for, when not every rank
+};
+
+/// `schedule` empty: the scenario's own; `degree` as simulate --degree. A
+/// folding scenario exports its own mapping's pipeline (neither may be given);
+/// noise (schedule.compute_jitter_cv) and "all" are input errors.
+ScenarioChakraExport export_scenario_chakra(const plan::ScenarioRun& run, const std::string& schedule,
+                                            std::optional<std::int64_t> degree);
+
+// ---- Import ----
+
+/// @brief How communication nodes get their time.
+enum class CommPricing {
+  Model,  ///< the cost model, from comm_type, comm_size and the group's ranks on the cluster
+  Trace,  ///< the trace's own time (moeplan_duration_ms, else duration_micros)
+};
+
+/// @brief One rank's file as read.
+struct ChakraFile {
+  std::string path;
+  std::int32_t rank = 0;
+  std::string bytes;
+};
+
+/// @brief The files of one trace directory.
+struct ChakraInput {
+  std::string directory;
+  std::vector<ChakraFile> files;  ///< ranks 0..n-1 in order
+  std::optional<std::string> comm_groups_json;
+  std::string comm_groups_path;
+};
+
+/// Reads DIR/PREFIX.RANK.et for ranks 0..n-1 (one prefix) and
+/// DIR/comm_groups.json when present. Input errors: not a directory, no
+/// trace, two prefixes, a rank missing, a file over 1 GiB or not regular.
+ChakraInput read_chakra_directory(const std::string& directory);
+
+/// @brief An imported trace, ready for plan::run_schedule.
+struct ChakraImport {
+  sched::BuiltSchedule built;  ///< schedule "chakra", overlap factors from the cost profile
+  std::int32_t ranks = 0;
+  std::size_t compute_tasks = 0;
+  std::size_t collectives = 0;
+  std::size_t transfers = 0;
+  std::size_t priced_by_model = 0;  ///< communication tasks the cost model priced
+  bool representative = false;
+};
+
+/// Builds the task graph of a trace. Bad files are input Errors naming the
+/// file and what is wrong (truncated framing, a message that is not the one
+/// expected, an unknown or unsupported node type, a dependency on a node the
+/// file lacks, a cycle, collectives or transfers whose partners disagree or
+/// are missing). CommPricing::Model refuses representative traces.
+ChakraImport import_chakra(const ChakraInput& input, const model::ClusterSpec& cluster, const cost::CostModel& costs,
+                           CommPricing comm);
+
+}  // namespace moeplan::interop

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# Chakra execution traces (issue 18 item 1; docs/formats.md, "Chakra execution
+# traces"): export-chakra's files decode with protoc against a schema with
+# Chakra's field numbers (and with --decode_raw, against those numbers as this
+# script writes them from Chakra's et_def.proto); export, import, simulate
+# gives simulate's iteration for one scenario of each family; a trace in the
+# shape of Chakra's PyTorch converter runs to its time by hand; every bad
+# fixture of tests/data/chakra/bad is refused with exit 2 and one line naming
+# the file and the reason. Usage: chakra_test.sh MOEPLAN_BINARY SOURCE_DIR
+set -u
+bin=$1
+src=$2
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+proto=$src/proto/chakra/et_def.proto
+
+check() {  # check NAME EXPECTED_RC COMMAND...
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [[ $rc == "$want" ]]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL $name: exit $rc, wanted $want"; head -3 "$tmp/err"; fi
+}
+expect_err() {  # expect_err NAME SUBSTRING: the last command's stderr is one line holding SUBSTRING
+  local lines
+  lines=$(wc -l <"$tmp/err")
+  if [[ $lines == 1 ]] && grep -qF -- "$2" "$tmp/err"; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL $1: stderr was:"; cat "$tmp/err"; fi
+}
+expect() {  # expect NAME COMMAND...: passes when the command succeeds
+  local name=$1
+  shift
+  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $name"; fi
+}
+# messages FILE DIR: each length-delimited message of FILE into DIR/N (0 = the GlobalMetadata).
+messages() {
+  mkdir -p "$2"
+  python3 - "$1" "$2" <<'PY'
+import sys
+data, out = open(sys.argv[1], "rb").read(), sys.argv[2]
+at = k = 0
+while at < len(data):
+    n = shift = 0
+    while True:
+        b = data[at]; at += 1; n |= (b & 0x7F) << shift; shift += 7
+        if b < 0x80:
+            break
+    open(f"{out}/{k}", "wb").write(data[at:at + n]); at += n; k += 1
+PY
+}
+# raw_attr FILE NAME FIELD VALUE: a `10 { 1: "NAME" FIELD: VALUE }` block in protoc --decode_raw output.
+raw_attr() { grep -A1 -x "  1: \"$2\"" "$1" | grep -qx "  $3: $4"; }
+# fixture SRC OUT: tests/data/chakra fixture folder -> trace files.
+fixture() { python3 "$src/tests/cli/chakra_fixture.py" "$proto" "$1" "$2"; }
+
+check "help export-chakra" 0 "$bin" export-chakra --help
+check "help import-chakra" 0 "$bin" import-chakra --help
+
+# --- Field numbers. Chakra's et_def.proto (package ChakraProtoMsg): Node id 1,
+# name 2, type 3, ctrl_deps 4, data_deps 5, start_time_micros 6,
+# duration_micros 7, attr 10; NodeType COMP_NODE 4, COMM_SEND_NODE 5,
+# COMM_RECV_NODE 6, COMM_COLL_NODE 7; AttributeProto name 1, int32_val 7,
+# int64_val 9, double_val 3, bool_val 27, string_val 29, string_list 30;
+# CollectiveCommType ALL_TO_ALL 6; GlobalMetadata version 1, attr 2.
+check "export flowmoe multi-rank" 0 "$bin" export-chakra flowmoe-gpt2-tiny-moe-c1 --set schedule.mode=multi_rank -o "$tmp/flow"
+messages "$tmp/flow/trace.3.et" "$tmp/m3"
+check "decode GlobalMetadata" 0 protoc --decode=ChakraProtoMsg.GlobalMetadata --proto_path="$src/proto/chakra" et_def.proto <"$tmp/m3/0"
+expect "GlobalMetadata: version and rank" grep -qx 'version: "0.0.4"' "$tmp/out"
+protoc --decode_raw <"$tmp/m3/0" >"$tmp/raw"
+expect "GlobalMetadata raw: version is field 1" grep -qx '1: "0.0.4"' "$tmp/raw"
+expect "GlobalMetadata raw: moeplan_rank int64_val 3" raw_attr "$tmp/raw" moeplan_rank 9 3
+# An AlltoAll of rank 3's file (FlowMoE's dispatch or combine): type
+# COMM_COLL_NODE (7) at field 3, comm_type ALL_TO_ALL (6) as int64_val (9).
+coll=
+for m in "$tmp"/m3/*; do
+  [[ $m == */0 ]] && continue
+  protoc --decode_raw <"$m" >"$tmp/raw"
+  if grep -qx '3: 7' "$tmp/raw" && raw_attr "$tmp/raw" comm_type 9 6; then coll=$m; break; fi
+done
+expect "an ALL_TO_ALL COMM_COLL_NODE in rank 3's file" test -n "$coll"
+check "decode Node" 0 protoc --decode=ChakraProtoMsg.Node --proto_path="$src/proto/chakra" et_def.proto <"$coll"
+expect "decoded type" grep -qx 'type: COMM_COLL_NODE' "$tmp/out"
+expect "decoded comm_type" grep -A1 -x '  name: "comm_type"' "$tmp/out" | grep -qx '  int64_val: 6'
+# is_cpu_op = false as bool_val (27); decode_raw may read its 9-byte name as a message, so only the value is matched.
+expect "raw: a bool_val (27) attribute, is_cpu_op false" grep -qx '  27: 0' "$tmp/raw"
+expect "raw: comm_size is int64_val (9)" raw_attr "$tmp/raw" comm_size 9 1048576
+expect "raw: pg_name is string_val (29)" grep -A1 -x '  1: "pg_name"' "$tmp/raw" | grep -q '^  29: "'
+expect "raw: duration_micros is field 7" grep -qE '^7: [0-9]+$' "$tmp/raw"
+expect "raw: start_time_micros is field 6" grep -qE '^6: [0-9]+$' "$tmp/raw"
+# FlowMoE's EP groups of 16 ranks with ep 16: one group, every rank.
+expect "comm_groups.json: one group of the 16 ranks" python3 -c "
+import json, sys
+g = json.load(open(sys.argv[1]))
+sys.exit(0 if g == {'1': list(range(16))} else 1)" "$tmp/flow/comm_groups.json"
+
+# --- Round trip: export, import, simulate: simulate's figures, exactly (the
+# trace carries each task's duration as a double beside duration_micros; the
+# cost model prices every collective again from comm_type, comm_size and the
+# group's ranks, and must give the builder's price to the last bit).
+roundtrip() {  # roundtrip NAME COMM SCENARIO CLUSTER PROFILE [ARGS...]
+  local name=$1 comm=$2 scenario=$3 cluster=$4 profile=$5
+  shift 5
+  rm -rf "$tmp/rt"
+  check "$name: export" 0 "$bin" export-chakra "$scenario" -o "$tmp/rt" "$@"
+  check "$name: simulate" 0 "$bin" simulate "$scenario" --json "$@"
+  cp "$tmp/out" "$tmp/simulated.json"
+  check "$name: import" 0 "$bin" import-chakra "$tmp/rt" --cluster "$cluster" --profile "$profile" --comm "$comm" --json
+  expect "$name: the same iteration" python3 - "$tmp/simulated.json" "$tmp/out" "$comm" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+keys = ["iteration_ms", "tasks"]
+if a["schedule"] not in ("1f1b", "interleaved-1f1b"):  # folding's simulate keys are its own
+    keys += ["forward_ms", "backward_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "bubble_ms", "a2a_total_ms",
+             "a2a_critical_ms", "attention_flops"]
+bad = [f"{k}: {a[k]} vs {b[k]}" for k in keys if a[k] != b[k]]
+if sys.argv[3] == "model" and b["priced_by_model"] != b["collectives"] + b["transfers"]:
+    bad.append(f"priced_by_model {b['priced_by_model']}")
+sys.exit("\n".join(bad) if bad else 0)
+PY
+}
+roundtrip "foldmoe" model foldmoe-gpt-moe-m-16k foldmoe-g5 foldmoe-g5-datasheet --set schedule.mode=multi_rank
+roundtrip "fsmoe" model fsmoe-testbed-b-gpt2-xl fsmoe-testbed-b fsmoe-testbed-b --set schedule.mode=multi_rank
+roundtrip "flowmoe" model flowmoe-gpt2-tiny-moe-c1 flowmoe-cluster1 flowmoe-cluster1-datasheet --set schedule.mode=multi_rank
+roundtrip "flowmoe, stragglers" model flowmoe-gpt2-tiny-moe-c1 flowmoe-cluster1 flowmoe-cluster1-datasheet \
+  --set schedule.mode=multi_rank --set schedule.slow_ranks_compute_factor=2
+# Folding's graph has one rank per pipeline stage, and its optimizer node
+# stands for four collectives: a representative trace, imported with its own times.
+roundtrip "folding" trace folding-mixtral-8x22b-128 dgx-h100 dgx-h100-datasheet
+check "folding: the cost model refuses a representative trace" 2 "$bin" import-chakra "$tmp/rt" --cluster dgx-h100 \
+  --profile dgx-h100-datasheet
+expect_err "folding: the cost model refuses a representative trace" "rt/trace.0.et: is a representative trace"
+expect "folding: P2P as send and receive" python3 -c "
+import json, subprocess, sys
+r = json.loads(subprocess.run([sys.argv[1], 'import-chakra', sys.argv[2], '--cluster', 'dgx-h100', '--profile',
+                               'dgx-h100-datasheet', '--comm', 'trace', '--json'], capture_output=True).stdout)
+sys.exit(0 if r['transfers'] > 0 and r['ranks'] == 4 and r['representative'] else 1)" "$bin" "$tmp/rt"
+# Symmetric mode: rank 0 alone, said on stderr.
+roundtrip "foldmoe symmetric" trace foldmoe-gpt-moe-m-16k foldmoe-g5 foldmoe-g5-datasheet
+check "symmetric export says so" 0 "$bin" export-chakra foldmoe-gpt-moe-m-16k -o "$tmp/sym"
+expect_err "symmetric export says so" "moeplan: note: foldmoe-gpt-moe-m-16k runs in symmetric mode: only rank 0"
+# A plan: the planned run's graph.
+check "plan" 0 "$bin" plan flowmoe-gpt2-tiny-moe-c1 --quiet -o "$tmp/plan.textproto"
+roundtrip "plan" model "$tmp/plan.textproto" flowmoe-cluster1 flowmoe-cluster1-datasheet --set schedule.mode=multi_rank
+
+# Same input, same bytes.
+rm -rf "$tmp/again"
+check "export again" 0 "$bin" export-chakra flowmoe-gpt2-tiny-moe-c1 --set schedule.mode=multi_rank -o "$tmp/again"
+expect "the same bytes" diff -r "$tmp/flow" "$tmp/again"
+check "export over its own files" 0 "$bin" export-chakra flowmoe-gpt2-tiny-moe-c1 --set schedule.mode=multi_rank -o "$tmp/again"
+
+# --- A trace as Chakra's PyTorch converter writes it (no moeplan attributes).
+# tests/data/chakra/good/two-ranks, in microseconds: both ranks compute 100,
+# allreduce (rank 0 saw 40, rank 1 30: the slowest), compute 50, rank 0 sends
+# 4096 bytes to rank 1 (8), rank 1 computes 20 after it: 100 + 40 + 50 + 8 + 20.
+fixture "$src/tests/data/chakra/good/two-ranks" "$tmp/two"
+check "two ranks, trace times" 0 "$bin" import-chakra "$tmp/two" --cluster host-2 --profile host-2 --comm trace --json
+expect "two ranks: 0.218 ms" python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if abs(r['iteration_ms'] - 0.218) < 1e-12 and r['tasks'] == 7 and r['collectives'] == 1 and r['transfers'] == 1 else 1)" "$tmp/out"
+# With the cost model: the allreduce and the transfer as `moeplan cost` prices them on the placed pair.
+check "two ranks, cost model" 0 "$bin" import-chakra "$tmp/two" --cluster host-2 --profile host-2 --json
+cp "$tmp/out" "$tmp/two.json"
+expect "two ranks: compute + cost's allreduce and p2p" python3 - "$bin" "$tmp/two.json" <<'PY'
+import json, subprocess, sys
+def cost(op, size):
+    r = subprocess.run([sys.argv[1], "cost", "--profile", "host-2", "--op", op, "--size", str(size), "--group", "2",
+                        "--ranks-per-node", "2", "--cluster", "host-2", "--json"], capture_output=True, text=True)
+    return json.loads(r.stdout)["time_ms"]
+want = 0.1 + cost("allreduce", 1048576) + 0.05 + cost("p2p", 4096) + 0.02
+got = json.load(open(sys.argv[2]))["iteration_ms"]
+sys.exit(0 if abs(got - want) <= 1e-12 * want else print(got, want) or 1)
+PY
+
+# --- Refusals.
+while IFS='|' read -r name expected; do
+  [[ -z $name || $name == \#* ]] && continue
+  fixture "$src/tests/data/chakra/bad/$name" "$tmp/bad/$name"
+  check "bad $name" 2 "$bin" import-chakra "$tmp/bad/$name" --cluster host-2 --profile host-2 --comm trace
+  expect_err "bad $name" "$expected"
+done <"$src/tests/data/chakra/bad/EXPECTED"
+check "not a folder" 2 "$bin" import-chakra "$tmp/flow/trace.0.et" --cluster host-2 --profile host-2
+expect_err "not a folder" "trace.0.et: is not a directory"
+mkdir -p "$tmp/none"
+check "no trace" 2 "$bin" import-chakra "$tmp/none" --cluster host-2 --profile host-2
+expect_err "no trace" "holds no Chakra trace"
+check "more ranks than GPUs" 2 "$bin" import-chakra "$tmp/flow" --cluster host-2 --profile host-2
+expect_err "more ranks than GPUs" "holds the files of 16 ranks, but cluster host-2 has 2 GPUs"
+check "--comm" 2 "$bin" import-chakra "$tmp/flow" --cluster host-2 --profile host-2 --comm guess
+check "export all" 2 "$bin" export-chakra foldmoe-gpt-moe-m-16k --schedule all -o "$tmp/all"
+expect_err "export all" "--schedule: a trace holds one schedule"
+check "export noise" 2 "$bin" export-chakra foldmoe-gpt-moe-m-16k --set schedule.compute_jitter_cv=0.1 -o "$tmp/noise"
+expect_err "export noise" "schedule.compute_jitter_cv: export-chakra writes the noiseless graph"
+check "export folding --degree" 2 "$bin" export-chakra folding-mixtral-8x22b-128 --degree 2 -o "$tmp/deg"
+expect_err "export folding --degree" "--degree: a folding scenario's pipeline degree is parallelism.pp"
+check "export onto a file" 2 "$bin" export-chakra foldmoe-gpt-moe-m-16k -o "$tmp/flow/trace.0.et"
+expect_err "export onto a file" "exists and is not a directory"
+check "export beside a larger trace" 2 "$bin" export-chakra foldmoe-gpt-moe-m-16k -o "$tmp/flow"
+expect_err "export beside a larger trace" "already holds trace.1.et and 14 more .et files, which this export (1 ranks) would not replace"
+[[ ! -e $tmp/all && ! -e $tmp/noise ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL a refused export made its folder"; }
+
+echo "chakra tests: $pass passed, $fail failed"
+[[ $fail == 0 ]]

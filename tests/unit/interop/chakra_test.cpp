@@ -1,0 +1,372 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/cost/cost_model.hpp>
+#include <moeplan/dag/task_graph.hpp>
+#include <moeplan/interop/chakra.hpp>
+#include <moeplan/io/json.hpp>
+#include <moeplan/sim/engine.hpp>
+
+#include "../test_support.hpp"
+#include "et_def.pb.h"
+
+using namespace moeplan;
+using interop::ChakraFile;
+using interop::ChakraInput;
+using interop::CommPricing;
+using model::LinkClass;
+using model::OpClass;
+
+namespace {
+
+std::string bytes_of(std::initializer_list<int> values) {
+  std::string out;
+  for (int v : values) out += static_cast<char>(v);
+  return out;
+}
+
+// The nodes of one exported file, by id, and its GlobalMetadata.
+struct Decoded {
+  ChakraProtoMsg::GlobalMetadata meta;
+  std::map<std::uint64_t, ChakraProtoMsg::Node> nodes;
+};
+
+Decoded decode(const std::string& file) {
+  Decoded out;
+  const auto messages = interop::split_delimited(file, "test");
+  REQUIRE(!messages.empty());
+  REQUIRE(out.meta.ParseFromArray(messages[0].bytes.data(), static_cast<int>(messages[0].bytes.size())));
+  for (std::size_t i = 1; i < messages.size(); ++i) {
+    ChakraProtoMsg::Node n;
+    REQUIRE(n.ParseFromArray(messages[i].bytes.data(), static_cast<int>(messages[i].bytes.size())));
+    out.nodes[n.id()] = n;
+  }
+  return out;
+}
+
+const ChakraProtoMsg::AttributeProto* find_attr(const ChakraProtoMsg::Node& n, const std::string& name) {
+  for (const auto& a : n.attr())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+std::set<std::uint64_t> deps_of(const ChakraProtoMsg::Node& n) { return {n.data_deps().begin(), n.data_deps().end()}; }
+
+// Two ranks, each with an in-order compute and comm stream:
+//   t0 compute r0 1 ms; t1 compute r1 2 ms;
+//   t2 allreduce over r0, r1 of 1000 bytes, 0.5 ms, after t0 and t1;
+//   t3 compute r0 1 ms after t2; t4 compute r1 2 ms after t2;
+//   t5 transfer of 64 bytes from r0 (its comm stream), 0.25 ms, after t3;
+//   t6 compute r1 1 ms after t4 and t5.
+// Engine by hand: t0 [0, 1], t1 [0, 2], t2 [2, 2.5], t3 [2.5, 3.5],
+// t4 [2.5, 4.5], t5 [3.5, 3.75], t6 [4.5, 5.5]: 5.5 ms.
+dag::TaskGraph two_rank_graph() {
+  dag::TaskGraphBuilder b;
+  const dag::ResourceId c0 = b.add_resource({"compute", 0}), m0 = b.add_resource({"comm", 0});
+  const dag::ResourceId c1 = b.add_resource({"compute", 1}), m1 = b.add_resource({"comm", 1});
+  auto task = [&](const char* name, dag::TaskKind kind, OpClass op, double size, double ms,
+                  std::vector<dag::ResourceId> on) {
+    dag::TaskSpec s;
+    s.name = name;
+    s.kind = kind;
+    s.op = op;
+    s.size = size;
+    s.duration_ms = ms;
+    s.resources = std::move(on);
+    s.group_size = static_cast<std::int32_t>(s.resources.size());
+    return b.add_task(s);
+  };
+  const auto compute = dag::TaskKind::Compute, comm = dag::TaskKind::Communication;
+  const dag::TaskId t0 = task("f0", compute, OpClass::Gemm, 2e9, 1.0, {c0});
+  const dag::TaskId t1 = task("f1", compute, OpClass::Attention, 4e9, 2.0, {c1});
+  const dag::TaskId t2 = task("ar", comm, OpClass::AllReduce, 1000, 0.5, {m0, m1});
+  const dag::TaskId t3 = task("g0", compute, OpClass::Gemm, 2e9, 1.0, {c0});
+  const dag::TaskId t4 = task("g1", compute, OpClass::Gemm, 4e9, 2.0, {c1});
+  const dag::TaskId t5 = task("send", comm, OpClass::P2P, 64, 0.25, {m0});
+  const dag::TaskId t6 = task("h1", compute, OpClass::Gemm, 2e9, 1.0, {c1});
+  for (auto [a, z] : {std::pair{t0, t2}, {t1, t2}, {t2, t3}, {t2, t4}, {t3, t5}, {t4, t6}, {t5, t6}})
+    b.add_dependency(a, z);
+  return std::move(b).build();
+}
+
+model::ClusterSpec one_node_of_two() {
+  model::ClusterSpec c;
+  c.name = "two";
+  c.num_nodes = 1;
+  c.gpus_per_node = 2;
+  return c;
+}
+
+// Lines measured on the two GPUs of one node: allreduce 0.1 ms + 1e-6 ms per
+// byte, p2p 0.05 ms + 1e-6 ms per byte, gemm 1 ms per 1e9 FLOPs.
+cost::CostModel two_gpu_costs() {
+  using moeplan::testing::cost_line;
+  return cost::CostModel(model::CostProfileSpec{"p",
+                                                "two",
+                                                {cost_line(OpClass::Gemm, LinkClass::Local, 1, 0.0, 1e-9),
+                                                 cost_line(OpClass::AllReduce, LinkClass::Intra, 2, 0.1, 1e-6),
+                                                 cost_line(OpClass::P2P, LinkClass::Intra, 2, 0.05, 1e-6)},
+                                                1.0});
+}
+
+ChakraInput input_of(const interop::ChakraExport& ex) {
+  ChakraInput in;
+  in.directory = "dir";
+  for (std::size_t r = 0; r < ex.files.size(); ++r)
+    in.files.push_back(
+        {"dir/" + interop::chakra_file_name(static_cast<std::int32_t>(r)), static_cast<std::int32_t>(r), ex.files[r]});
+  in.comm_groups_json = ex.comm_groups_json;
+  in.comm_groups_path = "dir/comm_groups.json";
+  return in;
+}
+
+std::string delimited(const google::protobuf::Message& m) {
+  std::string bytes, out;
+  m.SerializeToString(&bytes);
+  interop::append_delimited(out, bytes);
+  return out;
+}
+
+ChakraProtoMsg::Node node(std::uint64_t id, ChakraProtoMsg::NodeType type, std::uint64_t micros,
+                          std::vector<std::uint64_t> deps = {}) {
+  ChakraProtoMsg::Node n;
+  n.set_id(id);
+  n.set_name("n" + std::to_string(id));
+  n.set_type(type);
+  n.set_duration_micros(micros);
+  for (std::uint64_t d : deps) n.add_data_deps(d);
+  return n;
+}
+
+void add_int(ChakraProtoMsg::Node& n, const char* name, std::int64_t v) {
+  auto* a = n.add_attr();
+  a->set_name(name);
+  a->set_int64_val(v);
+}
+
+// A one-file input of the given messages after a GlobalMetadata.
+ChakraInput one_file(const std::vector<ChakraProtoMsg::Node>& nodes) {
+  ChakraInput in;
+  in.directory = "dir";
+  std::string bytes = delimited(ChakraProtoMsg::GlobalMetadata());
+  for (const auto& n : nodes) bytes += delimited(n);
+  in.files.push_back({"dir/t.0.et", 0, bytes});
+  in.comm_groups_path = "dir/comm_groups.json";
+  return in;
+}
+
+std::string import_error(const ChakraInput& in, CommPricing comm = CommPricing::Trace) {
+  try {
+    interop::import_chakra(in, one_node_of_two(), two_gpu_costs(), comm);
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Input);
+    return format_error(e);
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("interop varints and delimited messages, encoded by hand", "[interop]") {
+  SECTION("varints: 7 bits a byte, least significant first, high bit = more") {
+    auto varint = [](std::uint64_t v) {
+      std::string s;
+      interop::append_varint(s, v);
+      return s;
+    };
+    CHECK(varint(0) == bytes_of({0x00}));
+    CHECK(varint(127) == bytes_of({0x7F}));
+    CHECK(varint(128) == bytes_of({0x80, 0x01}));
+    // 300 = 0b10'0101100: 0101100 | 0x80 = 0xAC, then 0b10 = 0x02.
+    CHECK(varint(300) == bytes_of({0xAC, 0x02}));
+    // 2^64 - 1: nine bytes of 7 ones with the high bit, then the last 1.
+    CHECK(varint(~std::uint64_t{0}) == bytes_of({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01}));
+  }
+  SECTION("a Node written by hand with Chakra's field numbers parses as the schema says") {
+    // id = 1 (field 1, varint: tag 1 << 3 | 0 = 0x08), name = "a" (field 2,
+    // length-delimited: tag 0x12, length 1, 'a'), type = COMP_NODE 4 (field 3:
+    // tag 0x18), duration_micros = 300 (field 7: tag 0x38, 0xAC 0x02).
+    const std::string node = bytes_of({0x08, 0x01, 0x12, 0x01, 'a', 0x18, 0x04, 0x38, 0xAC, 0x02});
+    std::string stream;
+    interop::append_delimited(stream, node);
+    interop::append_delimited(stream, node);
+    CHECK(stream.substr(0, 1) == bytes_of({0x0A}));  // 10 bytes follow
+    const auto messages = interop::split_delimited(stream, "f");
+    REQUIRE(messages.size() == 2);
+    CHECK(messages[1].offset == 11);
+    CHECK(std::string(messages[1].bytes) == node);
+    ChakraProtoMsg::Node n;
+    REQUIRE(n.ParseFromString(node));
+    CHECK(n.id() == 1);
+    CHECK(n.name() == "a");
+    CHECK(n.type() == ChakraProtoMsg::COMP_NODE);
+    CHECK(n.duration_micros() == 300);
+    // And back: the generated class writes the same 10 bytes.
+    CHECK(n.SerializeAsString() == node);
+  }
+  SECTION("cut or malformed prefixes are input errors naming the file and the byte") {
+    auto error_of = [](const std::string& stream) {
+      try {
+        interop::split_delimited(stream, "dir/t.0.et");
+      } catch (const Error& e) {
+        CHECK(e.kind() == ErrorKind::Input);
+        return format_error(e);
+      }
+      return std::string("no error");
+    };
+    CHECK_THAT(error_of(bytes_of({0x01, 0x08, 0x80})),
+               Catch::Contains("dir/t.0.et: message 2 at byte 2: the length prefix is cut short"));
+    CHECK_THAT(error_of(bytes_of({0x05, 0x08, 0x01})), Catch::Contains("declares 5 bytes, but only 2 remain"));
+    CHECK_THAT(error_of(std::string(10, '\xFF') + bytes_of({0x01})), Catch::Contains("does not fit in 64 bits"));
+  }
+}
+
+TEST_CASE("interop::export_chakra writes each task into the files of its ranks", "[interop]") {
+  const dag::TaskGraph g = two_rank_graph();
+  const sim::Timeline tl = sim::simulate(g);
+  REQUIRE(tl.makespan_ms == Approx(5.5));
+  const interop::ChakraExport ex = interop::export_chakra(g, tl, {"s", "x", false, {}});
+  REQUIRE(ex.files.size() == 2);
+  const Decoded r0 = decode(ex.files[0]), r1 = decode(ex.files[1]);
+  // Rank 0 runs t0, t2, t3 and sends t5; rank 1 runs t1, t2, t4, t6 and receives t5.
+  CHECK(r0.nodes.size() == 4);
+  CHECK(r1.nodes.size() == 5);
+  CHECK(ex.compute_nodes == 5);
+  CHECK(ex.collective_nodes == 2);
+  CHECK(ex.send_nodes == 1);
+  CHECK(ex.recv_nodes == 1);
+  SECTION("compute: COMP_NODE, whole microseconds, FLOPs as num_ops, the exact time beside them") {
+    const auto& t0 = r0.nodes.at(0);
+    CHECK(t0.type() == ChakraProtoMsg::COMP_NODE);
+    CHECK(t0.duration_micros() == 1000);
+    CHECK(t0.start_time_micros() == 0);
+    CHECK(find_attr(t0, "num_ops")->int64_val() == 2000000000);
+    CHECK(find_attr(t0, "moeplan_duration_ms")->double_val() == 1.0);
+    CHECK(find_attr(t0, "is_cpu_op")->bool_val() == false);
+    CHECK(find_attr(r1.nodes.at(1), "moeplan_op")->string_val() == "attention");
+  }
+  SECTION("the collective: one node id in both files, comm_type ALL_REDUCE 0, its group in comm_groups.json") {
+    for (const Decoded* r : {&r0, &r1}) {
+      const auto& t2 = r->nodes.at(2);
+      CHECK(t2.type() == ChakraProtoMsg::COMM_COLL_NODE);
+      CHECK(find_attr(t2, "comm_type")->int64_val() == 0);
+      CHECK(find_attr(t2, "comm_size")->int64_val() == 1000);
+      CHECK(find_attr(t2, "pg_name")->string_val() == "1");
+      CHECK(t2.start_time_micros() == 2000);  // it waits for t1, which ends at 2 ms
+    }
+    const io::Json groups = io::Json::parse(ex.comm_groups_json);
+    REQUIRE(groups.as_object().size() == 1);
+    CHECK(groups.as_object()[0].first == "1");
+    CHECK(groups.as_object()[0].second.dump(0) == "[0,1]");
+  }
+  SECTION("dependencies: the file's own, and the task before on each in-order stream") {
+    CHECK(deps_of(r0.nodes.at(2)) == std::set<std::uint64_t>{0});
+    CHECK(deps_of(r1.nodes.at(2)) == std::set<std::uint64_t>{1});
+    CHECK(deps_of(r0.nodes.at(3)) == std::set<std::uint64_t>{0, 2});  // t0: before it on compute
+    CHECK(deps_of(r0.nodes.at(5)) == std::set<std::uint64_t>{2, 3});  // t2: before it on comm
+    CHECK(deps_of(r1.nodes.at(6)) == std::set<std::uint64_t>{4, 5});  // the receive of t5
+  }
+  SECTION("the transfer: a send in the sender's file, a receive where it is waited for, tagged by task id") {
+    const auto& send = r0.nodes.at(5);
+    const auto& recv = r1.nodes.at(5);
+    CHECK(send.type() == ChakraProtoMsg::COMM_SEND_NODE);
+    CHECK(recv.type() == ChakraProtoMsg::COMM_RECV_NODE);
+    for (const auto* n : {&send, &recv}) {
+      CHECK(find_attr(*n, "comm_src")->int32_val() == 0);
+      CHECK(find_attr(*n, "comm_dst")->int32_val() == 1);
+      CHECK(find_attr(*n, "comm_tag")->int32_val() == 5);
+      CHECK(find_attr(*n, "comm_size")->int64_val() == 64);
+    }
+    CHECK(find_attr(recv, "stream") == nullptr);  // the transfer runs on the sender's stream
+  }
+}
+
+TEST_CASE("interop::import_chakra rebuilds the graph the engine runs", "[interop]") {
+  const dag::TaskGraph g = two_rank_graph();
+  const sim::Timeline tl = sim::simulate(g);
+  const ChakraInput in = input_of(interop::export_chakra(g, tl, {"s", "x", false, {}}));
+  SECTION("with the trace's times: the same graph, the same 5.5 ms") {
+    const interop::ChakraImport im = interop::import_chakra(in, one_node_of_two(), two_gpu_costs(), CommPricing::Trace);
+    CHECK(im.built.graph.size() == g.size());
+    CHECK(im.ranks == 2);
+    CHECK(im.collectives == 1);
+    CHECK(im.transfers == 1);
+    CHECK(im.priced_by_model == 0);
+    const sim::Timeline back = sim::simulate(im.built.graph);
+    CHECK(back.makespan_ms == tl.makespan_ms);
+    for (dag::TaskId t = 0; t < g.size(); ++t) CHECK(back.end_ms[t] == tl.end_ms[t]);
+  }
+  SECTION("with the cost model: the allreduce and the transfer priced again") {
+    // allreduce: 0.1 + 1000 x 1e-6 = 0.101 ms on [2, 2.101]; t3 [2.101, 3.101],
+    // t4 [2.101, 4.101]; transfer 0.05 + 64e-6 ms from 3.101; t6 [4.101, 5.101].
+    const interop::ChakraImport im = interop::import_chakra(in, one_node_of_two(), two_gpu_costs(), CommPricing::Model);
+    CHECK(im.priced_by_model == 2);
+    const sim::Timeline back = sim::simulate(im.built.graph);
+    CHECK(back.end_ms[2] == Approx(2.101).epsilon(1e-12));
+    CHECK(back.end_ms[5] == Approx(3.101 + 0.050064).epsilon(1e-12));
+    CHECK(back.makespan_ms == Approx(5.101).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("interop::import_chakra reads a trace without moeplan's attributes as ASTRA-sim issues it", "[interop]") {
+  // Rank 0 alone (pg_name "" is every rank): a 3 us and a 2 us compute node,
+  // both free to start, a METADATA node after the first, and an allreduce of
+  // 1000 bytes after the METADATA node. Without streams, the compute nodes
+  // share one pool that takes the lowest ready id first: node 1 [0, 3 us],
+  // node 2 [3, 5 us]; the allreduce waits, through node 3, for node 1 only:
+  // trace time 4 us from 3 us, on the comm pool beside node 2: ends at 7 us.
+  auto n1 = node(1, ChakraProtoMsg::COMP_NODE, 3);
+  auto n2 = node(2, ChakraProtoMsg::COMP_NODE, 2);
+  auto n3 = node(3, ChakraProtoMsg::METADATA_NODE, 0, {1});
+  auto n4 = node(4, ChakraProtoMsg::COMM_COLL_NODE, 4, {3});
+  add_int(n4, "comm_type", ChakraProtoMsg::ALL_REDUCE);
+  add_int(n4, "comm_size", 1000);
+  const interop::ChakraImport im =
+      interop::import_chakra(one_file({n2, n4, n1, n3}), one_node_of_two(), two_gpu_costs(), CommPricing::Trace);
+  REQUIRE(im.built.graph.size() == 3);
+  const sim::Timeline tl = sim::simulate(im.built.graph);
+  CHECK(tl.start_ms[0] == 0);  // node 1, the lowest id
+  CHECK(tl.end_ms[1] == Approx(0.005));
+  CHECK(tl.makespan_ms == Approx(0.007));
+  CHECK(im.built.graph.resources().size() == 2);
+  CHECK(im.built.graph.resources()[0].policy == dag::DispatchPolicy::Priority);
+}
+
+TEST_CASE("interop::import_chakra refuses bad traces, naming the file and the reason", "[interop]") {
+  SECTION("a second GlobalMetadata where a Node belongs") {
+    ChakraInput in = one_file({});
+    in.files[0].bytes += delimited(ChakraProtoMsg::GlobalMetadata());
+    ChakraProtoMsg::GlobalMetadata meta;
+    meta.set_version("0.0.4");
+    in.files[0].bytes += delimited(meta);
+    CHECK_THAT(import_error(in), Catch::Contains("dir/t.0.et: message 3 at byte 2: not a ChakraProtoMsg.Node"));
+  }
+  SECTION("node types") {
+    CHECK_THAT(import_error(one_file({node(1, static_cast<ChakraProtoMsg::NodeType>(42), 1)})),
+               Catch::Contains("dir/t.0.et: node 1 ('n1'): unknown node type 42"));
+    CHECK_THAT(import_error(one_file({node(1, ChakraProtoMsg::MEM_LOAD_NODE, 1)})),
+               Catch::Contains("node type MEM_LOAD_NODE (2) is not one moeplan simulates"));
+  }
+  SECTION("dependencies") {
+    CHECK_THAT(import_error(one_file({node(1, ChakraProtoMsg::COMP_NODE, 1, {99})})),
+               Catch::Contains("node 1 ('n1'): depends on node 99, which the file does not hold"));
+    CHECK_THAT(
+        import_error(one_file({node(1, ChakraProtoMsg::COMP_NODE, 1, {2}), node(2, ChakraProtoMsg::COMP_NODE, 1, {1}),
+                               node(3, ChakraProtoMsg::COMP_NODE, 1, {2})})),
+        Catch::Contains("lies on a dependency cycle"));
+  }
+  SECTION("a collective the cost model has no line for") {
+    auto n = node(1, ChakraProtoMsg::COMM_COLL_NODE, 1);
+    add_int(n, "comm_type", ChakraProtoMsg::BROADCAST);
+    add_int(n, "comm_size", 8);
+    CHECK_THAT(import_error(one_file({n})), Catch::Contains("comm_type 5 is not a collective moeplan simulates"));
+  }
+  SECTION("a representative trace under the cost model") {
+    const dag::TaskGraph g = two_rank_graph();
+    const ChakraInput in = input_of(interop::export_chakra(g, sim::simulate(g), {"s", "x", true, {}}));
+    CHECK_THAT(import_error(in, CommPricing::Model), Catch::Contains("dir/trace.0.et: is a representative trace"));
+  }
+}
