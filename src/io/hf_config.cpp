@@ -193,11 +193,17 @@ class ModelText {
   std::map<std::string, std::string> sources_;
 };
 
+// A text-format string: quotes and backslashes escaped, control bytes as octal escapes.
 std::string quoted(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\')
+      out += std::string("\\") + c;
+    else if (u < 0x20 || u == 0x7f)
+      out += fmt::format("\\{:03o}", u);
+    else
+      out += c;
   }
   return out + "\"";
 }

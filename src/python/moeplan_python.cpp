@@ -93,10 +93,14 @@ std::vector<moeplan::io::Override> overrides(const py::object& set) {
   return out;
 }
 
+// threads=: default every hardware thread, and at most that many (said, as the CLI's --threads says it).
 unsigned thread_count(std::optional<unsigned> threads) {
   const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
   if (!threads) return hardware;
   if (*threads == 0) throw moeplan::Error(moeplan::ErrorKind::Input, "threads=: must be positive, got 0");
+  if (*threads > hardware)
+    warn({"threads=" + std::to_string(*threads) + " capped at " + std::to_string(hardware) +
+          ", the hardware threads of this machine"});
   return std::min(*threads, hardware);
 }
 
