@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 dir=${MOEPLAN_FUZZ_BUILD_DIR:-build-fuzz}
-read -r -a targets <<<"${MOEPLAN_FUZZ_TARGETS:-fuzz_text_format fuzz_calibration fuzz_json fuzz_set fuzz_chakra}"
+read -r -a targets <<<"${MOEPLAN_FUZZ_TARGETS:-fuzz_text_format fuzz_calibration fuzz_json fuzz_set fuzz_chakra fuzz_hf_config}"
 
 # Only the libraries the targets link are built: no planners, CLI, tests or benchmarks.
 cmake -S . -B "$dir" -DCMAKE_CXX_COMPILER=clang++ -DMOEPLAN_FUZZ=ON -DMOEPLAN_WITH_CUDA=OFF \
@@ -44,6 +44,8 @@ seed fuzz_text_format 4 scenarios/sweeps/*.textproto tests/data/sweeps/*.textpro
 seed fuzz_calibration 0 tests/data/bad/fit/*.csv
 seed fuzz_calibration '\x01' tests/data/calibration/*.log tests/data/bad/fit/*.log
 seed fuzz_calibration '\x03' tests/data/calibration/*.log
+# Hugging Face configs (import-hf): the public models' config.json files.
+seed fuzz_hf_config '' tests/data/hf/*.json
 # --set: the `set:` lines of bundled scenarios and the values of sweep axes, as overrides.
 mkdir -p "$work/seeds/fuzz_set"
 for file in scenarios/*.textproto; do
@@ -94,7 +96,7 @@ dict_of() {
   case $1 in
     fuzz_text_format | fuzz_set) echo "$work/textproto.dict" ;;
     fuzz_calibration) echo fuzz/calibration.dict ;;
-    fuzz_json) echo fuzz/json.dict ;;
+    fuzz_json | fuzz_hf_config) echo fuzz/json.dict ;;
     fuzz_chakra) echo fuzz/chakra.dict ;;
   esac
 }

@@ -8,6 +8,8 @@ packages=(g++ make cmake pkg-config
           catch2 libcli11-dev libbenchmark-dev
           # moeplan calibrate --backend host: collectives between MPI processes
           openmpi-bin libopenmpi-dev
+          # the moeplan Python module (docs/python.md)
+          python3-dev pybind11-dev
           # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes;
           # llvm-14 has llvm-symbolizer, for reports with file and line
           # (a Recommends of clang-14 that --no-install-recommends leaves out).

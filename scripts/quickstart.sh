@@ -5,4 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
+# The Python module (docs/python.md): a moeplan.pth in python3's user
+# site-packages (a virtual environment's own when user sites are off) names
+# the build's python/ folder, so `import moeplan` finds this build's module.
+build_dir=$(cd "${MOEPLAN_BUILD_DIR:-build}" && pwd)
+if compgen -G "$build_dir/python/moeplan*.so" >/dev/null; then
+  site_dir=$(python3 -c 'import site, sysconfig; print(site.getusersitepackages() if site.ENABLE_USER_SITE else sysconfig.get_paths()["purelib"])')
+  mkdir -p "$site_dir"
+  echo "$build_dir/python" >"$site_dir/moeplan.pth"
+  echo "moeplan: python3 imports moeplan from $build_dir/python ($site_dir/moeplan.pth)" >&2
+fi
 build/moeplan plan foldmoe-gpt-moe-m-16k

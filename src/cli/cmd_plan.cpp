@@ -10,6 +10,7 @@
 #include <moeplan/plan/explain.hpp>
 #include <moeplan/plan/planner.hpp>
 #include <moeplan/plan/scenario_run.hpp>
+#include <moeplan/plan/simulate.hpp>
 #include <moeplan/report/plan_report.hpp>
 
 #include "cli_context.hpp"
@@ -45,7 +46,7 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   if (!o.emit.empty() && o.json)
     throw Error(ErrorKind::Input, "--emit: prints the plan's flags instead of the report; drop --json or --emit");
   const plan::ScenarioRun run(with_max_memory(io::load_scenario(o.scenario, parse_overrides(o.sets)), o.max_memory_gib));
-  refuse_noise(run.spec(), "plan");
+  plan::refuse_noise(run.spec(), "plan");
   const plan::Planner& planner = plan::planner_for(run.spec().schedule.family);
   // The scenario fixes the mapping (only folding searches mappings): say when it
   // does not fit its GPU's memory (docs/cost-model.md, "Memory").

@@ -14,9 +14,9 @@
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/plan_reader.hpp>
+#include <moeplan/plan/simulate.hpp>
 #include <moeplan/report/plan_report.hpp>
-#include <moeplan/io/plan_reader.hpp>
-#include <moeplan/report/plan_report.hpp>
+#include <moeplan/report/simulation_report.hpp>
 #include <moeplan/io/timeline_writer.hpp>
 #include <moeplan/plan/scenario_run.hpp>
 #include <moeplan/sim/analysis.hpp>
@@ -154,18 +154,8 @@ void run_folding_simulate(const SimulateOptions& o, const plan::ScenarioRun& run
   plan::FoldingTrace trace;
   const plan::FoldingResult r = run.price_own_mapping(&trace);
   write_pictures(o, trace.built.graph, trace.timeline, trace.built.schedule, false, context);
-  io::Json j = io::Json::object();
-  j.set("scenario", run.spec().name);
-  j.set("schedule", trace.built.schedule);
-  j.set("degree", r.config.pp);
-  j.set("iteration_ms", r.iteration_ms);
-  j.set("mfu", r.mfu);
-  j.set("memory_bytes_per_gpu", r.memory_bytes_per_gpu);
-  j.set("fits", r.fits);
-  j.set("bubble_ms", r.breakdown.pp_bubble_ms);
-  j.set("tasks", static_cast<std::int64_t>(trace.built.graph.size()));
   if (o.json) {
-    context.out << j.dump() << '\n';
+    context.out << report::folding_simulation_to_json(run.spec().name, r, trace).dump() << '\n';
     return;
   }
   context.out << fmt::format("{}: {:.1f} ms per iteration, MFU {:.1f}%, {:.1f} GiB per GPU{}\n", run.spec().name,
@@ -175,22 +165,6 @@ void run_folding_simulate(const SimulateOptions& o, const plan::ScenarioRun& run
 
 // How much longer `ms` is than `reference`, in percent (0 for an empty reference).
 double percent_over(double ms, double reference) { return reference > 0 ? 100 * (ms / reference - 1) : 0.0; }
-
-// The noise summary: the noiseless iteration is the reference for the slowdowns.
-io::Json noise_to_json(const plan::NoiseSummary& n, double noiseless_ms) {
-  io::Json j = io::Json::object();
-  j.set("compute_jitter_cv", n.compute_jitter_cv);
-  j.set("seeds", n.seeds);
-  j.set("iteration_ms_mean", n.mean_ms);
-  j.set("iteration_ms_p95", n.p95_ms);
-  j.set("iteration_ms_min", n.min_ms);
-  j.set("iteration_ms_max", n.max_ms);
-  if (noiseless_ms > 0) {  // an empty iteration has no slowdown to report
-    j.set("mean_slowdown", n.mean_ms / noiseless_ms);
-    j.set("p95_slowdown", n.p95_ms / noiseless_ms);
-  }
-  return j;
-}
 
 void run_simulate(const SimulateOptions& o, CliContext& context) {
   check_stdout_outputs(o.json, {{"--trace", o.trace}, {"--svg", o.svg}});
@@ -213,52 +187,27 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
                   fmt::format("{} -: several schedules write one file each (NAME.<schedule>.EXT); name a file", option));
   // Every schedule is built and run on its own; results are collected by index,
   // so the output does not depend on the thread count.
-  struct Result {
-    std::optional<sched::BuiltSchedule> built;
-    sim::Timeline timeline;
-    plan::Evaluation evaluation;
-    std::optional<plan::NoiseSummary> noise;
-  };
-  std::vector<Result> results(schedules.size());
   const bool pictures = !o.trace.empty() || !o.svg.empty();
   const unsigned threads = thread_count(o.threads, context.err);
-  const unsigned started = parallel_for(schedules.size(), threads, [&](std::size_t i) {
-    sched::BuiltSchedule built = run.build(schedules[i], o.degree);
-    sim::Timeline timeline = plan::run_schedule(built);
-    results[i].evaluation = plan::evaluate(built, timeline);
-    if (const plan::Noise noise = plan::noise_of(run.spec()); noise.compute_jitter_cv > 0)
-      results[i].noise = plan::run_with_noise(built, noise);
-    results[i].evaluation.routing = run.routing_report(built);
-    if (pictures) {
-      results[i].timeline = std::move(timeline);
-      results[i].built = std::move(built);
-    }
-  });
+  unsigned started = 0;
+  const std::vector<plan::SimulatedSchedule> results =
+      plan::simulate_schedules(run, schedules, o.degree, threads, pictures, &started);
   note_threads_started(threads, started, schedules.size(), context.err);
-  for (const Result& r : results)
+  for (const plan::SimulatedSchedule& r : results)
     if (r.built) write_pictures(o, r.built->graph, r.timeline, r.built->schedule, several, context);
   // The scenario's mapping against its GPU's memory (docs/cost-model.md, "Memory"), said, never hidden.
-  const double memory = run.memory_bytes_per_gpu();
-  const bool fits = run.fits_in_memory();
-  if (!fits)
+  if (!run.fits_in_memory())
     context.err << fmt::format(
         "moeplan: note: {} needs {:.1f} GiB per GPU, more than the {:.0f} GiB GPU holds less its 10% reserve: these "
         "times are for a run that would not fit\n",
-        run.spec().name, memory / (1024.0 * 1024 * 1024), run.spec().cluster.gpu.memory_bytes / (1024.0 * 1024 * 1024));
+        run.spec().name, run.memory_bytes_per_gpu() / (1024.0 * 1024 * 1024),
+        run.spec().cluster.gpu.memory_bytes / (1024.0 * 1024 * 1024));
   if (o.json) {
     // One object for one schedule; an array for --schedule all (CLI.md).
-    io::Json::Array list;
-    for (const Result& r : results) {
-      io::Json entry = report::evaluation_to_json(run.spec().name, r.evaluation);
-      entry.set("memory_bytes_per_gpu", memory);
-      entry.set("fits", fits);
-      if (r.noise) entry.set("noise", noise_to_json(*r.noise, r.evaluation.iteration_ms));
-      list.push_back(std::move(entry));
-    }
-    context.out << (requested != "all" ? list.front() : io::Json(std::move(list))).dump() << '\n';
+    context.out << report::simulation_to_json(run, results, requested == "all").dump() << '\n';
     return;
   }
-  for (const Result& r : results) {
+  for (const plan::SimulatedSchedule& r : results) {
     const plan::Evaluation& e = r.evaluation;
     context.out << fmt::format(
         "{:<14} d={:<3} iteration {:9.3f} ms  forward {:9.3f}  backward {:9.3f}  exposed comm "

@@ -40,15 +40,6 @@ void add_threads_option(CLI::App* command, unsigned& threads) {
       ->check(positive());
 }
 
-void refuse_noise(const model::ScenarioSpec& spec, const char* command) {
-  if (spec.schedule.compute_jitter_cv > 0)
-    throw Error(ErrorKind::Input,
-                fmt::format("{} ranks schedules on the noiseless model; `moeplan simulate` reports the mean and p95 "
-                            "iteration under noise (scenario {})",
-                            command, quoted_for_error(spec.name)),
-                "schedule.compute_jitter_cv");
-}
-
 void add_max_memory_option(CLI::App* command, double& gib) {
   gib = static_cast<double>(model::kDefaultMaxMemoryBytes >> 30);
   command

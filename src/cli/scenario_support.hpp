@@ -24,11 +24,6 @@ void add_max_memory_option(CLI::App* command, double& gib);
 /// The scenario with the run limits of a --max-memory value.
 model::ScenarioSpec with_max_memory(model::ScenarioSpec spec, double gib);
 
-/// Noise (schedule.compute_jitter_cv) is summarized by `simulate`; `command`
-/// (plan, sweep) ranks the noiseless model, so a scenario asking for noise
-/// there is an input error naming the field, not a silently noiseless answer.
-void refuse_noise(const model::ScenarioSpec& spec, const char* command);
-
 /// The schedules of `requested` (a name or all) that run for the scenario; a
 /// note on `err` for each the scenario's knobs leave out.
 std::vector<std::string> runnable_schedules(const plan::ScenarioRun& run, const std::string& requested,

@@ -35,6 +35,14 @@ AttentionTaskShape attention_task_shape(const model::ModelSpec& m, std::int64_t 
     throw Error(ErrorKind::Input, fmt::format("model '{}': an attention task needs num_heads, head_dim and d_model "
                                               "(got {}, {}, {})",
                                               m.name, m.num_heads, m.head_dim, m.d_model));
+  // MLA's low-rank projections are other GEMMs than Q, K, V, O of head_dim:
+  // not priced by this model yet, so refused rather than priced as MHA.
+  if (m.mla)
+    throw Error(ErrorKind::Input,
+                fmt::format("model '{}' uses multi-head latent attention (model.mla), which the profile's attention "
+                            "shape model does not price yet; use a profile without attention_shape",
+                            m.name),
+                "profile.attention_shape");
   MOEPLAN_CHECK(queries > 0 && context >= queries && std::isfinite(flops) && flops >= 0,
                 "an attention task has a shape and FLOPs");
   const double per_sequence = attention_flops(m, as_double(queries), as_double(context));

@@ -19,15 +19,32 @@ double causal_pairs(double l, double c) { return l * (c - l) + l * (l + 1.0) / 2
 
 double attention_core_flops(const model::ModelSpec& m, double l, double c) {
   const double h = as_double(m.num_heads);
-  const double k = as_double(m.head_dim);
-  return (4.0 * h * k + 3.0 * h) * causal_pairs(l, c);
+  if (!m.mla) {
+    const double k = as_double(m.head_dim);
+    return (4.0 * h * k + 3.0 * h) * causal_pairs(l, c);
+  }
+  // MLA: QK^T over the query/key width (nope + rope), AV over the value width.
+  const double qk = as_double(m.head_dim), v = as_double(m.value_head_dim());
+  return (2.0 * h * qk + 2.0 * h * v + 3.0 * h) * causal_pairs(l, c);
 }
 
 double attention_projection_flops(const model::ModelSpec& m, double tokens) {
-  const double d = as_double(m.d_model);
-  const double qo = 2.0 * d * as_double(m.num_heads) * as_double(m.head_dim);
-  const double kv = 2.0 * d * as_double(m.num_kv_heads) * as_double(m.head_dim);
-  return 2.0 * (qo + kv) * tokens;
+  return 2.0 * as_double(model::attention_matmul_weights(m).total()) * tokens;
+}
+
+double attention_flops_per_rank(const model::ModelSpec& m, const model::ParallelSpec& p, double sequences, double l,
+                                double c) {
+  const double split = as_double(p.tp) * as_double(p.cp);
+  double flops = sequences * attention_flops(m, l, c) / split;
+  // Without sequence parallelism every tp rank runs MLA's whole-width
+  // down-projections on all its tokens (Megatron-Core's duplicated TELinear);
+  // with it, each runs them on its 1/tp of the sequence before the latent is
+  // gathered (multi_latent_attention.py), which the division above prices.
+  if (p.tp > 1 && !p.sequence_parallel) {
+    const double replicated = 2.0 * as_double(model::attention_matmul_weights(m).replicated) * l;
+    flops += sequences * replicated * (1.0 - 1.0 / as_double(p.tp)) / as_double(p.cp);
+  }
+  return flops;
 }
 
 double attention_flops(const model::ModelSpec& m, double l, double c) {
@@ -75,8 +92,8 @@ AttentionLayerSizes attention_layer_sizes(const model::ModelSpec& m, const model
   AttentionLayerSizes s;
   s.tokens_per_rank = tokens_per_rank(m, p, w);
   // Heads split over tp, sequence over cp (load-balanced causal chunks).
-  s.forward_flops = as_double(w.micro_batch_size) * causal_attention_flops(m, as_double(w.seq_len)) /
-                    (as_double(p.tp) * as_double(p.cp));
+  s.forward_flops =
+      attention_flops_per_rank(m, p, as_double(w.micro_batch_size), as_double(w.seq_len), as_double(w.seq_len));
   s.backward_flops = 2.0 * s.forward_flops;
   if (p.tp > 1) {
     // Megatron TP (Shoeybi et al. 2019; Korthikanti et al. 2023): the
@@ -94,7 +111,7 @@ AttentionLayerSizes attention_layer_sizes(const model::ModelSpec& m, const model
 }
 
 double dense_gradient_bytes_per_block(const model::ModelSpec& m, const model::ParallelSpec& p) {
-  const double attention = as_double(model::attention_params_per_layer(m)) / as_double(p.tp);
+  const double attention = model::attention_params_per_rank(m, p.tp);
   const double router = as_double(m.d_model) * as_double(m.moe.num_experts);
   return (attention + router) * as_double(m.dtype_bytes);
 }

@@ -120,12 +120,27 @@ model::LinkSpec to_spec(const pb::Link& link) {
   return l;
 }
 
+model::MlaSpec to_spec(const pb::MlaConfig& mla) {
+  model::MlaSpec s;
+  if (mla.has_q_lora_rank()) s.q_lora_rank = at_most(mla.q_lora_rank(), kMaxHidden, "q_lora_rank");
+  s.kv_lora_rank = at_most(required(mla.has_kv_lora_rank(), mla.kv_lora_rank(), "kv_lora_rank"), kMaxHidden,
+                           "kv_lora_rank");
+  s.qk_nope_head_dim = at_most(required(mla.has_qk_nope_head_dim(), mla.qk_nope_head_dim(), "qk_nope_head_dim"),
+                               kMaxWidth, "qk_nope_head_dim");
+  s.qk_rope_head_dim = at_most(required(mla.has_qk_rope_head_dim(), mla.qk_rope_head_dim(), "qk_rope_head_dim"),
+                               kMaxWidth, "qk_rope_head_dim");
+  s.v_head_dim = at_most(required(mla.has_v_head_dim(), mla.v_head_dim(), "v_head_dim"), kMaxWidth, "v_head_dim");
+  return s;
+}
+
 std::vector<bool> moe_layer_flags(const pb::Model& m, std::int64_t num_layers) {
   const pb::MoeConfig& moe = m.moe();
   std::vector<bool> flags(static_cast<std::size_t>(std::max<std::int64_t>(num_layers, 0)), false);
   if (moe.moe_layers_size() > 0) {
     if (moe.has_moe_layer_interval() || moe.has_moe_layer_offset())
       throw_input_error("moe.moe_layers", "give either moe_layers or moe_layer_interval/offset, not both");
+    if (moe.has_first_k_dense())
+      throw_input_error("moe.first_k_dense", "give either moe_layers or first_k_dense, not both");
     for (int i = 0; i < moe.moe_layers_size(); ++i) {
       const std::int64_t layer = moe.moe_layers(i);
       if (layer < 0 || layer >= num_layers)
@@ -143,6 +158,12 @@ std::vector<bool> moe_layer_flags(const pb::Model& m, std::int64_t num_layers) {
   // A step past the last block ends the loop as the interval would, without overflowing.
   const std::int64_t step = std::min(interval, std::max<std::int64_t>(num_layers, 1));
   for (std::int64_t layer = offset; layer < num_layers; layer += step) flags[static_cast<std::size_t>(layer)] = true;
+  // DeepSeek's rule (modeling_deepseek.py): block i is MoE when i >= first_k_dense_replace
+  // and i % moe_layer_freq == 0; the interval/offset rule above is the second half.
+  const std::int64_t first_dense = moe.first_k_dense();
+  if (first_dense < 0 || first_dense > num_layers)
+    throw_input_error("moe.first_k_dense", fmt::format("must be in 0..num_layers ({}), got {}", num_layers, first_dense));
+  for (std::int64_t layer = 0; layer < first_dense; ++layer) flags[static_cast<std::size_t>(layer)] = false;
   return flags;
 }
 
@@ -207,7 +228,16 @@ model::ModelSpec to_spec(const pb::Model& m) {
   s.d_model = at_most(required(m.has_d_model(), m.d_model(), "d_model"), kMaxWidth, "d_model");
   s.num_heads = at_most(required(m.has_num_heads(), m.num_heads(), "num_heads"), kMaxWidth, "num_heads");
   s.num_kv_heads = at_most(m.has_num_kv_heads() ? m.num_kv_heads() : s.num_heads, kMaxWidth, "num_kv_heads");
-  if (m.has_head_dim()) {
+  if (m.has_mla()) {
+    s.mla = nested("mla", [&] { return to_spec(m.mla()); });
+    // Queries and keys of an MLA head are qk_nope_head_dim + qk_rope_head_dim wide.
+    const std::int64_t qk = s.mla->qk_nope_head_dim + s.mla->qk_rope_head_dim;
+    if (m.has_head_dim() && m.head_dim() != qk)
+      throw_input_error("head_dim", fmt::format("with mla, a query/key head is mla.qk_nope_head_dim + "
+                                                "mla.qk_rope_head_dim = {} wide; head_dim {} disagrees (leave it out)",
+                                                qk, m.head_dim()));
+    s.head_dim = qk;
+  } else if (m.has_head_dim()) {
     s.head_dim = at_most(m.head_dim(), kMaxWidth, "head_dim");
   } else {
     if (s.num_heads > 0 && s.d_model % s.num_heads != 0)
@@ -250,6 +280,13 @@ model::ModelSpec to_spec(const pb::Model& m) {
     e.shared_expert_ffn_hidden = at_most(
         moe.has_shared_expert_ffn_hidden() ? moe.shared_expert_ffn_hidden() : e.expert_ffn_hidden, kMaxHidden,
         "shared_expert_ffn_hidden");
+    e.first_k_dense = moe.first_k_dense();
+    e.shared_expert_gate = moe.shared_expert_gate();
+    if (moe.has_routed_scaling_factor()) e.routed_scaling_factor = moe.routed_scaling_factor();
+    if (moe.has_num_expert_groups())
+      e.num_expert_groups = at_most(moe.num_expert_groups(), kMaxExperts, "num_expert_groups");
+    if (moe.has_topk_groups()) e.topk_groups = at_most(moe.topk_groups(), kMaxExperts, "topk_groups");
+    e.scoring_func = moe.scoring_func();
     return e;
   });
   s.ffn_hidden = at_most(m.ffn_hidden(), kMaxHidden, "ffn_hidden");

@@ -182,7 +182,9 @@ void override_scalar_field(gpb::Message& scenario, const std::string& path, cons
       {"model.moe.capacity_factor", nullptr, {"model.moe.dropless"}},
       {"model.moe.expert_ffn_hidden", nullptr, {"model.moe.expert_ffn_hidden_scale"}},
       {"model.moe.expert_ffn_hidden_scale", nullptr, {"model.moe.expert_ffn_hidden"}},
-      {"model.moe.moe_layers", nullptr, {"model.moe.moe_layer_interval", "model.moe.moe_layer_offset"}},
+      {"model.moe.moe_layers", nullptr,
+       {"model.moe.moe_layer_interval", "model.moe.moe_layer_offset", "model.moe.first_k_dense"}},
+      {"model.moe.first_k_dense", nullptr, {"model.moe.moe_layers"}},
       {"model.moe.moe_layer_interval", nullptr, {"model.moe.moe_layers"}},
       {"model.moe.moe_layer_offset", nullptr, {"model.moe.moe_layers"}},
   };

@@ -2,16 +2,54 @@
 
 namespace moeplan::model {
 
-std::int64_t attention_params_per_layer(const ModelSpec& m) {
+AttentionParams attention_matmul_weights(const ModelSpec& m) {
+  AttentionParams w;
+  if (!m.mla) {
+    // Q and O are d x (heads * head_dim); K and V are d x (kv_heads * head_dim).
+    w.split = 2 * m.d_model * m.num_heads * m.head_dim + 2 * m.d_model * m.num_kv_heads * m.head_dim;
+    return w;
+  }
+  // DeepSeek-V2 (arXiv 2405.04434) Eqs. 9-14 and modeling_deepseek.py: Q is
+  // d -> q_lora -> heads x (nope + rope), or d -> heads x (nope + rope) without
+  // q_lora_rank; K/V is d -> kv_lora + rope (the shared rope key), then
+  // kv_lora -> heads x (nope + v); O is heads x v -> d. Megatron-Core holds the
+  // down-projections whole on every tp rank (TELinear, parallel_mode
+  // "duplicated") and splits the up-projections and O by heads.
+  const MlaSpec& a = *m.mla;
+  const std::int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+  if (a.q_lora_rank) {
+    w.replicated += m.d_model * *a.q_lora_rank;
+    w.split += *a.q_lora_rank * m.num_heads * qk;
+  } else {
+    w.split += m.d_model * m.num_heads * qk;
+  }
+  w.replicated += m.d_model * (a.kv_lora_rank + a.qk_rope_head_dim);
+  w.split += a.kv_lora_rank * m.num_heads * (a.qk_nope_head_dim + a.v_head_dim);
+  w.split += m.num_heads * a.v_head_dim * m.d_model;
+  return w;
+}
+
+AttentionParams attention_params(const ModelSpec& m) {
+  AttentionParams p = attention_matmul_weights(m);
+  if (m.mla) {
+    // RMSNorms of the latents (q_a_layernorm, kv_a_layernorm), one scale per element.
+    p.replicated += m.mla->q_lora_rank.value_or(0) + m.mla->kv_lora_rank;
+    return p;
+  }
   const std::int64_t q_width = m.num_heads * m.head_dim;
   const std::int64_t kv_width = m.num_kv_heads * m.head_dim;
-  // Q and O are d x (heads * head_dim); K and V are d x (kv_heads * head_dim).
-  std::int64_t params = 2 * m.d_model * q_width + 2 * m.d_model * kv_width;
   if (m.linear_bias)
-    params += q_width + 2 * kv_width + m.d_model;
+    p.split += q_width + 2 * kv_width + m.d_model;
   else if (m.qkv_bias)
-    params += q_width + 2 * kv_width;
-  return params;
+    p.split += q_width + 2 * kv_width;
+  return p;
+}
+
+std::int64_t attention_params_per_layer(const ModelSpec& m) { return attention_params(m).total(); }
+
+double attention_params_per_rank(const ModelSpec& m, std::int64_t tp) {
+  const AttentionParams p = attention_params(m);
+  return static_cast<double>(p.split) / static_cast<double>(tp) + static_cast<double>(p.replicated);
 }
 
 std::int64_t ffn_params(std::int64_t d_model, std::int64_t hidden, FfnType type, bool bias) {
@@ -28,7 +66,8 @@ ParamCounts count_params(const ModelSpec& m) {
   const std::int64_t expert = ffn_params(m.d_model, m.moe.expert_ffn_hidden, m.moe.expert_type, m.linear_bias);
   const std::int64_t shared = m.moe.num_shared_experts *
                               ffn_params(m.d_model, m.moe.shared_expert_ffn_hidden, m.moe.expert_type, m.linear_bias);
-  const std::int64_t router = m.d_model * m.moe.num_experts;
+  // Router d x E; Qwen2-MoE's shared-expert gate d x 1 (modeling_qwen2_moe.py, shared_expert_gate).
+  const std::int64_t router = m.d_model * m.moe.num_experts + (m.moe.shared_expert_gate ? m.d_model : 0);
   const std::int64_t common = attention_params_per_layer(m) + 2 * norm_params(m);
   c.total = c.embedding + norm_params(m);  // final norm
   c.active_per_token = c.total;
@@ -47,14 +86,13 @@ ParamCounts count_params(const ModelSpec& m) {
 
 double forward_matmul_flops_per_token(const ModelSpec& m) {
   // Weights only (no biases or norms): 2 FLOPs per multiply-add.
-  const double q_width = static_cast<double>(m.num_heads * m.head_dim);
-  const double kv_width = static_cast<double>(m.num_kv_heads * m.head_dim);
   const double d = static_cast<double>(m.d_model);
-  const double attention = 2.0 * d * q_width + 2.0 * d * kv_width;
+  const double attention = static_cast<double>(attention_matmul_weights(m).total());
   const double gemms_per_expert = m.moe.expert_type == FfnType::GeluFfn ? 2.0 : 3.0;
   const double gemms_per_dense = m.ffn_type == FfnType::GeluFfn ? 2.0 : 3.0;
   const double moe =
       d * static_cast<double>(m.moe.num_experts) +  // router
+      (m.moe.shared_expert_gate ? d : 0.0) +         // Qwen2-MoE's shared-expert gate
       static_cast<double>(m.moe.top_k) * gemms_per_expert * d * static_cast<double>(m.moe.expert_ffn_hidden) +
       static_cast<double>(m.moe.num_shared_experts) * gemms_per_expert * d *
           static_cast<double>(m.moe.shared_expert_ffn_hidden);
@@ -66,10 +104,10 @@ double forward_matmul_flops_per_token(const ModelSpec& m) {
 }
 
 double forward_flops_per_token(const ModelSpec& m, std::int64_t seq_len) {
-  // QK^T and AV: 2 * 2 * context * heads * head_dim FLOPs per layer per token;
-  // a causal mask makes the average context seq_len / 2.
-  const double attention_context = 2.0 * static_cast<double>(m.num_layers) * static_cast<double>(seq_len) *
-                                   static_cast<double>(m.num_heads * m.head_dim);
+  // QK^T (2 x head_dim) and AV (2 x value_head_dim) FLOPs per head per context
+  // token; a causal mask makes the average context seq_len / 2.
+  const double attention_context = static_cast<double>(m.num_layers) * static_cast<double>(seq_len) *
+                                   static_cast<double>(m.num_heads * (m.head_dim + m.value_head_dim()));
   return forward_matmul_flops_per_token(m) + attention_context;
 }
 

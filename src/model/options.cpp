@@ -142,7 +142,8 @@ std::vector<OptionRule> make_rules() {
                  "the dense FFN exists only in blocks without experts",
                  [](S s) { return s.model.num_moe_layers() == s.model.num_layers; }});
   // FSMoE's and FlowMoE's builders make every block an MoE block, as in their papers' models.
-  for (const char* f : {"model.moe.moe_layer_interval", "model.moe.moe_layer_offset", "model.moe.moe_layers"})
+  for (const char* f : {"model.moe.moe_layer_interval", "model.moe.moe_layer_offset", "model.moe.moe_layers",
+                        "model.moe.first_k_dense"})
     r.push_back({f, "fsmoe, flowmoe",
                  "the FSMoE and FlowMoE schedules build every block as an MoE block (the papers' models); a model "
                  "with dense blocks is refused on them",
@@ -176,6 +177,18 @@ std::vector<OptionRule> make_rules() {
   r.push_back({"model.moe.shared_expert_ffn_hidden", "models without shared experts",
                "the width of shared experts, of which the model has none (moe.num_shared_experts = 0)",
                [](S s) { return s.model.moe.num_shared_experts == 0; }});
+  r.push_back({"model.moe.shared_expert_gate", "foldmoe, fsmoe, flowmoe; models without shared experts",
+               "Qwen2-MoE's d_model x 1 gate on the shared experts' output is not in the layer schedules' compute or "
+               "gradients (under 0.01% of a block's parameters); folding counts it in memory",
+               [](S s) { return !family_is(s, {"folding"}) || s.model.moe.num_shared_experts == 0; }});
+  // Metadata a Hugging Face config carries (docs/formats.md, "import-hf").
+  for (const char* f : {"model.moe.routed_scaling_factor", "model.moe.num_expert_groups", "model.moe.topk_groups",
+                        "model.moe.scoring_func"})
+    r.push_back({f, "every scenario",
+                 "routing metadata kept from a Hugging Face config: the cost model routes token slots over all "
+                 "experts (balanced, zipf or histogram), without group limits, and output scaling changes no "
+                 "work",
+                 [](S) { return true; }});
   return r;
 }
 

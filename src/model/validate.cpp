@@ -111,6 +111,48 @@ constexpr std::array<std::string_view, 12> kScheduleNames{
     "none",         "tutel",        "aaam",  "1a1m",       "1a1m-uniform", "tutel-improved",
     "pipemoe-lina", "fsmoe-no-iio", "fsmoe", "flowmoe-at", "flowmoe-ar",   "flowmoe"};
 
+// Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, section 2.1):
+// every size positive; K and V are up-projected per query head, so there is
+// no grouping of KV heads to give.
+void validate_mla(const ModelSpec& m) {
+  const MlaSpec& a = *m.mla;
+  if (a.q_lora_rank) require_positive(*a.q_lora_rank, "mla.q_lora_rank");
+  require_positive(a.kv_lora_rank, "mla.kv_lora_rank");
+  require_positive(a.qk_nope_head_dim, "mla.qk_nope_head_dim");
+  require_positive(a.qk_rope_head_dim, "mla.qk_rope_head_dim");
+  require_positive(a.v_head_dim, "mla.v_head_dim");
+  require(!m.linear_bias, "linear_bias", "with mla: the model format gives MLA's projections no biases");
+  require(!m.qkv_bias, "qkv_bias", "with mla: the model format gives MLA's projections no biases");
+  require(m.num_kv_heads == m.num_heads, "num_kv_heads",
+          fmt::format("with mla every query head has its own key and value (up-projected from the latent): "
+                      "num_kv_heads {} must equal num_heads {}",
+                      m.num_kv_heads, m.num_heads));
+}
+
+// DeepSeek-V3's group-limited routing (arXiv 2412.19437, section 2.1.2): the
+// experts split into n_group equal groups, a token uses topk_group of them.
+void validate_routing_metadata(const MoeSpec& e) {
+  if (e.routed_scaling_factor)
+    require_positive(*e.routed_scaling_factor, "moe.routed_scaling_factor");
+  if (e.num_expert_groups) {
+    require_positive(*e.num_expert_groups, "moe.num_expert_groups");
+    require(e.num_experts % *e.num_expert_groups == 0, "moe.num_expert_groups",
+            fmt::format("num_experts {} does not split into {} groups", e.num_experts, *e.num_expert_groups));
+  }
+  if (e.topk_groups) {
+    require(e.num_expert_groups.has_value(), "moe.topk_groups", "needs moe.num_expert_groups (the groups it picks from)");
+    require(*e.topk_groups >= 1 && *e.topk_groups <= *e.num_expert_groups, "moe.topk_groups",
+            fmt::format("must be in 1..num_expert_groups ({}), got {}", *e.num_expert_groups, *e.topk_groups));
+    // The groups a token may use must hold its top_k experts.
+    const std::int64_t reachable = *e.topk_groups * (e.num_experts / *e.num_expert_groups);
+    require(e.top_k <= reachable, "moe.topk_groups",
+            fmt::format("{} groups of {} experts hold {} experts, fewer than top_k {}", *e.topk_groups,
+                        e.num_experts / *e.num_expert_groups, reachable, e.top_k));
+  }
+  require(e.scoring_func.empty() || e.scoring_func == "softmax" || e.scoring_func == "sigmoid", "moe.scoring_func",
+          fmt::format("must be softmax or sigmoid, got {}", quoted_for_error(e.scoring_func)));
+}
+
 }  // namespace
 
 void validate(const ModelSpec& m) {
@@ -144,6 +186,10 @@ void validate(const ModelSpec& m) {
   require(m.num_moe_layers() > 0, "moe.moe_layers", "no block is an MoE layer");
   if (m.num_moe_layers() < m.num_layers) require_positive(m.ffn_hidden, "ffn_hidden");
   require(m.max_position_embeddings >= 0, "max_position_embeddings", "must not be negative");
+  require(!m.moe.shared_expert_gate || m.moe.num_shared_experts > 0, "moe.shared_expert_gate",
+          "gates the shared experts' output, and the model has none (moe.num_shared_experts = 0)");
+  validate_routing_metadata(m.moe);
+  if (m.mla) validate_mla(m);
 }
 
 void validate_peak_tflops(double tflops, const std::string& field) {
@@ -408,9 +454,10 @@ void validate(const ScenarioSpec& s) {
   // (a referenced model file included): never simulated as something else.
   const std::string& family = s.schedule.family;
   if (family == "fsmoe" || family == "flowmoe")
-    require(m.num_moe_layers() == m.num_layers, "model.moe",
-            fmt::format("{} of {} blocks are dense; the {} schedules build every block as an MoE block",
-                        m.num_layers - m.num_moe_layers(), m.num_layers, family));
+    require(m.num_moe_layers() == m.num_layers, m.moe.first_k_dense > 0 ? "model.moe.first_k_dense" : "model.moe",
+            fmt::format("{} of {} blocks are dense{}; the {} schedules build every block as an MoE block",
+                        m.num_layers - m.num_moe_layers(), m.num_layers,
+                        m.moe.first_k_dense > 0 ? fmt::format(" (the first {})", m.moe.first_k_dense) : "", family));
   if (family == "flowmoe") {
     require(p.etp == 1, "parallelism.etp",
             fmt::format("etp = {}; FlowMoE's schedule splits experts over ep only", p.etp));

@@ -41,6 +41,32 @@ cost::GroupShape pair_of(const parallel::RankGroups& groups, const model::Cluste
   return cost::group_shape(g.size() > 1 ? std::vector<std::int64_t>{g[0], g[1]} : g, cluster);
 }
 
+bool has_dense_blocks(const model::ModelSpec& m) { return m.num_moe_layers() < m.num_layers; }
+
+// The MoE and dense blocks pipeline stage `stage` holds. Megatron-Core gives
+// model chunk c of stage r the layers of virtual stage c pp + r, each
+// L / (pp vpp) consecutive blocks (the pipeline builder's order). A model of
+// MoE blocks only has L / pp of them on every stage.
+struct StageLayers {
+  double moe = 0;
+  double dense = 0;
+};
+StageLayers stage_layers(const model::ModelSpec& m, const FoldingConfig& c, std::int64_t stage) {
+  if (!has_dense_blocks(m)) return {as_double(m.num_layers) / as_double(c.pp), 0.0};
+  if (m.num_layers % (c.pp * c.vpp) != 0) throw_input_error("parallelism.pp", "layers do not split over pp x vpp");
+  const std::int64_t per_chunk = m.num_layers / (c.pp * c.vpp);
+  StageLayers n;
+  for (std::int64_t chunk = 0; chunk < c.vpp; ++chunk)
+    for (std::int64_t i = 0; i < per_chunk; ++i)
+      (m.moe_layer[static_cast<std::size_t>((chunk * c.pp + stage) * per_chunk + i)] ? n.moe : n.dense) += 1.0;
+  return n;
+}
+
+// A dense block's FFN weights, split over tp as Megatron-Core's MLP is.
+double dense_ffn_params(const model::ModelSpec& m) {
+  return as_double(model::ffn_params(m.d_model, m.ffn_hidden, m.ffn_type, m.linear_bias));
+}
+
 }  // namespace
 
 model::ParallelSpec FoldingConfig::parallel_spec() const {
@@ -63,31 +89,42 @@ FoldingConfig FoldingConfig::from(const model::ParallelSpec& p, std::int64_t mic
 
 HeldParams held_params(const model::ModelSpec& m, const FoldingConfig& c) {
   const double d = as_double(m.d_model);
-  const double layers_per_stage = as_double(m.num_layers) / as_double(c.pp);
   // Megatron-Core TP splits the attention and shared-expert weights (and the
-  // Q, K, V biases) over tp; norms and the router stay whole on every TP rank
-  // (their gradients are all-reduced over tp under sequence parallelism).
-  const double attention = as_double(model::attention_params_per_layer(m)) / as_double(c.tp);
+  // Q, K, V biases) over tp; norms, the router and MLA's down-projections stay
+  // whole on every TP rank (their gradients are all-reduced over tp under
+  // sequence parallelism).
+  const double attention = model::attention_params_per_rank(m, c.tp);
   const double norms = 2.0 * as_double(model::norm_params(m));
-  const double router = d * as_double(m.moe.num_experts);
+  const double router = d * as_double(m.moe.num_experts) + (m.moe.shared_expert_gate ? d : 0.0);
   const double shared =
       as_double(m.moe.num_shared_experts) *
       as_double(model::ffn_params(m.d_model, m.moe.shared_expert_ffn_hidden, m.moe.expert_type, m.linear_bias)) /
       as_double(c.tp);
   const double expert =
       as_double(model::ffn_params(m.d_model, m.moe.expert_ffn_hidden, m.moe.expert_type, m.linear_bias));
+  const double dense_ffn = has_dense_blocks(m) ? dense_ffn_params(m) / as_double(c.tp) : 0.0;
   // The first stage holds the word embedding (vocabulary split over tp) and any
   // learned positions; the last the LM head (a copy of the word embedding when
-  // tied) and the final norm. With pp = 1 one stage holds both; otherwise the
-  // larger of the two stands for the pipeline.
+  // tied) and the final norm. With pp = 1 one stage holds both.
   const double words = as_double(m.vocab_size) * d / as_double(c.tp);
   const double first = words + as_double(m.max_position_embeddings) * d;
   const double last = words + as_double(model::norm_params(m));
-  const double ends =
-      c.pp == 1 ? (m.tie_embeddings ? first : first + words) + as_double(model::norm_params(m)) : std::max(first, last);
+  // The stage that holds the most parameters stands for the pipeline.
   HeldParams h;
-  h.dense = layers_per_stage * (attention + norms + router + shared) + ends;
-  h.expert = layers_per_stage * as_double(m.moe.num_experts) / as_double(c.ep) * expert / as_double(c.etp);
+  for (std::int64_t stage = 0; stage < c.pp; ++stage) {
+    const StageLayers n = stage_layers(m, c, stage);
+    double ends = 0;
+    if (c.pp == 1)
+      ends = (m.tie_embeddings ? first : first + words) + as_double(model::norm_params(m));
+    else if (stage == 0)
+      ends = first;
+    else if (stage == c.pp - 1)
+      ends = last;
+    HeldParams here;
+    here.dense = n.moe * (attention + norms + router + shared) + n.dense * (attention + norms + dense_ffn) + ends;
+    here.expert = n.moe * as_double(m.moe.num_experts) / as_double(c.ep) * expert / as_double(c.etp);
+    if (stage == 0 || here.dense + here.expert > h.dense + h.expert) h = here;
+  }
   return h;
 }
 
@@ -104,7 +141,6 @@ double memory_per_gpu(const model::ScenarioSpec& s, const FoldingConfig& c) {
   const double seq = as_double(s.workload.seq_len);
   const double tokens_local = as_double(c.micro_batch) * seq / as_double(c.cp);
   const std::int64_t micro_batches = s.workload.global_batch_size / (c.micro_batch * c.dp);
-  const double layers_per_stage = as_double(m.num_layers) / as_double(c.pp);
   // Memory: bf16 weights (2 B) and fp32 gradients (4 B) per parameter held; fp32
   // master weights and Adam moments (12 B) sharded by the distributed optimizer
   // over the groups that reduce them: dp x cp (dense) and edp (experts).
@@ -116,21 +152,50 @@ double memory_per_gpu(const model::ScenarioSpec& s, const FoldingConfig& c) {
   // Shared experts are MLPs on every token, split over tp like attention.
   const double dense_part = 34.0 * tokens_local * d / as_double(c.tp) * (b / 2.0);
   const double mlp_share = 19.0 / 34.0;  // of the 34: the 4h MLP's share (Korthikanti Table 2)
+  // The rest, 15/34: attention 11 (QKV input 2, Q and K 4, V 2, projection
+  // input 2, dropout mask 1, in units of s b h) and two LayerNorm inputs 4.
+  // MLA stores Q and K of h x qk and V and the projection input of h x v per
+  // token (split over tp by heads), and its latents whole: the q and kv
+  // latents, each as a norm input and an up-projection input (gathered over
+  // tp, multi_latent_attention.py), 4 (q_lora + kv_lora) bytes per token at
+  // 2-byte elements.
+  double attention_share = 1.0 - mlp_share;
+  double latent_bytes = 0;
+  if (m.mla) {
+    const double heads = as_double(m.num_heads);
+    attention_share = (7.0 * d + 4.0 * heads * as_double(m.head_dim + m.value_head_dim())) / (34.0 * d);
+    latent_bytes =
+        4.0 * as_double(m.mla->q_lora_rank.value_or(0) + m.mla->kv_lora_rank) * tokens_local * (b / 2.0);
+  }
   const double moe_scale = as_double(m.moe.top_k) * m.moe.capacity_factor.value_or(1.0) *
                            as_double(m.moe.expert_ffn_hidden) / (4.0 * d) * as_double(c.tp) / as_double(c.etp);
   const double shared_scale = as_double(m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden) / (4.0 * d);
-  double per_layer = dense_part * ((1.0 - mlp_share) + mlp_share * (moe_scale + shared_scale));
+  // A dense block's MLP: its hidden over the 4h of the 34, split over tp like attention.
+  const double dense_scale = as_double(m.ffn_hidden) / (4.0 * d);
+  double per_layer = dense_part * (attention_share + mlp_share * (moe_scale + shared_scale)) + latent_bytes;
+  double per_dense_layer = dense_part * (attention_share + mlp_share * dense_scale) + latent_bytes;
   // Recomputation (Korthikanti et al. 2023): none adds the attention scores
   // 5 a s / h per 34 (no flash attention); full keeps each layer's input only
   // (2 s b h / tp) and recomputes one layer at a time.
-  if (s.schedule.recompute == "none")
-    per_layer *= 1.0 + 5.0 * as_double(m.num_heads) * seq / as_double(c.cp) / d / 34.0;
-  const double full_layer = per_layer;
-  if (s.schedule.recompute == "full") per_layer = 2.0 * tokens_local * d / as_double(c.tp) * (b / 2.0);
-  // 1F1B keeps pp micro-batches in flight on the first stage; interleaving adds (pp - 1) / (pp vpp).
-  const double in_flight = std::min(as_double(c.pp), as_double(micro_batches)) *
-                           (c.vpp > 1 ? 1.0 + (as_double(c.pp) - 1.0) / (as_double(c.pp) * as_double(c.vpp)) : 1.0);
-  bytes += per_layer * layers_per_stage * in_flight;
+  if (s.schedule.recompute == "none") {
+    const double scores = 1.0 + 5.0 * as_double(m.num_heads) * seq / as_double(c.cp) / d / 34.0;
+    per_layer *= scores;
+    per_dense_layer *= scores;
+  }
+  const double full_layer = has_dense_blocks(m) ? std::max(per_layer, per_dense_layer) : per_layer;
+  if (s.schedule.recompute == "full")
+    per_layer = per_dense_layer = 2.0 * tokens_local * d / as_double(c.tp) * (b / 2.0);
+  // 1F1B keeps pp - r micro-batches in flight on stage r (pp on the first);
+  // interleaving adds (pp - 1) / (pp vpp). The stage holding the most counts.
+  double activations = 0;
+  for (std::int64_t stage = 0; stage < c.pp; ++stage) {
+    const double in_flight =
+        std::min(as_double(c.pp - stage), as_double(micro_batches)) *
+        (c.vpp > 1 ? 1.0 + (as_double(c.pp) - 1.0) / (as_double(c.pp) * as_double(c.vpp)) : 1.0);
+    const StageLayers n = stage_layers(m, c, stage);
+    activations = std::max(activations, (per_layer * n.moe + per_dense_layer * n.dense) * in_flight);
+  }
+  bytes += activations;
   if (s.schedule.recompute == "full") bytes += full_layer;  // the layer being recomputed
   return bytes;
 }
@@ -193,7 +258,10 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   const double tp_fwd =
       comm(costs, OpClass::AllGather, tp_g, act_bytes) + comm(costs, OpClass::ReduceScatter, tp_g, act_bytes);
   // CP: cp - 1 ring steps of this rank's K and V block, overlapped with attention compute.
-  const double kv_bytes = 2.0 * tokens_local * as_double(m.num_kv_heads * m.head_dim) / as_double(c.tp) * b;
+  // With MLA the ring carries every head's up-projected key (qk wide) and value (v wide).
+  const double kv_bytes = m.mla ? tokens_local * as_double(m.num_heads * (m.head_dim + m.value_head_dim())) /
+                                      as_double(c.tp) * b
+                                : 2.0 * tokens_local * as_double(m.num_kv_heads * m.head_dim) / as_double(c.tp) * b;
   const double cp_fwd =
       c.cp > 1 ? as_double(c.cp - 1) * costs.communication(OpClass::P2P, cp_pair, kv_bytes).value : 0.0;
   const double cp_exposed = std::max(0.0, cp_fwd - core_ms);
@@ -206,8 +274,14 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
                           comm(costs, OpClass::ReduceScatter, etp_g, moe.etp_reducescatter_bytes);
   const double layer_fwd = att_fwd + tp_fwd + cp_exposed + router + experts_fwd + a2a + etp_agrs;
   const double layer_bwd = 2 * att_fwd + tp_fwd + cp_exposed + 2 * router + experts_bwd + a2a + etp_agrs;
+  // A dense block (first_k_dense, interval rules): attention, then the dense
+  // FFN split over tp with its own AllGather / ReduceScatter (Megatron-Core's MLP under TP + SP).
+  const double dense_ffn_flops = tokens_local * (m.ffn_type == model::FfnType::GeluFfn ? 2.0 : 3.0) * 2.0 * d *
+                                 as_double(m.ffn_hidden) / as_double(c.tp);
+  const double dense_ffn_fwd = has_dense_blocks(m) ? costs.compute(OpClass::Gemm, dense_ffn_flops).value : 0.0;
+  const double dense_layer_fwd = att_fwd + tp_fwd + cp_exposed + dense_ffn_fwd + tp_fwd;
+  const double dense_layer_bwd = 2 * att_fwd + tp_fwd + cp_exposed + 2 * dense_ffn_fwd + tp_fwd;
   const double layers_per_chunk = as_double(m.num_layers) / as_double(c.pp * c.vpp);
-  const double layers_per_stage = as_double(m.num_layers) / as_double(c.pp);
   // LM head (first/last stage) is left to the chunk costs of every stage alike.
   const double p2p = c.pp > 1 ? comm(costs, OpClass::P2P, pp_pair, act_bytes / as_double(c.tp)) : 0.0;
   // Distributed optimizer (Megatron-Core DDP): after a stage's last backward,
@@ -234,6 +308,24 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   pipe.chunk.forward_flops = layers_per_chunk * layer_flops_fwd;
   pipe.chunk.backward_flops = layers_per_chunk * layer_flops_bwd;
   pipe.chunk.p2p_bytes = c.pp > 1 ? act_bytes / as_double(c.tp) : 0.0;
+  if (has_dense_blocks(m)) {
+    // Chunks differ: each virtual stage sums its own blocks.
+    const std::int64_t per_chunk = m.num_layers / (c.pp * c.vpp);
+    const double dense_flops_fwd = proj_flops + core_flops + dense_ffn_flops;
+    pipe.chunks.assign(static_cast<std::size_t>(c.pp * c.vpp), sched::PipelineChunkCost{});
+    for (std::int64_t v = 0; v < c.pp * c.vpp; ++v) {
+      sched::PipelineChunkCost& cc = pipe.chunks[static_cast<std::size_t>(v)];
+      cc.p2p_ms = pipe.chunk.p2p_ms;
+      cc.p2p_bytes = pipe.chunk.p2p_bytes;
+      for (std::int64_t i = v * per_chunk; i < (v + 1) * per_chunk; ++i) {
+        const bool moe_block = m.moe_layer[static_cast<std::size_t>(i)];
+        cc.forward_ms += moe_block ? layer_fwd : dense_layer_fwd;
+        cc.backward_ms += moe_block ? layer_bwd : dense_layer_bwd;
+        cc.forward_flops += moe_block ? layer_flops_fwd : dense_flops_fwd;
+        cc.backward_flops += moe_block ? layer_flops_bwd : 2 * dense_flops_fwd;
+      }
+    }
+  }
   pipe.optimizer_ms = dp_ms;
   pipe.optimizer_bytes = (held.dense + held.expert) * (4 + b);
   pipe.limits = s.limits;
@@ -243,12 +335,19 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   sim::Timeline tl = run_schedule(built);
   // Stage 0 runs the last backward, so the iteration ends with its optimizer step.
   out.iteration_ms = tl.makespan_ms;
-  // Breakdown for the stage: per micro-batch costs times micro-batches and layers per stage.
-  const double per_stage = as_double(micro_batches) * layers_per_stage;
-  out.breakdown.attention_ms = per_stage * 3 * att_fwd;
-  out.breakdown.moe_compute_ms = per_stage * (3 * router + experts_fwd + experts_bwd);
+  // Breakdown for the stage: per micro-batch costs times micro-batches and
+  // layers per stage; with dense blocks, for the stage holding the most MoE blocks.
+  StageLayers n = stage_layers(m, c, 0);
+  for (std::int64_t stage = 1; stage < c.pp; ++stage)
+    if (const StageLayers here = stage_layers(m, c, stage); here.moe > n.moe) n = here;
+  const double per_stage = as_double(micro_batches) * n.moe;
+  const double per_stage_dense = as_double(micro_batches) * n.dense;
+  out.breakdown.attention_ms = (per_stage + per_stage_dense) * 3 * att_fwd;
+  out.breakdown.moe_compute_ms =
+      per_stage * (3 * router + experts_fwd + experts_bwd) + per_stage_dense * 3 * dense_ffn_fwd;
   out.breakdown.a2a_ms = per_stage * 2 * a2a;
-  out.breakdown.agrs_ms = per_stage * 2 * (tp_fwd + etp_agrs + cp_exposed);
+  out.breakdown.agrs_ms =
+      per_stage * 2 * (tp_fwd + etp_agrs + cp_exposed) + per_stage_dense * 2 * (2 * tp_fwd + cp_exposed);
   out.breakdown.dp_ms = dp_ms;
   const sim::Summary summary = sim::summarize(built.graph, tl);
   // Stage 0's idle time, less its optimizer step (counted in dp_ms).

@@ -93,8 +93,7 @@ struct Pricing {
   // FLOPs of a slice of l queries at the end of a c-token context (the causal
   // rule of cost::attention_flops), heads split over tp; backward is 2x.
   double attention_flops(double l, double c, bool backward) const {
-    return (backward ? 2.0 : 1.0) * mbs * cost::attention_flops(s.model, l, c) /
-           (as_double(s.parallel.tp) * as_double(s.parallel.cp));
+    return cost::attention_flops_per_rank(s.model, s.parallel, (backward ? 2.0 : 1.0) * mbs, l, c);
   }
   // The slice's time: by the profile's attention shape model when it has one
   // (the projections of its tokens and the core of its l queries after c - l
@@ -507,7 +506,7 @@ class IterationBuilder {
     std::optional<RankTasks> previous;
     for (std::int32_t layer = static_cast<std::int32_t>(m.num_layers) - 1; layer >= 0; --layer) {
       const bool moe = m.moe_layer[static_cast<std::size_t>(layer)];
-      double dense_bytes = as_double(model::attention_params_per_layer(m)) / as_double(par.tp);
+      double dense_bytes = model::attention_params_per_rank(m, par.tp);
       dense_bytes +=
           moe ? as_double(m.d_model * m.moe.num_experts)
               : as_double(model::ffn_params(m.d_model, m.ffn_hidden, m.ffn_type, m.linear_bias)) / as_double(par.tp);

@@ -48,6 +48,8 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
     throw Error(ErrorKind::Input,
                 fmt::format("interleaved pipelining needs the {} micro-batches to be a multiple of pp {}", m, p),
                 "parallelism.vpp");
+  MOEPLAN_CHECK(s.chunks.empty() || static_cast<std::int64_t>(s.chunks.size()) == p * v,
+                "a pipeline's per-chunk costs name every virtual stage");
   dag::TaskGraphBuilder b;
   b.set_limit(graph_limit(s.limits));
   std::vector<dag::ResourceId> compute, send;
@@ -77,8 +79,9 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
       t.name = name;
       t.kind = dag::TaskKind::Compute;
       t.op = model::OpClass::Gemm;
-      t.duration_ms = step.forward ? s.chunk.forward_ms : s.chunk.backward_ms;
-      t.size = step.forward ? s.chunk.forward_flops : s.chunk.backward_flops;
+      const PipelineChunkCost& cost = s.chunks.empty() ? s.chunk : s.chunks.at(static_cast<std::size_t>(vstage));
+      t.duration_ms = step.forward ? cost.forward_ms : cost.backward_ms;
+      t.size = step.forward ? cost.forward_flops : cost.backward_flops;
       t.resources = {compute[static_cast<std::size_t>(r)]};
       t.phase = step.forward ? dag::Phase::Forward : dag::Phase::Backward;
       t.layer = static_cast<std::int32_t>(vstage);
@@ -96,8 +99,8 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
         msg.name = msg_name;
         msg.kind = dag::TaskKind::Communication;
         msg.op = model::OpClass::P2P;
-        msg.duration_ms = s.chunk.p2p_ms;
-        msg.size = s.chunk.p2p_bytes;
+        msg.duration_ms = cost.p2p_ms;
+        msg.size = cost.p2p_bytes;
         msg.resources = {send[static_cast<std::size_t>(r)]};
         msg.group_size = 2;
         msg.phase = t.phase;

@@ -44,7 +44,8 @@ struct AttentionTaskShape {
 /// attention_flops(queries, context), backward 2x) split into what it does:
 /// sequences = flops / attention_flops of one sequence; heads =
 /// round(sequences x num_heads), projection rows = round(sequences x queries),
-/// both at least 1. Input error for a model without heads, head_dim or d_model.
+/// both at least 1. Input error for a model without heads, head_dim or
+/// d_model, and for multi-head latent attention (model.mla: other projections).
 AttentionTaskShape attention_task_shape(const model::ModelSpec& model, std::int64_t queries, std::int64_t context,
                                         double flops);
 

@@ -17,11 +17,12 @@ double causal_pairs(double l_queries, double c_context);
 
 /// Score and value FLOPs of those pairs, whole model width: per pair
 /// 4 h k (QK^T and AV, 2 FLOPs per multiply-add) + 3 h (softmax), FoldMoE Eq. 5's
-/// (4H + 3h) with H = h k.
+/// (4H + 3h) with H = h k. With MLA, 2 h qk + 2 h v + 3 h (qk = nope + rope, v = v_head_dim).
 double attention_core_flops(const model::ModelSpec& model, double l_queries, double c_context);
 
 /// Q, K, V and O projection FLOPs of `tokens` tokens: 2 x (2 d h k + 2 d g k)
-/// per token (Eq. 5's 8 H^2 without GQA; g = KV heads).
+/// per token (Eq. 5's 8 H^2 without GQA; g = KV heads); with MLA, 2 x its
+/// down- and up-projection and O weights (model::attention_matmul_weights).
 double attention_projection_flops(const model::ModelSpec& model, double tokens);
 
 /// One rule for every schedule: l queries at the end of a c-token context cost
@@ -33,6 +34,12 @@ double attention_flops(const model::ModelSpec& model, double l_queries, double c
 
 /// Causal self-attention of a whole L-token sequence: attention_flops(L, L).
 double causal_attention_flops(const model::ModelSpec& model, double seq_tokens);
+
+/// attention_flops of l queries of `sequences` sequences, on one rank:
+/// / (tp x cp), plus, with tp > 1 and no sequence parallelism, the (1 - 1/tp)
+/// share of MLA's down-projections that every tp rank runs whole.
+double attention_flops_per_rank(const model::ModelSpec& model, const model::ParallelSpec& parallel, double sequences,
+                                double l_queries, double c_context);
 
 /// @brief Work of one MoE layer for one micro-batch on one rank.
 struct MoeLayerSizes {

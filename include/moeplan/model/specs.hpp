@@ -27,6 +27,23 @@ struct MoeSpec {
   std::int64_t expert_ffn_hidden = 0;
   std::int64_t num_shared_experts = 0;
   std::int64_t shared_expert_ffn_hidden = 0;
+  std::int64_t first_k_dense = 0;  ///< the first blocks that are dense (DeepSeek's first_k_dense_replace); in moe_layer too
+  bool shared_expert_gate = false;  ///< Qwen2-MoE: a d_model x 1 sigmoid gate on the shared experts' output
+  /// Routing metadata from a Hugging Face config (DeepSeek), checked and
+  /// carried but never priced: the cost model routes over all experts.
+  std::optional<double> routed_scaling_factor;
+  std::optional<std::int64_t> num_expert_groups;
+  std::optional<std::int64_t> topk_groups;
+  std::string scoring_func;  ///< "softmax", "sigmoid" or empty (not given)
+};
+
+/// @brief Multi-head latent attention (DeepSeek-V2/V3): Q and K/V through low-rank latents.
+struct MlaSpec {
+  std::optional<std::int64_t> q_lora_rank;  ///< empty: Q projected at full rank
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;  ///< the rope part of the key is one per token, shared by the heads
+  std::int64_t v_head_dim = 0;
 };
 
 /// @brief A Transformer-MoE model: its shape and element size.
@@ -36,7 +53,7 @@ struct ModelSpec {
   std::int64_t d_model = 0;
   std::int64_t num_heads = 0;
   std::int64_t num_kv_heads = 0;
-  std::int64_t head_dim = 0;
+  std::int64_t head_dim = 0;  ///< of queries and keys (with MLA: qk_nope_head_dim + qk_rope_head_dim)
   std::int64_t ffn_hidden = 0;  ///< dense FFN of non-MoE blocks (0 if every block is MoE)
   FfnType ffn_type = FfnType::GeluFfn;
   std::int64_t vocab_size = 0;
@@ -47,10 +64,13 @@ struct ModelSpec {
   bool qkv_bias = false;
   std::int64_t dtype_bytes = 2;
   MoeSpec moe;
+  std::optional<MlaSpec> mla;  ///< multi-head latent attention; empty: Q, K, V, O of head_dim per head
   /// One flag per block, true where the FFN is an MoE layer.
   std::vector<bool> moe_layer;
 
   std::int64_t num_moe_layers() const;
+  /// Elements of one head's value (and of the attention output per head): v_head_dim with MLA, else head_dim.
+  std::int64_t value_head_dim() const { return mla ? mla->v_head_dim : head_dim; }
 };
 
 /// @brief One GPU model, from its datasheet.

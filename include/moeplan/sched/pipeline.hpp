@@ -29,6 +29,9 @@ struct PipelineSpec {
   std::int64_t virtual_stages = 1;  ///< vpp (chunks per stage); > 1: interleaved 1F1B
   std::int64_t micro_batches = 1;   ///< per iteration per DP rank
   PipelineChunkCost chunk;
+  /// When blocks differ (dense and MoE): one cost per virtual stage c x stages
+  /// + r, the chunk c of stage r; empty: every chunk costs `chunk`.
+  std::vector<PipelineChunkCost> chunks;
   /// Each stage's optimizer step after its last task (gradient ReduceScatter and
   /// parameter AllGather of the distributed optimizer), on its own stream; 0: none.
   double optimizer_ms = 0;

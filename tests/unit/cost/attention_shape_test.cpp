@@ -84,6 +84,16 @@ TEST_CASE("attention_task_shape: sequences, heads and projection GEMMs of an att
   model::ModelSpec headless = m;
   headless.head_dim = 0;
   CHECK_THROWS_AS(cost::attention_task_shape(headless, 256, 256, forward), Error);
+  // Multi-head latent attention has other projections: refused, naming the profile block.
+  model::ModelSpec mla = m;
+  mla.mla = model::MlaSpec{};
+  try {
+    (void)cost::attention_task_shape(mla, 256, 256, forward);
+    FAIL("MLA was priced");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.field() == "profile.attention_shape");
+  }
 }
 
 TEST_CASE("CostModel::attention: the shape model when the profile has one, else the attention line", "[cost]") {

@@ -125,3 +125,37 @@ TEST_CASE("cost::workload sizing with expert tensor parallelism", "[cost]") {
   CHECK(moe.etp_allgather_bytes == 4 * 33554432.0);
   CHECK(moe.expert_forward_flops == 2048.0 * 2 * 3 * 2 * 4096 * 14336);
 }
+
+TEST_CASE("cost::attention FLOPs with multi-head latent attention", "[cost]") {
+  // d 8, 2 heads; MLA q_lora 4, kv_lora 2, nope 3, rope 1, v 2: matmul weights
+  // q_a 32 + kv_a 24 (whole on every tp rank) + q_b 32 + kv_b 20 + O 32 = 140.
+  model::ModelSpec m;
+  m.d_model = 8;
+  m.num_heads = m.num_kv_heads = 2;
+  m.head_dim = 4;  // nope + rope
+  m.mla = model::MlaSpec{4, 2, 3, 1, 2};
+  // Per causal pair: QK^T 2 h qk = 16, AV 2 h v = 8, softmax 3 h = 6: 30. Four
+  // queries of a four-token context: 4 x 5 / 2 = 10 pairs.
+  CHECK(cost::attention_core_flops(m, 4, 4) == 300.0);
+  CHECK(cost::attention_projection_flops(m, 4) == 2.0 * 140 * 4);
+  CHECK(cost::attention_flops(m, 4, 4) == 1420.0);
+  model::ParallelSpec p;
+  p.tp = 2;
+  SECTION("without sequence parallelism every tp rank runs the down-projections whole") {
+    // 1420 / 2 + the other half of 2 x 56 x 4 = 224 FLOPs of down-projections.
+    CHECK(cost::attention_flops_per_rank(m, p, 1, 4, 4) == 934.0);
+    // Two sequences: twice that.
+    CHECK(cost::attention_flops_per_rank(m, p, 2, 4, 4) == 1868.0);
+  }
+  SECTION("with it each runs them on its share of the sequence") {
+    p.sequence_parallel = true;
+    CHECK(cost::attention_flops_per_rank(m, p, 1, 4, 4) == 710.0);
+  }
+  SECTION("without MLA nothing is replicated") {
+    model::ModelSpec plain = m;
+    plain.mla.reset();
+    // (4 h k + 3 h) = 38 per pair x 10, + 2 x (2 d h k + 2 d g k) x 4 = 2 x 256 x 4.
+    CHECK(cost::attention_flops(plain, 4, 4) == 380.0 + 2048.0);
+    CHECK(cost::attention_flops_per_rank(plain, p, 1, 4, 4) == (380.0 + 2048.0) / 2);
+  }
+}

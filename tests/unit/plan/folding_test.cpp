@@ -163,6 +163,57 @@ TEST_CASE("plan::price_mapping: MFU from its formula (toy, by hand)", "[plan][fo
   CHECK(held.expert == Approx(64));
 }
 
+TEST_CASE("plan::price_mapping: dense blocks (first_k_dense) cost and hold their own stage (toy, by hand)",
+          "[plan][folding]") {
+  // The toy with two blocks, the first dense (DeepSeek's first_k_dense_replace:
+  // 1), a GELU FFN of hidden 8, on pp 2 (tp, cp, ep, etp 1; dp = edp = 1): stage
+  // 0 holds the dense block, stage 1 the MoE block. Per block and micro-batch
+  // (8 tokens): attention projections 2 x 64 x 8 = 1024 FLOPs + core (4 h k +
+  // 3 h) x 8 x 9 / 2 = 22 x 36 = 792: 1.816 ms. MoE block: router 2 x 8 x 4 x 2
+  // = 128, expert 8 x 2 GEMMs x 2 x 4 x 8 = 1024 FLOPs: forward 2.968 ms,
+  // backward 5.936 ms (one-rank groups: no AlltoAll). Dense block: FFN 8 x 2 x 2
+  // x 4 x 8 = 1024 FLOPs: forward 2.84 ms, backward 5.68 ms. P2P of 8 x 4 x 2 =
+  // 64 bytes: 0.64 ms. One micro-batch: F0 + send + F1 + B1 + send + B0 =
+  // 2.84 + 0.64 + 2.968 + 5.936 + 0.64 + 5.68 = 18.704 ms (every block MoE:
+  // 19.088 ms).
+  model::ScenarioSpec s = toy_scenario();
+  s.model.num_layers = 2;
+  s.model.ffn_hidden = 8;
+  s.model.ffn_type = model::FfnType::GeluFfn;
+  s.model.moe.first_k_dense = 1;
+  s.model.moe_layer = {false, true};
+  const cost::CostModel costs(*s.profile);
+  const plan::FoldingResult r = plan::price_mapping(s, costs, mapping(1, 1, 2, 1, 1));
+  CHECK(r.iteration_ms == Approx(18.704));
+  model::ScenarioSpec all_moe = s;
+  all_moe.model.moe_layer = {true, true};
+  CHECK(plan::price_mapping(all_moe, costs, mapping(1, 1, 2, 1, 1)).iteration_ms == Approx(19.088));
+  // Held: stage 0 = attention 64 + norms 8 + dense FFN 2 x 4 x 8 = 64 + embedding
+  // 32 = 168; stage 1 = attention 64 + norms 8 + router 8 + LM head 32 + final
+  // norm 4 = 116 dense and 2 experts of 64 = 128: the larger stage, 244.
+  const plan::HeldParams held = plan::held_params(s.model, r.config);
+  CHECK(held.dense == Approx(116));
+  CHECK(held.expert == Approx(128));
+  // Memory: 244 x (2 + 4) + 116 x 12 + 128 x 12 (dp x cp = edp = 1) + one
+  // micro-batch's activations: 34 x 8 x 4 = 1088 B per block x (15 + 19 x 8 /
+  // 16) / 34 for either block (expert top-1 x 8 / 4d = dense 8 / 4d = 0.5): 784.
+  CHECK(r.memory_bytes_per_gpu == Approx(244 * 6 + 116 * 12 + 128 * 12 + 784));
+  // The breakdown is the MoE stage's: 3 x 1.816 ms of attention, 1.024 + 2.048 + 3 x 0.128 of MoE compute.
+  CHECK(r.breakdown.attention_ms == Approx(3 * 1.816));
+  CHECK(r.breakdown.moe_compute_ms == Approx(1.024 + 2.048 + 3 * 0.128));
+}
+
+TEST_CASE("plan::held_params: MLA's down-projections are whole on every tp rank (toy, by hand)", "[plan][folding]") {
+  // The toy (d 4, 2 heads) with MLA q_lora 2, kv_lora 2, nope 1, rope 1, v 2:
+  // q_a 4 x 2 = 8 and kv_a 4 x (2 + 1) = 12 weights and the latent norms 2 + 2
+  // whole on each rank (24); q_b 2 x 2 x 2 = 8, kv_b 2 x 2 x 3 = 12, O 2 x 2 x
+  // 4 = 16 split over tp 2 (18). Held at tp 2, ep 2: 42 + norms 8 + router 8 +
+  // embedding and LM head 2 x 32 / 2 + final norm 4 = 94 (84 with the plain attention).
+  model::ScenarioSpec s = toy_scenario();
+  s.model.mla = model::MlaSpec{2, 2, 1, 1, 2};
+  CHECK(plan::held_params(s.model, mapping(2, 1, 1, 2, 1)).dense == Approx(94));
+}
+
 TEST_CASE("plan::price_mapping: dense gradients and optimizer shards over dp x cp, shared expert included",
           "[plan][folding]") {
   // Qwen2-57B-A14B (models/qwen2-57b-a14b.textproto: d 3584, 28 layers, 28

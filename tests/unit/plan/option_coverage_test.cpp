@@ -96,6 +96,7 @@ std::vector<std::string> perturbations(const ScenarioField& f, const std::string
       {"workload.routing", {"zipf", "histogram", "balanced"}},
       // The bundled 16-expert histogram (scenarios/routing/); acts with routing = histogram only.
       {"workload.routing_histogram_ref", {"zipf1-16-experts"}},
+      {"model.moe.scoring_func", {"softmax", "sigmoid"}},
   };
   std::vector<std::string> out;
   if (f.path == "schedule.name") {
@@ -212,6 +213,10 @@ Compounds compounds_for(const std::string& scenario) {
   c["model.moe.dropless"] = {{{o("model.moe.dropless", "true")}, {o("model.moe.capacity_factor", "1.5")}}};
   // Zipf routing needs its exponent.
   c["workload.routing"] = {{{o("workload.routing", "zipf"), o("workload.routing_zipf_s", "1.2")}, {}}};
+  // The first blocks dense (DeepSeek's first_k_dense_replace) need a dense FFN width.
+  c["model.moe.first_k_dense"] = {{{o("model.moe.first_k_dense", "1"), o("model.ffn_hidden", "4096")}, {}}};
+  // Group-limited routing picks among the expert groups: one group of every expert.
+  c["model.moe.topk_groups"] = {{{o("model.moe.num_expert_groups", "1"), o("model.moe.topk_groups", "1")}, {}}};
 
   return c;
 }
@@ -293,6 +298,38 @@ std::vector<Candidate> attention_shape_candidates(const ScenarioField& f, const 
   return out;
 }
 
+// The model's multi-head latent attention block (DeepSeek-V2/V3): its sizes
+// are required together, a query/key head is qk_nope_head_dim +
+// qk_rope_head_dim wide (model.head_dim, when written, says the same), every
+// query head has its own key and value, and MLA's projections carry no
+// biases. A field is perturbed on top of a complete block on a model so
+// adjusted, and compared with it. The sizes are small and any serve.
+const std::string kMla = "model.mla.";
+
+std::vector<Candidate> mla_candidates(const ScenarioField& f, const moeplan::model::ScenarioSpec& base) {
+  const std::map<std::string, std::int64_t> block = {{"q_lora_rank", 64},      {"kv_lora_rank", 32},
+                                                     {"qk_nope_head_dim", 16}, {"qk_rope_head_dim", 8},
+                                                     {"v_head_dim", 16}};
+  const auto with_head_dim = [](std::map<std::string, std::int64_t> b) {
+    std::vector<Override> out;
+    for (const auto& [name, value] : b) out.push_back({kMla + name, std::to_string(value)});
+    out.push_back({"model.head_dim", std::to_string(b["qk_nope_head_dim"] + b["qk_rope_head_dim"])});
+    return out;
+  };
+  std::vector<Override> context = with_head_dim(block);
+  context.push_back({"model.num_kv_heads", std::to_string(base.model.num_heads)});
+  if (base.model.linear_bias) context.push_back({"model.linear_bias", "false"});
+  if (base.model.qkv_bias) context.push_back({"model.qkv_bias", "false"});
+  const std::string name = f.path.substr(kMla.size());
+  std::vector<Candidate> out;
+  for (const std::int64_t value : {2 * block.at(name), block.at(name) / 2}) {
+    std::map<std::string, std::int64_t> changed = block;
+    changed[name] = value;
+    out.push_back({with_head_dim(changed), context});
+  }
+  return out;
+}
+
 enum class Outcome { Acts, Refused, Label, Unchanged, NoValidValue };
 
 struct Probe {
@@ -371,6 +408,8 @@ void check_every_field(const std::string& scenario) {
       candidates = gemm_shape_candidates(f, base);
     } else if (f.path.rfind(kAttentionShape, 0) == 0) {
       candidates = attention_shape_candidates(f, base);
+    } else if (f.path.rfind(kMla, 0) == 0) {
+      candidates = mla_candidates(f, base);
     } else {
       for (const std::string& v : perturbations(f, base.schedule.family, base))
         candidates.push_back({{Override{f.path, v}}, {}});

@@ -1,0 +1,485 @@
+#include <moeplan/io/hf_config.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/io/json.hpp>
+#include <moeplan/io/loader.hpp>
+
+#include "proto_text.hpp"
+
+namespace moeplan::io {
+namespace {
+
+// Keys read by no family because they change nothing moeplan plans (the
+// table docs/formats.md prints). A key outside this list and outside what
+// the config's family reads is an error: it may matter.
+std::vector<HfIgnoredKey> make_ignored_keys() {
+  const char* token = "a special token's id";
+  const char* loss = "a load-balancing loss setting: one scalar per step, no GEMM or collective";
+  const char* rope = "rotary position encoding: element-wise, no GEMM or collective";
+  return {
+      {"architectures", "the Python class; model_type names the architecture"},
+      {"auto_map", "Python classes for remote code"},
+      {"_name_or_path", "where the config was loaded from"},
+      {"transformers_version", "the version of the library that wrote the file"},
+      {"bos_token_id", token},
+      {"eos_token_id", token},
+      {"pad_token_id", token},
+      {"use_cache", "inference: keeps keys and values between decoding steps"},
+      {"initializer_range", "the initialisation of the weights"},
+      {"attention_dropout", "a dropout probability: no work (the memory model counts the dropout masks)"},
+      {"rms_norm_eps", "the RMSNorm's epsilon"},
+      {"hidden_act",
+       "the activation inside the gated MLP (SiLU in these families): the MLP's three GEMMs are the same whatever "
+       "it is"},
+      {"rope_theta", rope},
+      {"rope_scaling", rope},
+      {"rope_parameters", rope},
+      {"max_position_embeddings",
+       "the longest context the rotary model was trained for; the scenario's workload.seq_len sets the context "
+       "(moeplan's field of that name counts learned position tables, which these models do not have)"},
+      {"router_aux_loss_coef", loss},
+      {"aux_loss_alpha", loss},
+      {"seq_aux", loss},
+      {"output_router_logits", "whether the forward pass returns the router's logits (for the loss)"},
+      {"router_jitter_noise", "multiplicative noise on the router's input during training: no work"},
+      {"norm_topk_prob", "normalises the top-k routing weights: no work"},
+      {"topk_method",
+       "how DeepSeek's router picks experts (greedy, group_limited_greedy, noaux_tc); its groups are kept as "
+       "moe.num_expert_groups and moe.topk_groups. noaux_tc's correction bias (n_routed_experts parameters per "
+       "MoE block, 14,848 in DeepSeek-V3) is not counted"},
+      {"ep_size", "DeepSeek's expert-parallel size for inference; the scenario maps parallelism"},
+      {"pretraining_tp", "a switch for numerics under tensor parallelism at pretraining; no work"},
+      {"quantization_config",
+       "the storage format of the released weights (DeepSeek-V3: FP8 blocks); moeplan plans training at "
+       "torch_dtype's element size"},
+      {"max_window_layers", "Qwen's sliding-window layers, used only with use_sliding_window (which must be false)"},
+  };
+}
+
+// The families import-hf reads, and dense ones it names in its refusal.
+const std::vector<std::string> kModelTypes = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3"};
+const std::set<std::string> kDenseTypes = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi3"};
+
+// Values of one config, by key, and which keys a family read.
+class Config {
+ public:
+  Config(std::string path, const Json& root) : path_(std::move(path)), root_(root) {}
+
+  [[noreturn]] void fail(const std::string& key, const std::string& reason) const {
+    throw Error(ErrorKind::Input, reason, key, SourceLocation{path_, 0, 0});
+  }
+
+  // The value of a key; null counts as not given.
+  const Json* find(const std::string& key) {
+    read_.insert(key);
+    const Json* v = root_.find(key);
+    return v == nullptr || v->is_null() ? nullptr : v;
+  }
+  bool has(const std::string& key) { return find(key) != nullptr; }
+  // Whether the key is in the file at all, null included.
+  bool written(const std::string& key) {
+    read_.insert(key);
+    return root_.find(key) != nullptr;
+  }
+
+  std::optional<std::int64_t> integer_if(const std::string& key, std::int64_t min = 1) {
+    const Json* v = find(key);
+    if (v == nullptr) return std::nullopt;
+    // JSON numbers arrive as doubles; 2^53 is where they stop being exact integers.
+    if (!v->is_number() || v->as_number() != std::floor(v->as_number()) || std::fabs(v->as_number()) > 0x1p53)
+      fail(key, "expected an integer");
+    const auto value = static_cast<std::int64_t>(v->as_number());
+    if (value < min) fail(key, fmt::format("must be at least {}, got {}", min, value));
+    return value;
+  }
+  std::int64_t integer(const std::string& key, std::int64_t min = 1) {
+    if (const auto v = integer_if(key, min)) return *v;
+    fail(key, "required: not given (or null)");
+  }
+  std::optional<double> number_if(const std::string& key) {
+    const Json* v = find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number()) fail(key, "expected a number");
+    return v->as_number();
+  }
+  std::optional<bool> boolean_if(const std::string& key) {
+    const Json* v = find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_bool()) fail(key, "expected true or false");
+    return v->as_bool();
+  }
+  std::optional<std::string> string_if(const std::string& key) {
+    const Json* v = find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_string()) fail(key, "expected a string");
+    return v->as_string();
+  }
+  std::vector<std::int64_t> integers(const std::string& key) {
+    const Json* v = find(key);
+    std::vector<std::int64_t> out;
+    if (v == nullptr) return out;
+    if (!v->is_array()) fail(key, "expected a list of integers");
+    for (const Json& item : v->as_array()) {
+      if (!item.is_number() || item.as_number() != std::floor(item.as_number()) || item.as_number() < 0 ||
+          item.as_number() > 0x1p53)
+        fail(key, "expected a list of non-negative integers");
+      out.push_back(static_cast<std::int64_t>(item.as_number()));
+    }
+    return out;
+  }
+
+  // Every key the family did not read must be one that changes nothing.
+  void check_every_key_read(const std::string& model_type) const {
+    for (const auto& [key, value] : root_.as_object()) {
+      if (read_.count(key)) continue;
+      const auto& ignored = hf_ignored_keys();
+      if (std::any_of(ignored.begin(), ignored.end(), [&](const HfIgnoredKey& k) { return k.key == key; })) continue;
+      fail(key, fmt::format("not read for model_type {} and not among the keys irrelevant to planning "
+                            "(docs/formats.md, import-hf): it may change what is planned",
+                            model_type));
+    }
+  }
+
+ private:
+  std::string path_;
+  const Json& root_;
+  std::set<std::string> read_;
+};
+
+// The model file being written: fields in text format, each with the config
+// key it came from as a comment and in `sources` (for errors).
+class ModelText {
+ public:
+  void field(const std::string& name, const std::string& value, const std::string& key = "") {
+    text_ += indent_ + name + ": " + value + (key.empty() ? "" : "  # " + key) + "\n";
+    if (!key.empty()) sources_[prefix_ + name] = key;
+  }
+  void field(const std::string& name, std::int64_t value, const std::string& key = "") {
+    field(name, std::to_string(value), key);
+  }
+  void open(const std::string& block) {
+    text_ += indent_ + block + " {\n";
+    indent_ += "  ";
+    prefix_ = block + ".";
+  }
+  void close() {  // blocks nest one deep (moe, mla)
+    indent_.clear();
+    prefix_.clear();
+    text_ += "}\n";
+  }
+  const std::string& text() const { return text_; }
+  // The config key behind a model field path (or its longest written prefix).
+  std::string source_of(std::string field) const {
+    while (!field.empty()) {
+      if (const auto it = sources_.find(field); it != sources_.end()) return it->second;
+      const std::size_t cut = field.find_last_of('.');
+      field = cut == std::string::npos ? "" : field.substr(0, cut);
+    }
+    return "";
+  }
+
+ private:
+  std::string text_, indent_, prefix_;
+  std::map<std::string, std::string> sources_;
+};
+
+// A text-format string: quotes and backslashes escaped, control bytes as octal escapes.
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\')
+      out += std::string("\\") + c;
+    else if (u < 0x20 || u == 0x7f)
+      out += fmt::format("\\{:03o}", u);
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
+// The default name: the file's stem, or its folder's name for a config.json
+// (Hugging Face's layout), lower-case, other characters as dashes.
+std::string default_name(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  std::string stem = p.stem().string();
+  if (stem == "config" && p.has_parent_path() && !p.parent_path().filename().empty())
+    stem = p.parent_path().filename().string();
+  std::string out;
+  for (char c : stem) {
+    const auto u = static_cast<unsigned char>(c);
+    out += std::isalnum(u) || c == '.' ? static_cast<char>(std::tolower(u)) : '-';
+  }
+  return out.empty() ? "imported" : out;
+}
+
+// What every family shares: sizes, vocabulary, element size, attention biases.
+struct Common {
+  std::int64_t layers = 0;
+  std::int64_t heads = 0;
+};
+
+Common write_common(Config& c, ModelText& w, bool mla) {
+  Common out;
+  out.layers = c.integer("num_hidden_layers");
+  w.field("num_layers", out.layers, "num_hidden_layers");
+  w.field("d_model", c.integer("hidden_size"), "hidden_size");
+  out.heads = c.integer("num_attention_heads");
+  w.field("num_heads", out.heads, "num_attention_heads");
+  // A missing key means the configuration class's default, which differs by
+  // family (MixtralConfig 8, Qwen2MoeConfig 16): it must be written; null
+  // means one KV head per query head, as transformers reads it. With MLA
+  // every head has its own key and value (checked by the model format).
+  if (!mla && !c.written("num_key_value_heads"))
+    c.fail("num_key_value_heads", "required: the configuration classes' defaults differ by family (null: as many as "
+                                  "num_attention_heads)");
+  if (const auto n = c.integer_if("num_key_value_heads")) w.field("num_kv_heads", *n, "num_key_value_heads");
+  if (!mla)
+    if (const auto k = c.integer_if("head_dim")) w.field("head_dim", *k, "head_dim");
+  w.field("vocab_size", c.integer("vocab_size"), "vocab_size");
+  // Every family's configuration class defaults to untied embeddings.
+  w.field("tie_embeddings", c.boolean_if("tie_word_embeddings").value_or(false) ? "true" : "false",
+          "tie_word_embeddings");
+  w.field("norm_type", "RMSNORM");
+  // The element size: torch_dtype (transformers 4), dtype (transformers 5).
+  const std::string dtype_key = c.has("torch_dtype") ? "torch_dtype" : "dtype";
+  const std::optional<std::string> dtype = c.string_if(dtype_key);
+  if (!dtype) c.fail("torch_dtype", "required: the element size (bfloat16, float16 or float32)");
+  if (*dtype == "bfloat16" || *dtype == "float16")
+    w.field("dtype_bytes", 2, dtype_key);
+  else if (*dtype == "float32")
+    w.field("dtype_bytes", 4, dtype_key);
+  else
+    c.fail(dtype_key, fmt::format("{} is not an element size moeplan plans (bfloat16, float16, float32)",
+                                  quoted_for_error(*dtype)));
+  if (c.boolean_if("attention_bias").value_or(false))
+    c.fail("attention_bias", mla ? "biases on MLA's projections: the model format gives them none"
+                                 : "biases on Q, K, V and O: the model format has biases on Q, K, V only (qkv_bias) "
+                                   "or on every linear layer (linear_bias)");
+  if (c.boolean_if("mlp_bias").value_or(false))
+    c.fail("mlp_bias", "biases on the MLP's linear layers without the attention's: the model format cannot say so");
+  return out;
+}
+
+// Full causal attention is what moeplan prices; a window changes the work.
+void refuse_sliding_window(Config& c, const std::string& key) {
+  if (const auto window = c.integer_if(key, 0))
+    c.fail(key, fmt::format("sliding-window attention over {} tokens is not modelled: moeplan prices full causal "
+                            "attention (null means full attention)",
+                            *window));
+}
+
+void write_mixtral(Config& c, ModelText& w) {
+  write_common(c, w, false);
+  // MixtralConfig's sliding_window defaults to None: full attention.
+  refuse_sliding_window(c, "sliding_window");
+  w.open("moe");
+  w.field("num_experts", c.integer("num_local_experts"), "num_local_experts");
+  w.field("top_k", c.integer("num_experts_per_tok"), "num_experts_per_tok");
+  w.field("dropless", "true");  // Mixtral routes without a capacity (MixtralSparseMoeBlock)
+  w.field("expert_type", "SWIGLU");
+  w.field("expert_ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
+  w.close();
+}
+
+// Qwen2-MoE and Qwen3-MoE (modeling_qwen2_moe.py, modeling_qwen3_moe.py): block
+// i is MoE unless listed in mlp_only_layers, when (i + 1) % decoder_sparse_step == 0.
+void write_qwen_moe(Config& c, ModelText& w, bool shared_expert, std::vector<std::string>& notes) {
+  const Common common = write_common(c, w, false);
+  if (c.boolean_if("use_sliding_window").value_or(false))
+    c.fail("use_sliding_window", "sliding-window attention is not modelled: moeplan prices full causal attention");
+  c.find("sliding_window");  // read: acts only with use_sliding_window
+  if (shared_expert) w.field("qkv_bias", "true");  // Qwen2MoeAttention: q, k, v projections with bias=True
+  const std::int64_t step = c.integer_if("decoder_sparse_step").value_or(1);
+  const std::vector<std::int64_t> dense_only = c.integers("mlp_only_layers");
+  for (std::int64_t layer : dense_only)
+    if (layer >= common.layers)
+      c.fail("mlp_only_layers", fmt::format("block {} is outside 0..{}", layer, common.layers - 1));
+  std::vector<std::int64_t> moe_blocks;
+  for (std::int64_t i = 0; i < common.layers; ++i)
+    if (std::find(dense_only.begin(), dense_only.end(), i) == dense_only.end() && (i + 1) % step == 0)
+      moe_blocks.push_back(i);
+  const std::int64_t experts = c.integer("num_experts", 0);
+  if (experts == 0 || moe_blocks.empty())
+    c.fail(experts == 0 ? "num_experts" : "mlp_only_layers",
+           "no block has experts: a dense model, which moeplan does not plan (its model format describes MoE models)");
+  if (static_cast<std::int64_t>(moe_blocks.size()) < common.layers) {
+    w.field("ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
+    w.field("ffn_type", "SWIGLU");
+  } else {
+    c.find("intermediate_size");  // read: the dense MLP of blocks without experts, of which there are none
+  }
+  w.open("moe");
+  w.field("num_experts", experts, "num_experts");
+  w.field("top_k", c.integer("num_experts_per_tok"), "num_experts_per_tok");
+  w.field("dropless", "true");  // the transformers block computes every routed token
+  w.field("expert_type", "SWIGLU");
+  w.field("expert_ffn_hidden", c.integer("moe_intermediate_size"), "moe_intermediate_size");
+  if (shared_expert) {
+    // Qwen2MoeSparseMoeBlock: one shared SwiGLU expert and its sigmoid gate, d x 1.
+    // Required: Qwen2MoeConfig's default (5632) is Qwen1.5-MoE-A2.7B's width.
+    const std::int64_t hidden = c.integer("shared_expert_intermediate_size");
+    w.field("num_shared_experts", 1);
+    w.field("shared_expert_ffn_hidden", hidden, "shared_expert_intermediate_size");
+    w.field("shared_expert_gate", "true");
+  } else {
+    notes.push_back("Qwen3's per-head Q and K RMSNorms (2 x head_dim weights per block) are not in the model format "
+                    "and not counted");
+  }
+  if (static_cast<std::int64_t>(moe_blocks.size()) < common.layers) {
+    if (dense_only.empty()) {
+      w.field("moe_layer_interval", step, "decoder_sparse_step");
+      w.field("moe_layer_offset", step - 1, "decoder_sparse_step");
+    } else {
+      std::string list;
+      for (std::int64_t b : moe_blocks) list += (list.empty() ? "" : ", ") + std::to_string(b);
+      w.field("moe_layers", "[" + list + "]", "mlp_only_layers");
+    }
+  }
+  w.close();
+}
+
+// DeepSeek-V2 and V3 (modeling_deepseek.py): MLA attention; block i is MoE when
+// n_routed_experts is set, i >= first_k_dense_replace and i % moe_layer_freq == 0.
+void write_deepseek(Config& c, ModelText& w, const HfImportOptions& options, std::vector<std::string>& notes) {
+  const Common common = write_common(c, w, true);
+  if (const auto mtp = c.integer_if("num_nextn_predict_layers", 0); mtp && *mtp > 0) {
+    if (!options.drop_mtp)
+      c.fail("num_nextn_predict_layers",
+             fmt::format("{} multi-token prediction module(s) (DeepSeek-V3, arXiv 2412.19437 section 2.2) are not "
+                         "in the model format; --drop-mtp imports the main model alone, as DeepSeek's published "
+                         "671B total / 37B active count it",
+                         *mtp));
+    notes.push_back(fmt::format("dropped (--drop-mtp): {} multi-token prediction module(s) of num_nextn_predict_layers",
+                                *mtp));
+  }
+  // The configuration classes default first_k_dense_replace to 3 (V3) or 0
+  // (V2) and q_lora_rank to 1536: the keys must be written (q_lora_rank may be null).
+  if (!c.written("q_lora_rank"))
+    c.fail("q_lora_rank", "required: the configuration classes default it to 1536 (null: Q projected at full rank)");
+  if (!c.written("first_k_dense_replace"))
+    c.fail("first_k_dense_replace", "required: DeepseekV3Config defaults it to 3, DeepseekV2Config to 0");
+  const std::int64_t first_dense = c.integer("first_k_dense_replace", 0);
+  const std::int64_t freq = c.integer_if("moe_layer_freq").value_or(1);
+  const std::optional<std::int64_t> experts = c.integer_if("n_routed_experts", 0);
+  std::int64_t moe_blocks = 0;
+  for (std::int64_t i = first_dense; i < common.layers; ++i)
+    if (i % freq == 0) ++moe_blocks;
+  if (!experts || *experts == 0 || moe_blocks == 0)
+    c.fail(!experts || *experts == 0 ? "n_routed_experts" : "first_k_dense_replace",
+           "no block has experts: a dense model, which moeplan does not plan (its model format describes MoE models)");
+  if (moe_blocks < common.layers) {
+    w.field("ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
+    w.field("ffn_type", "SWIGLU");
+  } else {
+    c.find("intermediate_size");
+  }
+  w.open("mla");
+  if (const auto q = c.integer_if("q_lora_rank")) w.field("q_lora_rank", *q, "q_lora_rank");
+  w.field("kv_lora_rank", c.integer("kv_lora_rank"), "kv_lora_rank");
+  w.field("qk_nope_head_dim", c.integer("qk_nope_head_dim"), "qk_nope_head_dim");
+  w.field("qk_rope_head_dim", c.integer("qk_rope_head_dim"), "qk_rope_head_dim");
+  w.field("v_head_dim", c.integer("v_head_dim"), "v_head_dim");
+  w.close();
+  w.open("moe");
+  w.field("num_experts", *experts, "n_routed_experts");
+  w.field("top_k", c.integer("num_experts_per_tok"), "num_experts_per_tok");
+  w.field("dropless", "true");  // DeepSeek-V3 drops no tokens in training (section 3.3 of its report)
+  w.field("expert_type", "SWIGLU");
+  const std::int64_t hidden = c.integer("moe_intermediate_size");
+  w.field("expert_ffn_hidden", hidden, "moe_intermediate_size");
+  // DeepseekV2MoE: the shared experts are one MLP of n_shared_experts x moe_intermediate_size.
+  if (const std::int64_t shared = c.integer("n_shared_experts", 0); shared > 0) {
+    w.field("num_shared_experts", 1);
+    w.field("shared_expert_ffn_hidden", shared * hidden, "n_shared_experts x moe_intermediate_size");
+  }
+  if (first_dense > 0) w.field("first_k_dense", first_dense, "first_k_dense_replace");
+  if (freq > 1) w.field("moe_layer_interval", freq, "moe_layer_freq");
+  if (const auto scale = c.number_if("routed_scaling_factor"))
+    w.field("routed_scaling_factor", fmt::format("{}", *scale), "routed_scaling_factor");
+  if (const auto groups = c.integer_if("n_group")) w.field("num_expert_groups", *groups, "n_group");
+  if (const auto chosen = c.integer_if("topk_group")) w.field("topk_groups", *chosen, "topk_group");
+  if (const auto scoring = c.string_if("scoring_func")) w.field("scoring_func", quoted(*scoring), "scoring_func");
+  w.close();
+}
+
+}  // namespace
+
+const std::vector<HfIgnoredKey>& hf_ignored_keys() {
+  static const std::vector<HfIgnoredKey> keys = make_ignored_keys();
+  return keys;
+}
+
+const std::vector<std::string>& hf_model_types() { return kModelTypes; }
+
+std::string hf_ignored_keys_markdown() {
+  std::string out = "| key | why it changes nothing planned |\n|---|---|\n";
+  for (const HfIgnoredKey& k : hf_ignored_keys()) out += fmt::format("| `{}` | {} |\n", k.key, k.why);
+  return out;
+}
+
+HfImport import_hf_config_text(const std::string& path, const std::string& json, const HfImportOptions& options) {
+  Json root;
+  try {
+    root = Json::parse(json);
+  } catch (const Error& e) {
+    throw e.located(SourceLocation{path, 0, 0});
+  }
+  Config c(path, root);
+  if (!root.is_object()) c.fail("", "a config.json holds one JSON object");
+  HfImport out;
+  const std::optional<std::string> type = c.string_if("model_type");
+  if (!type) c.fail("model_type", "required: the architecture (mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3)");
+  out.model_type = *type;
+  if (kDenseTypes.count(*type))
+    c.fail("model_type", fmt::format("{} is a dense model (no experts): moeplan's model format describes MoE models "
+                                     "and its planners schedule expert communication",
+                                     quoted_for_error(*type)));
+  if (std::find(kModelTypes.begin(), kModelTypes.end(), *type) == kModelTypes.end())
+    c.fail("model_type", fmt::format("{} is not a family import-hf reads ({})", quoted_for_error(*type),
+                                     fmt::join(kModelTypes, ", ")));
+  const std::string name = options.name.empty() ? default_name(path) : options.name;
+  ModelText w;
+  w.field("name", quoted(name));
+  w.field("description", quoted(fmt::format("imported from a Hugging Face config.json (model_type {})", *type)));
+  if (*type == "mixtral")
+    write_mixtral(c, w);
+  else if (*type == "qwen2_moe" || *type == "qwen3_moe")
+    write_qwen_moe(c, w, *type == "qwen2_moe", out.notes);
+  else
+    write_deepseek(c, w, options, out.notes);
+  c.check_every_key_read(*type);
+  std::string header = "# proto-message: Model\n";
+  header += fmt::format("# Imported by `moeplan import-hf` from {} (model_type {}); each field's\n",
+                        std::filesystem::path(path).filename().string(), *type);
+  header += "# comment names the config key it came from (none: fixed by the architecture).\n";
+  for (const std::string& note : out.notes) header += "# Note: " + note + ".\n";
+  out.text = header + w.text();
+  try {
+    out.model = load_model_text(path, out.text);
+  } catch (const Error& e) {
+    // The model format refused a value: name the config key it came from.
+    const std::string key = w.source_of(e.field());
+    throw Error(ErrorKind::Input,
+                key.empty() ? e.field() + ": " + e.reason() : fmt::format("{} (model field {})", e.reason(), e.field()),
+                key, SourceLocation{path, 0, 0});
+  }
+  return out;
+}
+
+HfImport import_hf_config(const std::string& path, const HfImportOptions& options) {
+  return import_hf_config_text(path, read_text_file(path), options);
+}
+
+}  // namespace moeplan::io

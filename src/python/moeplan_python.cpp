@@ -1,0 +1,307 @@
+// The `moeplan` Python module (docs/python.md): the library's commands as
+// functions returning plain dicts and lists. Each builds the io::Json value the
+// CLI prints for --json with the same library calls, and hands Python its text
+// through json.loads: the same keys, order and numbers (shortest round-trip
+// doubles, null for what is not finite) by construction, with no second
+// converter to keep in step. Errors raise moeplan.InputError (a ValueError)
+// or moeplan.RunError (a RuntimeError) whose text is the CLI's error line
+// after "moeplan: error: ".
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/core/parallel.hpp>
+#include <moeplan/core/version.hpp>
+#include <moeplan/io/json.hpp>
+#include <moeplan/io/loader.hpp>
+#include <moeplan/io/plan_reader.hpp>
+#include <moeplan/io/scenario_fields.hpp>
+#include <moeplan/model/model_stats.hpp>
+#include <moeplan/plan/explain.hpp>
+#include <moeplan/plan/planner.hpp>
+#include <moeplan/plan/scenario_run.hpp>
+#include <moeplan/plan/simulate.hpp>
+#include <moeplan/report/plan_report.hpp>
+#include <moeplan/report/simulation_report.hpp>
+#include <moeplan/report/sweep_report.hpp>
+
+namespace py = pybind11;
+
+namespace {
+
+using moeplan::io::Json;
+
+// The exception classes, made once at import (InputError derives from both
+// moeplan.Error and ValueError, which pybind11's register_exception cannot say).
+struct Exceptions {
+  py::object error, input, limit, run;
+};
+Exceptions& exceptions() {
+  static Exceptions* e = new Exceptions();  // lives as long as the interpreter holds the module
+  return *e;
+}
+
+py::object new_exception(const char* name, py::tuple bases, const char* doc) {
+  PyObject* type = PyErr_NewExceptionWithDoc(name, doc, bases.ptr(), nullptr);
+  if (type == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(type);
+}
+
+void raise(const moeplan::Error& e) {
+  const Exceptions& x = exceptions();
+  const py::object& type = e.kind() == moeplan::ErrorKind::Runtime ? x.run
+                           : e.kind() == moeplan::ErrorKind::Limit ? x.limit
+                                                                   : x.input;
+  py::object instance = type(moeplan::format_error(e));
+  instance.attr("field") = e.field();
+  instance.attr("file") = e.location().file;
+  instance.attr("line") = e.location().line;
+  PyErr_SetObject(type.ptr(), instance.ptr());
+}
+
+py::object to_python(const Json& value) { return py::module_::import("json").attr("loads")(value.dump(0)); }
+
+// The notes the CLI writes on stderr ("moeplan: note: ...") as Python warnings.
+void warn(const std::vector<std::string>& notes) {
+  for (const std::string& note : notes)
+    if (PyErr_WarnEx(PyExc_UserWarning, ("moeplan: " + note).c_str(), 2) != 0) throw py::error_already_set();
+}
+
+// set=: a list of "field.path=value" strings (as --set takes them) or a dict {field: value}.
+std::vector<moeplan::io::Override> overrides(const py::object& set) {
+  std::vector<moeplan::io::Override> out;
+  if (set.is_none()) return out;
+  if (py::isinstance<py::str>(set))
+    throw moeplan::Error(moeplan::ErrorKind::Input, "set=: a list of 'field.path=value' strings or a dict, not one string");
+  if (py::isinstance<py::dict>(set)) {
+    for (const auto& [key, value] : set.cast<py::dict>()) {
+      // Python's True and False are written as --set takes booleans.
+      const std::string text = py::isinstance<py::bool_>(value) ? (value.cast<bool>() ? "true" : "false")
+                                                                : py::str(value).cast<std::string>();
+      out.push_back({py::str(key).cast<std::string>(), text});
+    }
+    return out;
+  }
+  for (const py::handle item : set) out.push_back(moeplan::io::parse_override(py::str(item).cast<std::string>()));
+  return out;
+}
+
+// threads=: default every hardware thread, and at most that many (said, as the CLI's --threads says it).
+unsigned thread_count(std::optional<unsigned> threads) {
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  if (!threads) return hardware;
+  if (*threads == 0) throw moeplan::Error(moeplan::ErrorKind::Input, "threads=: must be positive, got 0");
+  if (*threads > hardware)
+    warn({"threads=" + std::to_string(*threads) + " capped at " + std::to_string(hardware) +
+          ", the hardware threads of this machine"});
+  return std::min(*threads, hardware);
+}
+
+// `validate NAME --json`'s entry for a scenario, and its resolved fields.
+Json load_scenario_json(const std::string& name, const std::vector<moeplan::io::Override>& set) {
+  const moeplan::model::ScenarioSpec s = moeplan::io::load_scenario(name, set);
+  const moeplan::model::ParamCounts params = moeplan::model::count_params(s.model);
+  Json j = Json::object();
+  j.set("file", name);
+  j.set("kind", "scenario");
+  j.set("ok", true);
+  j.set("error", nullptr);
+  j.set("params_total", params.total);
+  j.set("params_active", params.active_per_token);
+  j.set("flops_per_token", moeplan::model::forward_matmul_flops_per_token(s.model));
+  // Every field given, by the path set= takes (model, cluster and profile resolved in place).
+  Json fields = Json::object();
+  for (const moeplan::io::ScenarioField& f : moeplan::io::scenario_fields(name, set)) {
+    if (!f.value) continue;
+    using Type = moeplan::io::ScenarioField::Type;
+    auto one = [&](const std::string& text) -> Json {
+      switch (f.type) {
+        case Type::Integer:
+          return Json(static_cast<std::int64_t>(std::stoll(text)));
+        case Type::Real:
+          return Json(std::stod(text));
+        case Type::Boolean:
+          return Json(text == "true");
+        default:
+          return Json(text);
+      }
+    };
+    if (!f.repeated) {
+      fields.set(f.path, one(*f.value));
+      continue;
+    }
+    Json list = Json::array();
+    std::size_t start = 0;
+    while (start <= f.value->size()) {
+      const std::size_t comma = f.value->find(',', start);
+      list.push(one(f.value->substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    fields.set(f.path, std::move(list));
+  }
+  j.set("fields", std::move(fields));
+  return j;
+}
+
+// `simulate NAME [--schedule S] [--degree D] [--set ...] --json`.
+Json simulate_json(const std::string& name, const std::optional<std::string>& schedule,
+                   const std::vector<moeplan::io::Override>& set, std::optional<std::int64_t> degree,
+                   unsigned threads, std::vector<std::string>& notes) {
+  const moeplan::plan::ScenarioRun run(moeplan::io::load_scenario_or_plan(name, set));
+  if (degree && *degree < 1) throw moeplan::Error(moeplan::ErrorKind::Input, "degree=: must be positive");
+  if (run.spec().schedule.family == "folding") {
+    if (schedule)
+      throw moeplan::Error(moeplan::ErrorKind::Input,
+                           "schedule=: a folding scenario has no overlap schedule (the option applies to foldmoe, "
+                           "fsmoe and flowmoe scenarios); its pipeline follows parallelism.pp and parallelism.vpp");
+    if (degree)
+      throw moeplan::Error(moeplan::ErrorKind::Input,
+                           "degree=: applies to foldmoe, fsmoe and flowmoe scenarios; a folding scenario's pipeline "
+                           "degree is parallelism.pp");
+    moeplan::plan::FoldingTrace trace;
+    const moeplan::plan::FoldingResult r = run.price_own_mapping(&trace);
+    return moeplan::report::folding_simulation_to_json(run.spec().name, r, trace);
+  }
+  const std::string requested = schedule ? *schedule : run.spec().schedule.name;
+  const std::vector<std::string> names = run.runnable_schedules(requested, &notes);
+  const std::vector<moeplan::plan::SimulatedSchedule> results =
+      moeplan::plan::simulate_schedules(run, names, degree, threads);
+  if (!run.fits_in_memory())
+    notes.push_back(run.spec().name + " needs more memory per GPU than its GPU holds less its 10% reserve: these "
+                                      "times are for a run that would not fit");
+  return moeplan::report::simulation_to_json(run, results, requested == "all");
+}
+
+// `plan NAME [--schedule S] [--set ...] --json`.
+Json plan_json(const std::string& name, const std::string& schedule, const std::vector<moeplan::io::Override>& set,
+               unsigned threads, std::vector<std::string>& notes) {
+  const moeplan::plan::ScenarioRun run(moeplan::io::load_scenario(name, set));
+  moeplan::plan::refuse_noise(run.spec(), "plan");
+  const moeplan::plan::Planner& planner = moeplan::plan::planner_for(run.spec().schedule.family);
+  moeplan::plan::PlanRequest request;
+  request.schedule = schedule;
+  request.threads = threads;
+  const moeplan::plan::PlanResult result = planner.plan(run, request);
+  notes.insert(notes.end(), result.notes.begin(), result.notes.end());
+  const moeplan::plan::Explanation why = moeplan::plan::explain(run, result);
+  return moeplan::report::plan_to_json(result, &why);
+}
+
+// `sweep FILE --json` (the summary) and `sweep FILE -o F.csv` (the rows).
+Json sweep_json(const std::string& file, unsigned threads) {
+  const moeplan::io::LoadedSweep sweep = moeplan::io::load_sweep(file);
+  moeplan::report::check_sweep_schedules(sweep);
+  const moeplan::model::RunLimits limits;
+  std::vector<std::vector<moeplan::report::SweepRow>> points(sweep.size());
+  std::vector<std::optional<moeplan::Error>> failures(sweep.size());
+  moeplan::parallel_for(sweep.size(), threads, [&](std::size_t i) {
+    try {
+      points[i] = moeplan::report::evaluate_sweep_point(sweep, i, limits);
+    } catch (const moeplan::Error& e) {
+      failures[i] = e;
+    }
+  });
+  // The first failed point in grid order fails the sweep, as in the CLI.
+  for (const std::optional<moeplan::Error>& f : failures)
+    if (f) throw *f;
+  std::vector<moeplan::report::SweepRow> rows;
+  moeplan::report::SweepSummary summary;
+  for (std::vector<moeplan::report::SweepRow>& p : points)
+    for (moeplan::report::SweepRow& r : p) {
+      summary.add(r.evaluation.schedule, r.speedup_vs_none, r.speedup_vs_tutel);
+      rows.push_back(std::move(r));
+    }
+  Json j = Json::object();
+  j.set("summary", summary.to_json());
+  j.set("rows", moeplan::report::sweep_rows_to_json(sweep, rows));
+  return j;
+}
+
+// Runs `work` without the GIL (the library's threads need no Python), then
+// returns its JSON as Python objects; a moeplan::Error it throws reaches the
+// translator registered below.
+template <typename F>
+py::object call(F&& work) {
+  std::vector<std::string> notes;
+  Json result;
+  {
+    py::gil_scoped_release release;
+    result = work(notes);
+  }
+  warn(notes);
+  return to_python(result);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(moeplan, m) {
+  m.doc() = "moeplan: plan and simulate communication/computation overlap in distributed MoE training (docs/python.md)";
+  m.attr("__version__") = moeplan::kVersion;
+  Exceptions& x = exceptions();
+  x.error = new_exception("moeplan.Error", py::make_tuple(py::handle(PyExc_Exception)),
+                          "A moeplan failure; the text is the CLI's error line after 'moeplan: error: '.");
+  x.input = new_exception("moeplan.InputError", py::make_tuple(x.error, py::handle(PyExc_ValueError)),
+                          "Bad input: a file, field or argument (the CLI's exit 2); .field, .file, .line say where.");
+  x.limit = new_exception("moeplan.LimitError", py::make_tuple(x.input),
+                          "A valid request past a resource bound (a task graph above the memory limit).");
+  x.run = new_exception("moeplan.RunError", py::make_tuple(x.error, py::handle(PyExc_RuntimeError)),
+                        "A runtime failure (the CLI's exit 1).");
+  m.attr("Error") = x.error;
+  m.attr("InputError") = x.input;
+  m.attr("LimitError") = x.limit;
+  m.attr("RunError") = x.run;
+  // Every moeplan::Error a binding throws (set= parsing included) becomes one of these.
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const moeplan::Error& e) {
+      raise(e);
+    }
+  });
+
+  m.def(
+      "load_scenario",
+      [](const std::string& name, const py::object& set) {
+        const auto o = overrides(set);
+        return call([&](std::vector<std::string>&) { return load_scenario_json(name, o); });
+      },
+      py::arg("name"), py::arg("set") = py::none(),
+      "The scenario (bundled name or path) with set= overrides: `moeplan validate NAME --json`'s entry "
+      "(params_total, params_active, flops_per_token) and 'fields', every field given by the path set= takes.");
+  m.def(
+      "simulate",
+      [](const std::string& name, const std::optional<std::string>& schedule, const py::object& set,
+         std::optional<std::int64_t> degree, std::optional<unsigned> threads) {
+        const auto o = overrides(set);
+        const unsigned t = thread_count(threads);
+        return call([&](std::vector<std::string>& notes) { return simulate_json(name, schedule, o, degree, t, notes); });
+      },
+      py::arg("name"), py::arg("schedule") = py::none(), py::arg("set") = py::none(), py::arg("degree") = py::none(),
+      py::arg("threads") = py::none(),
+      "`moeplan simulate NAME --json`: a dict for one schedule (default: the scenario's), a list for schedule='all'.");
+  m.def(
+      "plan",
+      [](const std::string& name, const py::object& set, const std::string& schedule, std::optional<unsigned> threads) {
+        const auto o = overrides(set);
+        const unsigned t = thread_count(threads);
+        return call([&](std::vector<std::string>& notes) { return plan_json(name, schedule, o, t, notes); });
+      },
+      py::arg("name"), py::arg("set") = py::none(), py::arg("schedule") = "all", py::arg("threads") = py::none(),
+      "`moeplan plan NAME --json`: the chosen schedule and knobs, candidates, baselines, explanation.");
+  m.def(
+      "sweep",
+      [](const std::string& file, std::optional<unsigned> threads) {
+        const unsigned t = thread_count(threads);
+        return call([&](std::vector<std::string>&) { return sweep_json(file, t); });
+      },
+      py::arg("file"), py::arg("threads") = py::none(),
+      "`moeplan sweep FILE`: {'summary': the --json list, 'rows': one dict per CSV row (null where a cell is empty)}.");
+}

@@ -1,0 +1,239 @@
+// moeplan import-hf: Hugging Face config.json files of public models
+// (tests/data/hf/, sources in SOURCES.md there) become model files whose
+// parameter counts match the published totals, and what the model format
+// cannot express is refused naming the config key.
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/io/hf_config.hpp>
+#include <moeplan/io/json.hpp>
+#include <moeplan/io/loader.hpp>
+#include <moeplan/model/model_stats.hpp>
+
+using moeplan::io::Json;
+
+namespace {
+
+std::string hf_file(const std::string& name) { return std::string(MOEPLAN_TEST_DATA_DIR) + "/hf/" + name + ".json"; }
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The config with one key set to a JSON value, or left out (value empty).
+std::string edited(const std::string& name, const std::string& key, const std::string& value) {
+  const Json original = Json::parse(read(hf_file(name)));
+  Json out = Json::object();
+  for (const auto& [k, v] : original.as_object())
+    if (k != key) out.set(k, v);
+  if (!value.empty()) out.set(key, Json::parse(value));
+  return out.dump();
+}
+
+// The key an import is refused at, and why ("" when it is accepted).
+std::string refusal(const std::string& json, moeplan::io::HfImportOptions options = {}) {
+  try {
+    moeplan::io::import_hf_config_text("config.json", json, options);
+  } catch (const moeplan::Error& e) {
+    CHECK(e.kind() == moeplan::ErrorKind::Input);
+    CHECK(e.location().file == "config.json");
+    return e.field() + ": " + e.reason();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("io::import_hf_config reproduces the published parameter counts", "[io][hf]") {
+  struct Card {
+    const char* file;
+    std::int64_t total, active;           // counted by hand (below), this repository's convention
+    double published_total, published_active;
+    bool active_without_input_embedding;  // DeepSeek counts activated parameters without the embedding table
+  };
+  // By hand, per block (d = hidden_size, SwiGLU FFN 3 d H, RMSNorms d each):
+  // Mixtral-8x7B: attention 2 d 4096 + 2 d 1024 = 41,943,040, router 8 d, 8
+  //   experts of 3 d 14336; embedding and head 2 x 32000 d; 32 blocks:
+  //   46,702,792,704 total, 12,879,925,248 active (top-2). Card: 46.7B / 12.9B.
+  // Mixtral-8x22B: d 6144, 56 blocks, GQA 48 / 8 heads of 128, experts 3 d 16384:
+  //   140,620,634,112 / 39,152,031,744. Card: 141B / 39B.
+  // Qwen2-57B-A14B: d 3584, 28 blocks, QKV bias 3584 + 1024, 64 experts of 3 d
+  //   2560, one shared expert of 3 d 20480 and its d x 1 gate, router 64 d,
+  //   vocabulary 151936 untied: 57,408,658,944 / 14,249,270,784. Qwen2 report: 57B / 14B.
+  // Qwen3-30B-A3B: d 2048, 48 blocks, 32 / 4 heads of 128 (Q 2048 x 4096), 128
+  //   experts of 3 d 768, top-8: 30,532,110,336 / 3,353,020,416 (its per-head Q/K
+  //   norms, 12,288 weights, not counted). Card: 30.5B / 3.3B.
+  // DeepSeek-V3: d 7168, 61 blocks; MLA q_a d 1536 + norm 1536 + q_b 1536 x 128 x
+  //   192 + kv_a d (512 + 64) + norm 512 + kv_b 512 x 128 x 256 + O 128 x 128 x d
+  //   = 187,107,328 per block; 3 dense blocks of 3 d 18432; 58 MoE blocks of 256
+  //   experts of 3 d 2048, one shared, router 256 d; embedding and head 2 x
+  //   129280 d: 671,026,404,352 total, 37,552,282,624 active, 36,625,603,584
+  //   without the embedding table. Report: 671B / 37B; README_WEIGHTS.md 36.6B.
+  // DeepSeek-V2-Lite: d 2048, 27 blocks; MLA without q_lora: q d x 16 x 192 +
+  //   kv_a d x 576 + norm 512 + kv_b 512 x 16 x 256 + O 16 x 128 x d; one dense
+  //   block of 3 d 10944; 26 MoE blocks of 64 experts of 3 d 1408, shared 2 x
+  //   1408 wide, top-6: 15,706,484,224 total, 2,661,150,208 active,
+  //   2,451,435,008 without the embedding table. Card: 15.7B / 2.4B.
+  const Card cards[] = {
+      {"mixtral-8x7b", 46702792704, 12879925248, 46.7e9, 12.9e9, false},
+      {"mixtral-8x22b", 140620634112, 39152031744, 141e9, 39e9, false},
+      {"qwen2-57b-a14b", 57408658944, 14249270784, 57e9, 14e9, false},
+      {"qwen3-30b-a3b", 30532110336, 3353020416, 30.5e9, 3.3e9, false},
+      {"deepseek-v3", 671026404352, 37552282624, 671e9, 37e9, true},
+      {"deepseek-v2-lite", 15706484224, 2661150208, 15.7e9, 2.4e9, true},
+  };
+  for (const Card& card : cards) {
+    INFO(card.file);
+    moeplan::io::HfImportOptions options;
+    options.drop_mtp = true;
+    const moeplan::io::HfImport imported = moeplan::io::import_hf_config(hf_file(card.file), options);
+    const moeplan::model::ParamCounts c = moeplan::model::count_params(imported.model);
+    CHECK(c.total == card.total);
+    CHECK(c.active_per_token == card.active);
+    const double embedding_table = static_cast<double>(imported.model.vocab_size * imported.model.d_model);
+    const double active =
+        static_cast<double>(c.active_per_token) - (card.active_without_input_embedding ? embedding_table : 0.0);
+    // The bar: total within 1%, active within 3% (published active counts are rounded).
+    CHECK(static_cast<double>(c.total) == Approx(card.published_total).epsilon(0.01));
+    CHECK(active == Approx(card.published_active).epsilon(0.03));
+    // The text written loads back as the same model.
+    const moeplan::model::ModelSpec again = moeplan::io::load_model_text("again.textproto", imported.text);
+    CHECK(moeplan::model::count_params(again).total == c.total);
+  }
+}
+
+TEST_CASE("io::import_hf_config maps each family's keys", "[io][hf]") {
+  moeplan::io::HfImportOptions drop;
+  drop.drop_mtp = true;
+  SECTION("DeepSeek-V3: MLA, three dense blocks, one shared expert, routing metadata") {
+    const moeplan::io::HfImport i = moeplan::io::import_hf_config(hf_file("deepseek-v3"), drop);
+    const moeplan::model::ModelSpec& m = i.model;
+    CHECK(i.model_type == "deepseek_v3");
+    CHECK(m.name == "deepseek-v3");
+    REQUIRE(m.mla);
+    CHECK(m.mla->q_lora_rank == 1536);
+    CHECK(m.mla->kv_lora_rank == 512);
+    CHECK(m.head_dim == 192);  // 128 + 64
+    CHECK(m.value_head_dim() == 128);
+    CHECK(m.moe.first_k_dense == 3);
+    CHECK(m.num_moe_layers() == 58);
+    CHECK(!m.moe_layer[2]);
+    CHECK(m.moe_layer[3]);
+    CHECK(m.ffn_hidden == 18432);
+    CHECK(m.moe.num_shared_experts == 1);
+    CHECK(m.moe.shared_expert_ffn_hidden == 2048);
+    CHECK(m.moe.routed_scaling_factor == 2.5);
+    CHECK(m.moe.num_expert_groups == 8);
+    CHECK(m.moe.topk_groups == 4);
+    CHECK(m.moe.scoring_func == "sigmoid");
+    CHECK(!m.moe.capacity_factor);  // dropless
+    CHECK(m.dtype_bytes == 2);
+    REQUIRE(i.notes.size() == 1);
+    CHECK_THAT(i.notes[0], Catch::Contains("multi-token prediction"));
+    CHECK_THAT(i.text, Catch::Contains("first_k_dense: 3  # first_k_dense_replace"));
+  }
+  SECTION("DeepSeek-V2-Lite: Q at full rank, two shared experts as one MLP") {
+    const moeplan::model::ModelSpec m = moeplan::io::import_hf_config(hf_file("deepseek-v2-lite")).model;
+    REQUIRE(m.mla);
+    CHECK(!m.mla->q_lora_rank);
+    // DeepseekV2MoE: shared experts are one MLP of n_shared_experts x moe_intermediate_size.
+    CHECK(m.moe.num_shared_experts == 1);
+    CHECK(m.moe.shared_expert_ffn_hidden == 2 * 1408);
+    CHECK(m.moe_layer.front() == false);
+    CHECK(m.num_moe_layers() == 26);
+  }
+  SECTION("Qwen2-MoE: shared expert with its gate, Q/K/V biases; Qwen3-MoE: explicit head_dim, no shared expert") {
+    const moeplan::model::ModelSpec q2 = moeplan::io::import_hf_config(hf_file("qwen2-57b-a14b")).model;
+    CHECK(q2.qkv_bias);
+    CHECK(q2.moe.shared_expert_gate);
+    CHECK(q2.moe.shared_expert_ffn_hidden == 20480);
+    CHECK(q2.num_moe_layers() == q2.num_layers);
+    CHECK(q2.ffn_hidden == 0);  // no dense block: intermediate_size has nothing to size
+    const moeplan::io::HfImport q3 = moeplan::io::import_hf_config(hf_file("qwen3-30b-a3b"));
+    CHECK(q3.model.head_dim == 128);  // not hidden_size / heads = 64
+    CHECK(q3.model.moe.num_shared_experts == 0);
+    CHECK(!q3.model.qkv_bias);
+    REQUIRE(q3.notes.size() == 1);
+    CHECK_THAT(q3.notes[0], Catch::Contains("Q and K RMSNorms"));
+  }
+  SECTION("Qwen's sparse step and dense-only blocks place the MoE blocks") {
+    // decoder_sparse_step 2: block i is MoE when (i + 1) % 2 == 0, i.e. blocks 1, 3, ...
+    const moeplan::model::ModelSpec every_other =
+        moeplan::io::import_hf_config_text("q.json", edited("qwen3-30b-a3b", "decoder_sparse_step", "2")).model;
+    CHECK(every_other.num_moe_layers() == 24);
+    CHECK(!every_other.moe_layer[0]);
+    CHECK(every_other.moe_layer[1]);
+    CHECK(every_other.ffn_hidden == 6144);  // the dense blocks' intermediate_size
+    const moeplan::model::ModelSpec listed =
+        moeplan::io::import_hf_config_text("q.json", edited("qwen3-30b-a3b", "mlp_only_layers", "[0, 47]")).model;
+    CHECK(listed.num_moe_layers() == 46);
+    CHECK(!listed.moe_layer[0]);
+    CHECK(!listed.moe_layer[47]);
+    CHECK(listed.moe_layer[1]);
+  }
+  SECTION("--name replaces the name taken from the file") {
+    moeplan::io::HfImportOptions named;
+    named.name = "my-mixtral";
+    CHECK(moeplan::io::import_hf_config(hf_file("mixtral-8x7b"), named).model.name == "my-mixtral");
+    CHECK(moeplan::io::import_hf_config_text("/models/Mixtral_8x7B/config.json", read(hf_file("mixtral-8x7b")))
+              .model.name == "mixtral-8x7b");
+  }
+}
+
+TEST_CASE("io::import_hf_config refuses what the model format cannot express, naming the key", "[io][hf]") {
+  using Catch::StartsWith;
+  // Dense models and unknown architectures.
+  CHECK_THAT(refusal(read(hf_file("llama-3-8b"))), StartsWith("model_type: 'llama' is a dense model"));
+  CHECK_THAT(refusal(edited("mixtral-8x7b", "model_type", "\"jamba\"")),
+             StartsWith("model_type: 'jamba' is not a family import-hf reads"));
+  CHECK_THAT(refusal(edited("mixtral-8x7b", "model_type", "")), StartsWith("model_type: required"));
+  // A key neither read nor listed as irrelevant may matter.
+  CHECK_THAT(refusal(edited("mixtral-8x7b", "num_experts_per_group", "2")),
+             StartsWith("num_experts_per_group: not read for model_type mixtral"));
+  // Values the format cannot express.
+  CHECK_THAT(refusal(edited("mixtral-8x7b", "sliding_window", "4096")),
+             StartsWith("sliding_window: sliding-window attention over 4096 tokens"));
+  CHECK_THAT(refusal(edited("qwen2-57b-a14b", "use_sliding_window", "true")), StartsWith("use_sliding_window:"));
+  CHECK_THAT(refusal(edited("qwen3-30b-a3b", "attention_bias", "true")), StartsWith("attention_bias: biases on Q, K"));
+  CHECK_THAT(refusal(edited("deepseek-v3", "attention_bias", "true"), {"", true}),
+             StartsWith("attention_bias: biases on MLA"));
+  CHECK_THAT(refusal(read(hf_file("deepseek-v3"))), StartsWith("num_nextn_predict_layers: 1 multi-token prediction"));
+  CHECK(refusal(read(hf_file("deepseek-v3")), {"", true}).empty());
+  CHECK_THAT(refusal(edited("mixtral-8x7b", "torch_dtype", "\"int8\"")), StartsWith("torch_dtype: 'int8' is not"));
+  CHECK_THAT(refusal(edited("mixtral-8x7b", "torch_dtype", "")), StartsWith("torch_dtype: required"));
+  // Keys whose absence would mean a configuration class's default.
+  CHECK_THAT(refusal(edited("mixtral-8x7b", "num_key_value_heads", "")), StartsWith("num_key_value_heads: required"));
+  CHECK_THAT(refusal(edited("deepseek-v2-lite", "q_lora_rank", "")), StartsWith("q_lora_rank: required"));
+  CHECK_THAT(refusal(edited("deepseek-v2-lite", "first_k_dense_replace", "")),
+             StartsWith("first_k_dense_replace: required"));
+  CHECK_THAT(refusal(edited("qwen2-57b-a14b", "shared_expert_intermediate_size", "")),
+             StartsWith("shared_expert_intermediate_size: required"));
+  // No experts anywhere: a dense model after all.
+  CHECK_THAT(refusal(edited("deepseek-v2-lite", "n_routed_experts", "null")), StartsWith("n_routed_experts: no block"));
+  // Types and the model format's bounds, reported at the config key.
+  CHECK_THAT(refusal(edited("mixtral-8x7b", "hidden_size", "4096.5")), StartsWith("hidden_size: expected an integer"));
+  CHECK_THAT(refusal(edited("mixtral-8x7b", "num_local_experts", "5000")),
+             StartsWith("num_local_experts: 5000 is too large"));
+  CHECK_THAT(refusal(edited("mixtral-8x7b", "num_experts_per_tok", "9")),
+             StartsWith("num_experts_per_tok: top_k 9 exceeds num_experts 8"));
+  CHECK_THAT(refusal(edited("deepseek-v3", "topk_group", "9"), {"", true}), StartsWith("topk_group: must be in"));
+  CHECK_THAT(refusal("{\"model_type\": "), Catch::Contains("invalid JSON"));
+  CHECK_THAT(refusal("[1, 2]"), StartsWith(": a config.json holds one JSON object"));
+}
+
+TEST_CASE("docs/formats.md lists the keys import-hf ignores, as the importer holds them", "[io][hf]") {
+  const std::string doc = read(std::string(MOEPLAN_SOURCE_DIR) + "/docs/formats.md");
+  const std::string begin = "<!-- hf-ignored-keys:begin -->\n", end = "<!-- hf-ignored-keys:end -->";
+  const std::size_t a = doc.find(begin), b = doc.find(end);
+  REQUIRE(a != std::string::npos);
+  REQUIRE(b != std::string::npos);
+  CHECK(doc.substr(a + begin.size(), b - a - begin.size()) == moeplan::io::hf_ignored_keys_markdown());
+}
