@@ -61,7 +61,7 @@ FoldingConfig FoldingConfig::from(const model::ParallelSpec& p, std::int64_t mic
   return FoldingConfig{p.tp, p.cp, p.pp, p.vpp, p.ep, p.etp, micro_batch, p.dp, p.edp};
 }
 
-HeldParams held_params(const model::ModelSpec& m, const FoldingConfig& c) {
+HeldParams held_params_of_layers(const model::ModelSpec& m, const FoldingConfig& c) {
   const double d = as_double(m.d_model);
   const double layers_per_stage = as_double(m.num_layers) / as_double(c.pp);
   // Megatron-Core TP splits the attention and shared-expert weights (and the
@@ -76,6 +76,14 @@ HeldParams held_params(const model::ModelSpec& m, const FoldingConfig& c) {
       as_double(c.tp);
   const double expert =
       as_double(model::ffn_params(m.d_model, m.moe.expert_ffn_hidden, m.moe.expert_type, m.linear_bias));
+  HeldParams h;
+  h.dense = layers_per_stage * (attention + norms + router + shared);
+  h.expert = layers_per_stage * as_double(m.moe.num_experts) / as_double(c.ep) * expert / as_double(c.etp);
+  return h;
+}
+
+HeldParams held_params(const model::ModelSpec& m, const FoldingConfig& c) {
+  const double d = as_double(m.d_model);
   // The first stage holds the word embedding (vocabulary split over tp) and any
   // learned positions; the last the LM head (a copy of the word embedding when
   // tied) and the final norm. With pp = 1 one stage holds both; otherwise the
@@ -85,9 +93,8 @@ HeldParams held_params(const model::ModelSpec& m, const FoldingConfig& c) {
   const double last = words + as_double(model::norm_params(m));
   const double ends =
       c.pp == 1 ? (m.tie_embeddings ? first : first + words) + as_double(model::norm_params(m)) : std::max(first, last);
-  HeldParams h;
-  h.dense = layers_per_stage * (attention + norms + router + shared) + ends;
-  h.expert = layers_per_stage * as_double(m.moe.num_experts) / as_double(c.ep) * expert / as_double(c.etp);
+  HeldParams h = held_params_of_layers(m, c);
+  h.dense += ends;
   return h;
 }
 
@@ -140,7 +147,7 @@ bool fits_in_memory(const model::ScenarioSpec& s, double bytes, const MemoryMode
 }
 
 FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel& costs, const FoldingConfig& in,
-                            const MemoryModel& mem, FoldingTrace* trace) {
+                            const MemoryModel& mem, FoldingTrace* trace, const StageOverlap* overlap) {
   const model::ModelSpec& m = s.model;
   FoldingResult out;
   out.config = in;
@@ -221,11 +228,22 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
                        comm(costs, OpClass::AllGather, dp_cp_g, held.dense * b) +
                        comm(costs, OpClass::ReduceScatter, edp_g, held.expert * 4) +
                        comm(costs, OpClass::AllGather, edp_g, held.expert * b);
+  // The layers' share of the gradient reduce-scatter (the ends' embedding and
+  // LM head gradients are left out): what an overlap schedule can hide under
+  // the last backward pass (the joint search).
+  const HeldParams layers_only = held_params_of_layers(m, c);
+  out.stage.layer_gradient_rs_ms = comm(costs, OpClass::ReduceScatter, dp_cp_g, layers_only.dense * 4) +
+                                   comm(costs, OpClass::ReduceScatter, edp_g, layers_only.expert * 4);
+  const StageOverlap none;
+  const StageOverlap& saved = overlap != nullptr ? *overlap : none;
   sched::PipelineSpec pipe;
   pipe.stages = c.pp;
   pipe.virtual_stages = c.vpp;
   pipe.micro_batches = micro_batches;
-  pipe.chunk = {layers_per_chunk * layer_fwd, layers_per_chunk * layer_bwd, c.pp > 1 ? p2p : 0.0};
+  pipe.chunk = {layers_per_chunk * layer_fwd - saved.chunk_forward_saved_ms,
+                layers_per_chunk * layer_bwd - saved.chunk_backward_saved_ms, c.pp > 1 ? p2p : 0.0};
+  MOEPLAN_CHECK(pipe.chunk.forward_ms >= 0 && pipe.chunk.backward_ms >= 0 && saved.optimizer_saved_ms <= dp_ms,
+                "an overlap hides no more than a stage's work");
   // The sizes the chunk's tasks stand for (trace args): weight GEMMs, attention core and router FLOPs; the
   // P2P activation; the optimizer step's gradient and parameter bytes.
   const double layer_flops_fwd = proj_flops + core_flops + moe.gating_forward_flops + moe.expert_forward_flops;
@@ -233,7 +251,7 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   pipe.chunk.forward_flops = layers_per_chunk * layer_flops_fwd;
   pipe.chunk.backward_flops = layers_per_chunk * layer_flops_bwd;
   pipe.chunk.p2p_bytes = c.pp > 1 ? act_bytes / as_double(c.tp) : 0.0;
-  pipe.optimizer_ms = dp_ms;
+  pipe.optimizer_ms = dp_ms - saved.optimizer_saved_ms;
   pipe.optimizer_bytes = (held.dense + held.expert) * (4 + b);
   pipe.limits = s.limits;
   sched::BuiltSchedule built = sched::build_pipeline(pipe);
@@ -251,7 +269,18 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   out.breakdown.dp_ms = dp_ms;
   const sim::Summary summary = sim::summarize(built.graph, tl);
   // Stage 0's idle time, less its optimizer step (counted in dp_ms).
-  out.breakdown.pp_bubble_ms = summary.ranks.empty() ? 0.0 : std::max(0.0, summary.ranks.front().bubble_ms - dp_ms);
+  out.breakdown.pp_bubble_ms =
+      summary.ranks.empty() ? 0.0 : std::max(0.0, summary.ranks.front().bubble_ms - pipe.optimizer_ms);
+  out.stage.layers_per_chunk = m.num_layers / (c.pp * c.vpp);
+  out.stage.layers_per_stage = m.num_layers / c.pp;
+  out.stage.micro_batches = micro_batches;
+  out.stage.chunk_forward_ms = pipe.chunk.forward_ms;
+  out.stage.chunk_backward_ms = pipe.chunk.backward_ms;
+  out.stage.layer_forward_comm_ms = tp_fwd + cp_exposed + a2a + etp_agrs;
+  out.stage.layer_backward_comm_ms = tp_fwd + cp_exposed + a2a + etp_agrs;
+  out.stage.optimizer_ms = pipe.optimizer_ms;
+  // Every stage's optimizer step lasts as long, so the iteration is the last backward's end plus one.
+  out.stage.pipeline_ms = out.iteration_ms - pipe.optimizer_ms;
   // MFU: model FLOPs (3 x forward, causal attention, LM head) per iteration over peak.
   const double tokens = as_double(s.workload.global_batch_size) * seq;
   const double model_flops = 3.0 * tokens * model::forward_flops_per_token(m, s.workload.seq_len);
