@@ -200,7 +200,8 @@ TEST_CASE("plan::search_joint: the pruned search's best are the exhaustive searc
   }
 }
 
-TEST_CASE("plan::planner_for(\"joint\"): a folding scenario's joint plan; other families refused", "[plan][joint]") {
+TEST_CASE("plan::planner_for(joint) plans a folding scenario's joint search and refuses other families",
+          "[plan][joint]") {
   const plan::ScenarioRun run(io::load_scenario("folding-mixtral-8x22b-128k-1024"));
   const plan::PlanResult r = plan::planner_for("joint").plan(run, {"all", 1});
   const auto& j = std::get<plan::JointSearch>(r.search);
