@@ -139,7 +139,33 @@ std::vector<std::int64_t> capacity_gpu_counts(std::int64_t lo, std::int64_t hi, 
   return out;
 }
 
+namespace {
+
+// The profile must price the model's datatype: a GEMM line faster than the
+// GPU's peak for the model's element size (fp32 for 4-byte elements, else
+// BF16, or FP16 where the GPU has none) is a profile of another datatype, and
+// would give iterations the GPU cannot run (and an MFU above 1).
+void check_profile_datatype(const CapacityRequest& r) {
+  const model::GpuSpec& gpu = r.cluster.gpu;
+  const bool fp32 = r.model.dtype_bytes == 4;
+  const double peak = fp32 ? gpu.peak_flops_per_s_fp32
+                           : (gpu.peak_flops_per_s_bf16 > 0 ? gpu.peak_flops_per_s_bf16 : gpu.peak_flops_per_s_fp16);
+  if (peak <= 0) return;  // the cluster file gives no peak to check against
+  const double flops = 1e15;  // large enough that the line's startup does not count
+  const double rate = flops / (cost::CostModel(r.profile).compute(model::OpClass::Gemm, flops).value / 1000.0);
+  if (rate > peak * (1 + 1e-9))
+    throw Error(ErrorKind::Input,
+                fmt::format("--profile: {} prices GEMMs at {:.1f} TFLOP/s, above {}'s {} peak of {:.1f} TFLOP/s for "
+                            "{}'s {}-byte elements: a profile of another datatype (moeplan datasheet-profile {} "
+                            "--dtype {})",
+                            r.profile.name, rate / 1e12, gpu.name, fp32 ? "fp32" : "half-precision", peak / 1e12,
+                            r.model.name, r.model.dtype_bytes, r.cluster.name, fp32 ? "fp32" : "half"));
+}
+
+}  // namespace
+
 void check_capacity_request(const CapacityRequest& r) {
+  check_profile_datatype(r);
   if (r.days && !r.tokens)
     throw Error(ErrorKind::Input, "--days: a deadline needs a token budget (--tokens) to be met");
   if (r.cost_per_gpu_hour && !r.tokens)

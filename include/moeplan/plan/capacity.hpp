@@ -111,7 +111,10 @@ CapacityResult capacity_summary(const CapacityRequest& request, std::vector<Capa
 /// Every count's row and the marks.
 CapacityResult capacity(const CapacityRequest& request);
 
-/// Checks the request's options against each other (days and a price need tokens); Input Error naming the option.
+/// Checks the request's options against each other (days and a price need
+/// tokens; counts of whole nodes) and the profile against the model (its GEMM
+/// line no faster than the GPU's peak for the model's datatype); Input Error
+/// naming the option.
 void check_capacity_request(const CapacityRequest& request);
 
 }  // namespace moeplan::plan

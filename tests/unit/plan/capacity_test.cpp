@@ -92,6 +92,18 @@ TEST_CASE("plan::fill_budget: days, GPU-hours, cost and the deadline (by hand)",
     q.cost_per_gpu_hour = 1;
     CHECK_THROWS_WITH(plan::check_capacity_request(q), Catch::StartsWith("--cost-per-gpu-hour:"));
   }
+  SECTION("a profile faster than the GPU's peak for the model's datatype is another datatype's") {
+    // The toy's GEMM line: 1e-3 ms per FLOP, 1e6 FLOP/s. Its GPU (for overlap
+    // tests) has a 2e6 FLOP/s half-precision peak: the 2-byte model is fine.
+    plan::CapacityRequest q = toy_request();
+    CHECK_NOTHROW(plan::check_capacity_request(q));
+    // A 4-byte model on a GPU whose fp32 peak is 5e5 FLOP/s: the line is 2x too fast.
+    q.model.dtype_bytes = 4;
+    q.cluster.gpu.peak_flops_per_s_fp32 = 5e5;
+    CHECK_THROWS_WITH(plan::check_capacity_request(q), Catch::StartsWith("--profile: toy prices GEMMs at"));
+    q.cluster.gpu.peak_flops_per_s_fp32 = 1e6;  // exactly the line's rate: a line may reach the peak
+    CHECK_NOTHROW(plan::check_capacity_request(q));
+  }
 }
 
 TEST_CASE("plan::capacity_summary marks the smallest count in time and the cheapest (by hand)", "[plan][capacity]") {
