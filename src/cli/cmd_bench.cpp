@@ -1,4 +1,4 @@
-// moeplan bench engine|planner|folding|executor [--json]
+// moeplan bench engine|planner|folding|executor|capacity [--json]
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +12,7 @@
 #include <moeplan/io/loader.hpp>
 #include <moeplan/plan/evaluation.hpp>
 #include <moeplan/plan/flowmoe_planner.hpp>
+#include <moeplan/plan/capacity.hpp>
 #include <moeplan/plan/folding.hpp>
 #include <moeplan/plan/fsmoe_planner.hpp>
 #include <moeplan/plan/sweep.hpp>
@@ -178,6 +179,67 @@ void run_folding_bench(const BenchOptions& o, CliContext& context) {
       s.cluster.world_size(), folded.size(), folded_s, coupled.size(), both_s);
 }
 
+// The capacity question of issue 17 item 4 (Mixtral-8x22B on DGX H100, 2T
+// tokens in 30 days, 64..4,096 GPUs) on 2 threads: each count's joint search
+// timed alone. Targets: all counts in < 60 s, the 1,024-GPU count in < 10 s.
+// A configuration is a mapping priced on the engine: every valid mapping once
+// with no overlap, then each (mapping, schedule) the joint search prices.
+void run_capacity_bench(const BenchOptions& o, CliContext& context) {
+  plan::CapacityRequest r;
+  r.model = io::load_model("mixtral-8x22b");
+  r.cluster = io::load_cluster("dgx-h100");
+  r.profile = io::load_profile("dgx-h100-datasheet");
+  r.tokens = 2e12;
+  r.days = 30;
+  r.gpus = plan::capacity_gpu_counts(64, 4096, r.cluster.gpus_per_node);
+  r.threads = 2;
+  io::Json::Array counts;
+  std::vector<plan::CapacityRow> rows;
+  double total_s = 0, count_1024_s = 0;
+  std::size_t configurations = 0;
+  std::string text;
+  for (std::int64_t gpus : r.gpus) {
+    const auto start = std::chrono::steady_clock::now();
+    rows.push_back(plan::capacity_row(r, gpus));
+    const double s = seconds_since(start);
+    const plan::CapacityRow& row = rows.back();
+    total_s += s;
+    if (gpus == 1024) count_1024_s = s;
+    const std::size_t priced = row.mappings + row.configurations;
+    configurations += priced;
+    io::Json c = io::Json::object();
+    c.set("gpus", gpus);
+    c.set("seconds", s);
+    c.set("mappings", static_cast<std::int64_t>(row.mappings));
+    c.set("evaluated", static_cast<std::int64_t>(row.evaluated));
+    c.set("configurations", static_cast<std::int64_t>(priced));
+    counts.push_back(std::move(c));
+    text += fmt::format("  {:>5} GPUs: {:6.2f} s, {} mappings, {} evaluated with every schedule, {} configurations\n",
+                        gpus, s, row.mappings, row.evaluated, priced);
+  }
+  const plan::CapacityResult result = plan::capacity_summary(r, std::move(rows));
+  const bool met = total_s < 60 && count_1024_s < 10;
+  if (o.json) {
+    io::Json doc = io::Json::object();
+    doc.set("model", r.model.name);
+    doc.set("cluster", r.cluster.name);
+    doc.set("threads", 2);
+    doc.set("counts", io::Json(std::move(counts)));
+    doc.set("total_s", total_s);
+    doc.set("count_1024_s", count_1024_s);
+    doc.set("configurations", static_cast<std::int64_t>(configurations));
+    doc.set("configurations_per_s", static_cast<double>(configurations) / total_s);
+    doc.set("smallest_gpus", result.smallest_gpus ? io::Json(*result.smallest_gpus) : io::Json(nullptr));
+    doc.set("meets_target", met);
+    context.out << doc.dump() << '\n';
+    return;
+  }
+  context.out << fmt::format("capacity, {} on {}, 2 threads:\n{}", r.model.name, r.cluster.name, text);
+  context.out << fmt::format("total {:.2f} s (target < 60), 1,024 GPUs {:.2f} s (target < 10): {}; {:.0f} "
+                             "configurations/s\n",
+                             total_s, count_1024_s, met ? "met" : "NOT met",
+                             static_cast<double>(configurations) / total_s);
+}
 
 // The host executor against the simulator: every schedule of the bundled
 // small host scenarios, 1 warm-up and 3 measured iterations each; the median
@@ -249,10 +311,11 @@ void run_executor_bench(const BenchOptions& o, CliContext& context) {
 
 void add_bench_command(CLI::App& app, CliContext& context) {
   auto o = std::make_shared<BenchOptions>();
-  CLI::App* cmd = app.add_subcommand("bench", "Built-in benchmarks: engine (1M-task DAG), planner, folding, executor");
-  cmd->add_option("what", o->what, "engine, planner, folding or executor")
+  CLI::App* cmd =
+      app.add_subcommand("bench", "Built-in benchmarks: engine (1M-task DAG), planner, folding, executor, capacity");
+  cmd->add_option("what", o->what, "engine, planner, folding, executor or capacity")
       ->required()
-      ->check(CLI::IsMember({"engine", "planner", "folding", "executor"}));
+      ->check(CLI::IsMember({"engine", "planner", "folding", "executor", "capacity"}));
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o, &context] {
     if (o->what == "planner")
@@ -261,6 +324,8 @@ void add_bench_command(CLI::App& app, CliContext& context) {
       run_folding_bench(*o, context);
     else if (o->what == "executor")
       run_executor_bench(*o, context);
+    else if (o->what == "capacity")
+      run_capacity_bench(*o, context);
     else
       run_engine_bench(*o, context);
   });

@@ -1,4 +1,4 @@
-// moeplan plan SCENARIO [--schedule NAME|all] [--set k=v]... [-o PLAN] [--json]
+// moeplan plan SCENARIO [--schedule NAME|all] [--set k=v]... [-o PLAN] [--json] [--joint]
 
 #include <ostream>
 
@@ -29,6 +29,7 @@ struct PlanOptions {
   bool json = false;
   std::string emit;  // megatron or knobs
   bool quiet = false;
+  bool joint = false;  // the joint mapping x overlap search (issue 17 item 3)
 };
 
 // What the plan file carries besides the choice: how to rebuild the run
@@ -47,7 +48,11 @@ void run_plan(const PlanOptions& o, CliContext& context) {
     throw Error(ErrorKind::Input, "--emit: prints the plan's flags instead of the report; drop --json or --emit");
   const plan::ScenarioRun run(with_max_memory(io::load_scenario(o.scenario, parse_overrides(o.sets)), o.max_memory_gib));
   plan::refuse_noise(run.spec(), "plan");
-  const plan::Planner& planner = plan::planner_for(run.spec().schedule.family);
+  if (o.joint && !o.output.empty())
+    throw Error(ErrorKind::Input,
+                "-o: a joint plan cannot be written as a plan file yet (simulate PLAN would price its mapping without "
+                "the overlap); drop -o, or plan without --joint");
+  const plan::Planner& planner = plan::planner_for(o.joint ? "joint" : run.spec().schedule.family);
   // The scenario fixes the mapping (only folding searches mappings): say when it
   // does not fit its GPU's memory (docs/cost-model.md, "Memory").
   if (run.spec().schedule.family != "folding" && !run.fits_in_memory())
@@ -96,6 +101,8 @@ void add_plan_command(CLI::App& app, CliContext& context) {
   add_quiet_option(cmd, o->quiet);
   add_max_memory_option(cmd, o->max_memory_gib);
   cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->add_flag("--joint", o->joint,
+                "Folding scenarios: search every mapping with every overlap family's schedules (the joint search)");
   cmd->add_option("--emit", o->emit,
                   "Print the chosen plan as its system takes it: megatron (folding: Megatron-LM arguments) or knobs "
                   "(foldmoe, fsmoe, flowmoe: key=value)")

@@ -46,6 +46,18 @@ std::vector<EdgeKnob> edge_knobs(const ScenarioRun& run, const PlanResult& r) {
 }
 
 BindingConstraint binding_constraint(const ScenarioRun& run, const PlanResult& r) {
+  if (const auto* joint = std::get_if<JointSearch>(&r.search)) {
+    // Memory binds when a mapping that does not fit beats the plan even without overlap.
+    const FoldingResult& f = *joint->fastest;
+    if (!f.fits && f.iteration_ms < r.chosen.iteration_ms)
+      return {"memory",
+              fmt::format("a mapping that does not fit (tp {} cp {} pp {} vpp {} ep {} etp {} mb {}: {:.1f} ms with "
+                          "no overlap) needs {:.1f} GiB per GPU, more than the {:.1f} GiB usable (10% reserve)",
+                          f.config.tp, f.config.cp, f.config.pp, f.config.vpp, f.config.ep, f.config.etp,
+                          f.config.micro_batch, f.iteration_ms, f.memory_bytes_per_gpu / kGiB,
+                          run.spec().cluster.gpu.memory_bytes * 0.9 / kGiB)};
+    return {"none", "no mapping that does not fit is faster than the plan, even with no overlap"};
+  }
   if (const auto* search = std::get_if<FoldingSearch>(&r.search)) {
     // The fastest mapping of all, fitting or not: if it does not fit, memory bound the choice.
     const FoldingResult* fastest = nullptr;
@@ -81,6 +93,19 @@ const Evaluation* evaluation_of(const PlanResult& r, const std::string& schedule
 }
 
 void savings(const PlanResult& r, Explanation& out) {
+  if (const auto* joint = std::get_if<JointSearch>(&r.search)) {
+    // Against the best mapping with no overlap: its stage's terms, and the
+    // communication left exposed once the schedule has hidden its part.
+    const FoldingBreakdown& b = joint->best_no_overlap.priced.breakdown;
+    const FoldingBreakdown& c = joint->best().priced.breakdown;
+    out.savings_baseline = "no-overlap";
+    out.savings = {{"attention_ms", b.attention_ms, c.attention_ms},
+                   {"moe_compute_ms", b.moe_compute_ms, c.moe_compute_ms},
+                   {"exposed_comm_ms", b.a2a_ms + b.agrs_ms + b.dp_ms,
+                    c.a2a_ms + c.agrs_ms + c.dp_ms - joint->best().hidden_ms()},
+                   {"pp_bubble_ms", b.pp_bubble_ms, c.pp_bubble_ms}};
+    return;
+  }
   if (const auto* search = std::get_if<FoldingSearch>(&r.search)) {
     if (r.baseline("coupled") == nullptr) return;
     const FoldingBreakdown& b = search->coupled.front().breakdown;
@@ -105,6 +130,14 @@ void savings(const PlanResult& r, Explanation& out) {
 
 double evaluate_candidate(const ScenarioRun& run, const PlanResult& r, const Candidate& c) {
   const model::PlanKnobs& k = c.knobs;
+  if (r.family == "joint") {
+    // The candidate's mapping and schedule at its degree, probed again on this cost model.
+    OverlapSchedule overlap{"none", "none", 0};
+    if (const std::size_t slash = c.schedule.find('/'); slash != std::string::npos)
+      overlap = {c.schedule.substr(0, slash), c.schedule.substr(slash + 1), k.degree.value_or(0)};
+    return price_joint(run.spec(), run.costs(), FoldingConfig::from(*k.parallelism, *k.micro_batch_size), overlap)
+        .priced.iteration_ms;
+  }
   if (r.family == "folding")
     return price_mapping(run.spec(), run.costs(), FoldingConfig::from(*k.parallelism, *k.micro_batch_size))
         .iteration_ms;

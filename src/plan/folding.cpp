@@ -87,7 +87,13 @@ FoldingConfig FoldingConfig::from(const model::ParallelSpec& p, std::int64_t mic
   return FoldingConfig{p.tp, p.cp, p.pp, p.vpp, p.ep, p.etp, micro_batch, p.dp, p.edp};
 }
 
-HeldParams held_params(const model::ModelSpec& m, const FoldingConfig& c) {
+namespace {
+
+// What one GPU of pipeline stage `stage` holds: its blocks (MoE blocks:
+// attention, norms, router, shared and routed experts; dense blocks: attention,
+// norms and the dense FFN), plus, with `ends`, the word embedding (first stage)
+// or the LM head and final norm (last stage), both when pp = 1.
+HeldParams stage_held_params(const model::ModelSpec& m, const FoldingConfig& c, std::int64_t stage, bool ends) {
   const double d = as_double(m.d_model);
   // Megatron-Core TP splits the attention and shared-expert weights (and the
   // Q, K, V biases) over tp; norms, the router and MLA's down-projections stay
@@ -109,24 +115,39 @@ HeldParams held_params(const model::ModelSpec& m, const FoldingConfig& c) {
   const double words = as_double(m.vocab_size) * d / as_double(c.tp);
   const double first = words + as_double(m.max_position_embeddings) * d;
   const double last = words + as_double(model::norm_params(m));
-  // The stage that holds the most parameters stands for the pipeline.
+  double end_params = 0;
+  if (ends) {
+    if (c.pp == 1)
+      end_params = (m.tie_embeddings ? first : first + words) + as_double(model::norm_params(m));
+    else if (stage == 0)
+      end_params = first;
+    else if (stage == c.pp - 1)
+      end_params = last;
+  }
+  const StageLayers n = stage_layers(m, c, stage);
+  HeldParams here;
+  here.dense = n.moe * (attention + norms + router + shared) + n.dense * (attention + norms + dense_ffn) + end_params;
+  here.expert = n.moe * as_double(m.moe.num_experts) / as_double(c.ep) * expert / as_double(c.etp);
+  return here;
+}
+
+// The stage that holds the most parameters stands for the pipeline.
+HeldParams largest_stage(const model::ModelSpec& m, const FoldingConfig& c, bool ends) {
   HeldParams h;
   for (std::int64_t stage = 0; stage < c.pp; ++stage) {
-    const StageLayers n = stage_layers(m, c, stage);
-    double ends = 0;
-    if (c.pp == 1)
-      ends = (m.tie_embeddings ? first : first + words) + as_double(model::norm_params(m));
-    else if (stage == 0)
-      ends = first;
-    else if (stage == c.pp - 1)
-      ends = last;
-    HeldParams here;
-    here.dense = n.moe * (attention + norms + router + shared) + n.dense * (attention + norms + dense_ffn) + ends;
-    here.expert = n.moe * as_double(m.moe.num_experts) / as_double(c.ep) * expert / as_double(c.etp);
+    const HeldParams here = stage_held_params(m, c, stage, ends);
     if (stage == 0 || here.dense + here.expert > h.dense + h.expert) h = here;
   }
   return h;
 }
+
+}  // namespace
+
+HeldParams held_params_of_layers(const model::ModelSpec& m, const FoldingConfig& c) {
+  return largest_stage(m, c, false);
+}
+
+HeldParams held_params(const model::ModelSpec& m, const FoldingConfig& c) { return largest_stage(m, c, true); }
 
 double params_per_gpu(const model::ModelSpec& m, const FoldingConfig& c) {
   const HeldParams h = held_params(m, c);
@@ -205,7 +226,7 @@ bool fits_in_memory(const model::ScenarioSpec& s, double bytes, const MemoryMode
 }
 
 FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel& costs, const FoldingConfig& in,
-                            const MemoryModel& mem, FoldingTrace* trace) {
+                            const MemoryModel& mem, FoldingTrace* trace, const StageOverlap* overlap) {
   const model::ModelSpec& m = s.model;
   FoldingResult out;
   out.config = in;
@@ -296,11 +317,22 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
                        comm(costs, OpClass::AllGather, dp_cp_g, held.dense * b) +
                        comm(costs, OpClass::ReduceScatter, edp_g, held.expert * 4) +
                        comm(costs, OpClass::AllGather, edp_g, held.expert * b);
+  // The layers' share of the gradient reduce-scatter (the ends' embedding and
+  // LM head gradients are left out): what an overlap schedule can hide under
+  // the last backward pass (the joint search).
+  const HeldParams layers_only = held_params_of_layers(m, c);
+  out.stage.layer_gradient_rs_ms = comm(costs, OpClass::ReduceScatter, dp_cp_g, layers_only.dense * 4) +
+                                   comm(costs, OpClass::ReduceScatter, edp_g, layers_only.expert * 4);
+  const StageOverlap none;
+  const StageOverlap& saved = overlap != nullptr ? *overlap : none;
   sched::PipelineSpec pipe;
   pipe.stages = c.pp;
   pipe.virtual_stages = c.vpp;
   pipe.micro_batches = micro_batches;
-  pipe.chunk = {layers_per_chunk * layer_fwd, layers_per_chunk * layer_bwd, c.pp > 1 ? p2p : 0.0};
+  pipe.chunk = {layers_per_chunk * layer_fwd - saved.chunk_forward_saved_ms,
+                layers_per_chunk * layer_bwd - saved.chunk_backward_saved_ms, c.pp > 1 ? p2p : 0.0};
+  MOEPLAN_CHECK(pipe.chunk.forward_ms >= 0 && pipe.chunk.backward_ms >= 0 && saved.optimizer_saved_ms <= dp_ms,
+                "an overlap hides no more than a stage's work");
   // The sizes the chunk's tasks stand for (trace args): weight GEMMs, attention core and router FLOPs; the
   // P2P activation; the optimizer step's gradient and parameter bytes.
   const double layer_flops_fwd = proj_flops + core_flops + moe.gating_forward_flops + moe.expert_forward_flops;
@@ -309,9 +341,13 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   pipe.chunk.backward_flops = layers_per_chunk * layer_flops_bwd;
   pipe.chunk.p2p_bytes = c.pp > 1 ? act_bytes / as_double(c.tp) : 0.0;
   if (has_dense_blocks(m)) {
-    // Chunks differ: each virtual stage sums its own blocks.
+    // Chunks differ: each virtual stage sums its own blocks. An overlap's
+    // saving (the joint search) was priced for chunks of MoE blocks: each MoE
+    // block keeps its share of it, dense blocks have nothing to overlap.
     const std::int64_t per_chunk = m.num_layers / (c.pp * c.vpp);
     const double dense_flops_fwd = proj_flops + core_flops + dense_ffn_flops;
+    const double forward_saved = saved.chunk_forward_saved_ms / layers_per_chunk;
+    const double backward_saved = saved.chunk_backward_saved_ms / layers_per_chunk;
     pipe.chunks.assign(static_cast<std::size_t>(c.pp * c.vpp), sched::PipelineChunkCost{});
     for (std::int64_t v = 0; v < c.pp * c.vpp; ++v) {
       sched::PipelineChunkCost& cc = pipe.chunks[static_cast<std::size_t>(v)];
@@ -319,14 +355,14 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
       cc.p2p_bytes = pipe.chunk.p2p_bytes;
       for (std::int64_t i = v * per_chunk; i < (v + 1) * per_chunk; ++i) {
         const bool moe_block = m.moe_layer[static_cast<std::size_t>(i)];
-        cc.forward_ms += moe_block ? layer_fwd : dense_layer_fwd;
-        cc.backward_ms += moe_block ? layer_bwd : dense_layer_bwd;
+        cc.forward_ms += moe_block ? layer_fwd - forward_saved : dense_layer_fwd;
+        cc.backward_ms += moe_block ? layer_bwd - backward_saved : dense_layer_bwd;
         cc.forward_flops += moe_block ? layer_flops_fwd : dense_flops_fwd;
         cc.backward_flops += moe_block ? layer_flops_bwd : 2 * dense_flops_fwd;
       }
     }
   }
-  pipe.optimizer_ms = dp_ms;
+  pipe.optimizer_ms = dp_ms - saved.optimizer_saved_ms;
   pipe.optimizer_bytes = (held.dense + held.expert) * (4 + b);
   pipe.limits = s.limits;
   sched::BuiltSchedule built = sched::build_pipeline(pipe);
@@ -351,7 +387,18 @@ FoldingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel&
   out.breakdown.dp_ms = dp_ms;
   const sim::Summary summary = sim::summarize(built.graph, tl);
   // Stage 0's idle time, less its optimizer step (counted in dp_ms).
-  out.breakdown.pp_bubble_ms = summary.ranks.empty() ? 0.0 : std::max(0.0, summary.ranks.front().bubble_ms - dp_ms);
+  out.breakdown.pp_bubble_ms =
+      summary.ranks.empty() ? 0.0 : std::max(0.0, summary.ranks.front().bubble_ms - pipe.optimizer_ms);
+  out.stage.layers_per_chunk = m.num_layers / (c.pp * c.vpp);
+  out.stage.layers_per_stage = m.num_layers / c.pp;
+  out.stage.micro_batches = micro_batches;
+  out.stage.chunk_forward_ms = pipe.chunk.forward_ms;
+  out.stage.chunk_backward_ms = pipe.chunk.backward_ms;
+  out.stage.layer_forward_comm_ms = tp_fwd + cp_exposed + a2a + etp_agrs;
+  out.stage.layer_backward_comm_ms = tp_fwd + cp_exposed + a2a + etp_agrs;
+  out.stage.optimizer_ms = pipe.optimizer_ms;
+  // Every stage's optimizer step lasts as long, so the iteration is the last backward's end plus one.
+  out.stage.pipeline_ms = out.iteration_ms - pipe.optimizer_ms;
   // MFU: model FLOPs (3 x forward, causal attention, LM head) per iteration over peak.
   const double tokens = as_double(s.workload.global_batch_size) * seq;
   const double model_flops = 3.0 * tokens * model::forward_flops_per_token(m, s.workload.seq_len);

@@ -160,6 +160,48 @@ class FoldingPlanner final : public Planner {
   }
 };
 
+Candidate joint_candidate(const JointResult& j) {
+  Candidate c = folding_candidate("", j.priced);
+  c.schedule = j.label();
+  if (j.overlap.family == "fsmoe") {
+    c.knobs.degree_forward = j.degree_forward;
+    c.knobs.degree_backward = j.degree_backward;
+  } else if (j.overlap.family != "none") {
+    c.knobs.degree = j.overlap.degree;
+  }
+  return c;
+}
+
+// The joint search (issue 17 item 3) of a folding scenario: its model, cluster
+// and batch, every mapping with every overlap family's schedules.
+class JointPlanner final : public Planner {
+ public:
+  const char* family() const override { return "joint"; }
+  PlanResult plan(const ScenarioRun& run, const PlanRequest& request) const override {
+    if (run.spec().schedule.family != "folding")
+      throw Error(ErrorKind::Input,
+                  fmt::format("--joint: searches the mappings of a folding scenario (model, cluster and batch); {} is "
+                              "a {} scenario with its mapping fixed",
+                              run.spec().name, run.spec().schedule.family));
+    if (request.schedule != "all")
+      throw Error(ErrorKind::Input,
+                  "--schedule: the joint search tries every schedule of every overlap family at every mapping");
+    PlanResult r = result_header(run, family());
+    JointOptions o;
+    o.threads = request.threads;
+    o.progress = request.progress;
+    JointSearch s = search_joint(run.spec(), run.costs(), o,
+                                 FoldingConfig::from(run.spec().parallel, run.spec().workload.micro_batch_size));
+    for (const JointResult& j : s.ranked) r.candidates.push_back(joint_candidate(j));
+    r.chosen = r.candidates.front();
+    r.baselines.push_back({"no-overlap", s.best_no_overlap.priced.iteration_ms});
+    if (s.default_mapping) r.baselines.push_back({"default-mapping", s.default_mapping->priced.iteration_ms});
+    r.threads = s.threads;
+    r.search = std::move(s);
+    return r;
+  }
+};
+
 }  // namespace
 
 const Baseline* PlanResult::baseline(const std::string& name) const {
@@ -173,7 +215,8 @@ const Planner& planner_for(const std::string& family) {
   static const FsMoePlanner fsmoe;
   static const FlowMoePlanner flowmoe;
   static const FoldingPlanner folding;
-  for (const Planner* p : std::initializer_list<const Planner*>{&foldmoe, &fsmoe, &flowmoe, &folding})
+  static const JointPlanner joint;
+  for (const Planner* p : std::initializer_list<const Planner*>{&foldmoe, &fsmoe, &flowmoe, &folding, &joint})
     if (family == p->family()) return *p;
   throw Error(ErrorKind::Input, fmt::format("no planner for family {}", quoted_for_error(family)), "schedule.family");
 }

@@ -6,7 +6,7 @@
 namespace moeplan::report {
 
 std::string emit_megatron(const plan::PlanResult& r, const model::ScenarioSpec& scenario) {
-  if (r.family != "folding")
+  if (r.family != "folding" && r.family != "joint")
     throw Error(ErrorKind::Input,
                 fmt::format("--emit megatron: applies to folding scenarios (a mapping); {} is a {} scenario: use "
                             "--emit knobs",
@@ -36,6 +36,15 @@ std::string emit_megatron(const plan::PlanResult& r, const model::ScenarioSpec& 
       "--overlap-param-gather); context-parallel ring exchanges hidden under attention; dp {} edp {}; "
       "{} ms per iteration, MFU {:.1f}%\n",
       p.order, p.dp, p.edp, r.chosen.iteration_ms, 100 * r.chosen.mfu.value_or(0));
+  if (r.family == "joint" && r.chosen.schedule != "none")
+    out += fmt::format(
+        "# the plan's time assumes overlap schedule {} ({}), which is not a Megatron-LM option: without it the "
+        "mapping above runs {} ms per iteration\n",
+        r.chosen.schedule, r.chosen.knobs.degree ? fmt::format("degree {}", *r.chosen.knobs.degree)
+                                                 : fmt::format("r {} forward, {} backward",
+                                                               r.chosen.knobs.degree_forward.value_or(0),
+                                                               r.chosen.knobs.degree_backward.value_or(0)),
+        std::get<plan::JointSearch>(r.search).best().no_overlap_ms);
   return out;
 }
 
@@ -62,9 +71,9 @@ std::string emit_knobs(const plan::PlanResult& r) {
     if (k.ar_chunk_bytes) out += fmt::format("Sp_bytes={}\n", *k.ar_chunk_bytes);
   } else {
     throw Error(ErrorKind::Input,
-                fmt::format("--emit knobs: applies to foldmoe, fsmoe and flowmoe scenarios; {} is a folding scenario: "
+                fmt::format("--emit knobs: applies to foldmoe, fsmoe and flowmoe scenarios; {} is a folding scenario{}: "
                             "use --emit megatron",
-                            r.scenario));
+                            r.scenario, r.family == "joint" ? " (a joint plan)" : ""));
   }
   return out;
 }

@@ -230,6 +230,51 @@ void folding_keys(Json& doc, const plan::PlanResult& r, const plan::FoldingSearc
   doc.set("mappings_searched", static_cast<std::int64_t>(s.folded.size() + s.coupled.size()));
 }
 
+// A mapping at its overlap schedule (the joint search).
+Json joint_json(const plan::JointResult& j) {
+  Json out = folding_json(j.priced);
+  Json overlap = Json::object();
+  overlap.set("family", j.overlap.family);
+  overlap.set("schedule", j.overlap.schedule);
+  overlap.set("degree_forward", j.overlap.family == "none" ? Json(nullptr) : Json(j.degree_forward));
+  overlap.set("degree_backward", j.overlap.family == "none" ? Json(nullptr) : Json(j.degree_backward));
+  out.set("overlap", overlap);
+  out.set("no_overlap_ms", j.no_overlap_ms);
+  Json hidden = Json::object();
+  hidden.set("chunk_forward_ms", j.saved.chunk_forward_saved_ms);
+  hidden.set("chunk_backward_ms", j.saved.chunk_backward_saved_ms);
+  hidden.set("optimizer_ms", j.saved.optimizer_saved_ms);
+  hidden.set("gradient_hidden_fraction", j.gradient_hidden_fraction);
+  hidden.set("per_stage_ms", j.hidden_ms());
+  out.set("hidden", hidden);
+  return out;
+}
+
+void joint_keys(Json& doc, const plan::PlanResult& r, const plan::JointSearch& s) {
+  const plan::JointResult& best = s.best();
+  doc.set("mfu", best.priced.mfu);
+  doc.set("memory_bytes_per_gpu", best.priced.memory_bytes_per_gpu);
+  doc.set("joint", joint_json(best));
+  doc.set("no_overlap", joint_json(s.best_no_overlap));
+  doc.set("default_mapping", s.default_mapping ? joint_json(*s.default_mapping) : Json(nullptr));
+  doc.set("speedup_vs_no_overlap", s.best_no_overlap.priced.iteration_ms / best.priced.iteration_ms);
+  doc.set("speedup_vs_default_mapping", s.default_mapping
+                                            ? Json(s.default_mapping->priced.iteration_ms / best.priced.iteration_ms)
+                                            : Json(nullptr));
+  Json top = Json::array();
+  for (std::size_t i = 0; i < s.ranked.size() && i < 10; ++i) top.push(joint_json(s.ranked[i]));
+  doc.set("joint_top10", top);
+  Json counts = Json::object();
+  counts.set("mappings", static_cast<std::int64_t>(s.mappings));
+  counts.set("fitting", static_cast<std::int64_t>(s.fitting));
+  counts.set("evaluated", static_cast<std::int64_t>(s.evaluated));
+  counts.set("shapes_probed", static_cast<std::int64_t>(s.shapes_probed));
+  counts.set("gradient_probes", static_cast<std::int64_t>(s.gradient_probes));
+  counts.set("configurations", static_cast<std::int64_t>(s.configurations));
+  doc.set("search", counts);
+  (void)r;
+}
+
 }  // namespace
 
 io::Json plan_to_json(const plan::PlanResult& r, const plan::Explanation* e, std::size_t top) {
@@ -258,6 +303,7 @@ io::Json plan_to_json(const plan::PlanResult& r, const plan::Explanation* e, std
         if constexpr (std::is_same_v<T, plan::FsMoePlan>) fsmoe_keys(doc, r, search);
         if constexpr (std::is_same_v<T, plan::FlowMoePlan>) flowmoe_keys(doc, r, search);
         if constexpr (std::is_same_v<T, plan::FoldingSearch>) folding_keys(doc, r, search);
+        if constexpr (std::is_same_v<T, plan::JointSearch>) joint_keys(doc, r, search);
       },
       r.search);
   return doc;

@@ -89,6 +89,29 @@ std::string folding_text(const plan::PlanResult& r, const plan::FoldingSearch& s
   return out;
 }
 
+std::string joint_line(const plan::JointResult& j) {
+  std::string overlap = "no overlap";
+  if (j.overlap.family == "fsmoe")
+    overlap = fmt::format("{} (r {} forward, {} backward)", j.label(), j.degree_forward, j.degree_backward);
+  else if (j.overlap.family != "none")
+    overlap = fmt::format("{} ({} {})", j.label(), j.overlap.family == "flowmoe" ? "R" : "d", j.overlap.degree);
+  return folding_line(j.priced) + ", " + overlap;
+}
+
+std::string joint_text(const plan::PlanResult& r, const plan::JointSearch& s) {
+  const double best = s.best().priced.iteration_ms;
+  std::string out = "joint plan for " + r.scenario + '\n';
+  out += "  joint:           " + joint_line(s.best()) + '\n';
+  out += fmt::format("  no overlap:      {} ({:.3f}x)\n", joint_line(s.best_no_overlap),
+                     s.best_no_overlap.priced.iteration_ms / best);
+  if (s.default_mapping)
+    out += fmt::format("  default mapping: {} ({:.3f}x)\n", joint_line(*s.default_mapping),
+                       s.default_mapping->priced.iteration_ms / best);
+  out += fmt::format("  {} mappings, {} fit, {} evaluated with every schedule ({} layer shapes probed)\n", s.mappings,
+                     s.fitting, s.evaluated, s.shapes_probed);
+  return out;
+}
+
 std::string knobs_text(const model::PlanKnobs& k) {
   std::string out;
   auto add = [&](const std::string& part) { out += (out.empty() ? "" : " ") + part; };
@@ -147,6 +170,7 @@ std::string plan_to_text(const plan::PlanResult& r, const plan::Explanation* e) 
         if constexpr (std::is_same_v<T, plan::FsMoePlan>) return fsmoe_text(r, search);
         if constexpr (std::is_same_v<T, plan::FlowMoePlan>) return flowmoe_text(r, search);
         if constexpr (std::is_same_v<T, plan::FoldingSearch>) return folding_text(r, search);
+        if constexpr (std::is_same_v<T, plan::JointSearch>) return joint_text(r, search);
       },
       r.search) +
          (e != nullptr ? why_text(r, *e) : std::string());

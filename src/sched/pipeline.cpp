@@ -1,6 +1,6 @@
 #include <moeplan/sched/pipeline.hpp>
 
-#include <map>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -62,8 +62,14 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
   }
   std::vector<std::vector<dag::TaskId>> stage_tasks(static_cast<std::size_t>(p));
   // Model chunk c of stage r holds virtual stage c p + r; activations flow 0 .. p v - 1.
-  std::map<std::tuple<bool, std::int64_t, std::int64_t>, dag::TaskId> done;  // (forward, virtual stage, mb) -> task
-  std::map<std::tuple<bool, std::int64_t, std::int64_t>, dag::TaskId> sent;  // its P2P to the next virtual stage
+  // (forward, virtual stage, mb) -> its task, and its P2P to the next virtual
+  // stage (flat tables: the joint search builds many pipelines).
+  constexpr dag::TaskId kNone = std::numeric_limits<dag::TaskId>::max();
+  const std::size_t per_phase = static_cast<std::size_t>(p * v * m);
+  auto slot = [&](bool forward, std::int64_t vstage, std::int64_t mb) {
+    return (forward ? 0 : per_phase) + static_cast<std::size_t>(vstage * m + mb);
+  };
+  std::vector<dag::TaskId> done(2 * per_phase, kNone), sent(2 * per_phase, kNone);
   // Tasks are added stage by stage in each stage's order; dependencies are added after all exist.
   struct Pending {
     dag::TaskId task;
@@ -88,7 +94,7 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
       t.micro_batch = static_cast<std::int32_t>(step.micro_batch);
       const dag::TaskId id = b.add_task(t);
       stage_tasks[static_cast<std::size_t>(r)].push_back(id);
-      done[{step.forward, vstage, step.micro_batch}] = id;
+      done[slot(step.forward, vstage, step.micro_batch)] = id;
       pending.push_back({id, step.forward, vstage, step.micro_batch});
       // Send the activation forward (or the gradient backward) unless at the end of the line.
       const bool last = step.forward ? vstage == p * v - 1 : vstage == 0;
@@ -109,19 +115,21 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
         const dag::TaskId m_id = b.add_task(msg);
         stage_tasks[static_cast<std::size_t>(r)].push_back(m_id);
         b.add_dependency(id, m_id);
-        sent[{step.forward, vstage, step.micro_batch}] = m_id;
+        sent[slot(step.forward, vstage, step.micro_batch)] = m_id;
       }
     }
   for (const Pending& x : pending) {
     auto input = [&](bool forward, std::int64_t vstage) {
-      auto it = sent.find({forward, vstage, x.mb});
-      return it != sent.end() ? it->second : done.at({forward, vstage, x.mb});
+      const std::size_t i = slot(forward, vstage, x.mb);
+      MOEPLAN_CHECK(sent[i] != kNone || done[i] != kNone, "every pipeline step's producer is issued");
+      return sent[i] != kNone ? sent[i] : done[i];
     };
     if (x.forward) {
       if (x.vstage > 0) b.add_dependency(input(true, x.vstage - 1), x.task);
     } else {
       // Backward needs this virtual stage's forward and the gradient from the next one.
-      b.add_dependency(done.at({true, x.vstage, x.mb}), x.task);
+      MOEPLAN_CHECK(done[slot(true, x.vstage, x.mb)] != kNone, "a backward step's forward is issued");
+      b.add_dependency(done[slot(true, x.vstage, x.mb)], x.task);
       if (x.vstage < p * v - 1) b.add_dependency(input(false, x.vstage + 1), x.task);
     }
   }

@@ -1716,6 +1716,123 @@ done()
 PY
 check "imported metadata is refused as an option" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --set "model_ref=$tmp/dsv3.textproto" --set model.moe.topk_groups=2
 expect_err "metadata option named" "model.moe.topk_groups: cannot act on this foldmoe scenario: routing metadata"
+# Issue 17 items 3 and 4: the joint mapping x overlap search (plan --joint) and `capacity`.
+check "plan --joint" 0 "$bin" plan folding-mixtral-8x22b-128k-1024 --joint --threads 2
+grep -q "^joint plan for folding-mixtral-8x22b-128k-1024" "$tmp/out" && grep -q "  no overlap: " "$tmp/out" &&
+  grep -q "  default mapping: " "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plan --joint text"; cat "$tmp/out"; }
+check "plan --joint --json" 0 "$bin" plan folding-mixtral-8x22b-128k-1024 --joint --threads 2 --json
+pycheck "plan --joint: the joint optimum against the two single searches" "$tmp/out" <<'PY'
+import sys
+from cli_check import *
+j = load(sys.argv[1])
+best, none, own = j["joint"], j["no_overlap"], j["default_mapping"]
+expect(j["family"] == "joint", "family")
+expect(best["iteration_ms"] == j["iteration_ms"] == j["chosen"]["iteration_ms"], "the plan keys are the joint optimum's")
+expect(best["iteration_ms"] <= none["iteration_ms"], "no worse than the best mapping with no overlap")
+expect(best["iteration_ms"] <= best["no_overlap_ms"], "no worse than its own mapping with no overlap")
+expect(none["overlap"]["family"] == "none" and none["no_overlap_ms"] == none["iteration_ms"], "the no-overlap baseline")
+expect_close(j["speedup_vs_no_overlap"], none["iteration_ms"] / best["iteration_ms"], "speedup_vs_no_overlap")
+expect_close(j["speedup_vs_default_mapping"], own["iteration_ms"] / best["iteration_ms"], "speedup_vs_default_mapping")
+expect(j["baselines"][0]["name"] == "no-overlap" and j["baselines"][1]["name"] == "default-mapping", "baselines")
+# The scenario's own parallelism (tp 8 cp 8 pp 4 ep 8 etp 1) is the default mapping.
+p = own["parallelism"]
+expect((p["tp"], p["cp"], p["pp"], p["ep"], p["etp"]) == (8, 8, 4, 8, 1), f"default mapping {p}")
+expect(all(a["iteration_ms"] <= b["iteration_ms"] for a, b in zip(j["joint_top10"], j["joint_top10"][1:])), "top10 order")
+expect(j["search"]["evaluated"] <= j["search"]["fitting"] <= j["search"]["mappings"], "search counts")
+done()
+PY
+check "plan --joint --emit megatron" 0 "$bin" plan folding-mixtral-8x22b-128k-1024 --joint --emit megatron
+grep -q "^--tensor-model-parallel-size" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --joint --emit megatron"; }
+check "plan --joint -o" 2 "$bin" plan folding-mixtral-8x22b-128k-1024 --joint -o "$tmp/joint.textproto"
+expect_err "plan --joint -o" "moeplan: error: -o: a joint plan cannot be written as a plan file yet"
+[[ ! -e $tmp/joint.textproto ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL plan --joint -o wrote a file"; }
+check "plan --joint of an overlap scenario" 2 "$bin" plan foldmoe-gpt-moe-s-4k --joint
+expect_err "plan --joint of an overlap scenario" "moeplan: error: --joint: searches the mappings of a folding scenario"
+check "plan --joint --schedule" 2 "$bin" plan folding-mixtral-8x22b-128k-1024 --joint --schedule tutel
+expect_err "plan --joint --schedule" "moeplan: error: --schedule: the joint search tries every schedule"
+check "plan --joint --emit knobs" 2 "$bin" plan folding-mixtral-8x22b-128k-1024 --joint --emit knobs
+expect_err "plan --joint --emit knobs" "moeplan: error: --emit knobs: applies to foldmoe, fsmoe and flowmoe scenarios"
+
+cap=(capacity gpt-moe-s --cluster dgx-h100 --gpus 8..16 --global-batch 64 --threads 2)
+check "capacity" 0 "$bin" "${cap[@]}" --tokens 100B --days 30 --cost-per-gpu-hour 2
+grep -q "^capacity: gpt-moe-s on dgx-h100" "$tmp/out" && grep -q "  answer: 8 GPUs train it in" "$tmp/out" &&
+  pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL capacity text"; cat "$tmp/out"; }
+check "capacity --json -o csv" 0 "$bin" "${cap[@]}" --tokens 100B --days 30 --cost-per-gpu-hour 2 --json -o "$tmp/cap.csv"
+cp "$tmp/out" "$tmp/cap.json"
+python3 "$src/tests/cli/json_schema.py" "$src/docs/capacity.schema.json" "$tmp/cap.json" && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL capacity --json against docs/capacity.schema.json"; }
+pycheck "capacity: days, GPU-hours, cost and the marks from the rows' own numbers" "$tmp/cap.json" "$tmp/cap.csv" <<'PY'
+import csv, sys
+from cli_check import *
+j = load(sys.argv[1])
+expect(j["tokens"] == 1e11 and j["deadline_days"] == 30 and j["cost_per_gpu_hour"] == 2, "the request")
+expect([r["gpus"] for r in j["rows"]] == [8, 16], "8 and 16 GPUs: the node size times 1 and 2")
+tokens_per_iteration = 64 * 4096
+for r in j["rows"]:
+    p = r["plan"]
+    expect_close(r["tokens_per_s"], tokens_per_iteration / (p["iteration_ms"] / 1000), f"{r['gpus']}: tokens/s")
+    expect_close(r["days"], 1e11 / r["tokens_per_s"] / 86400, f"{r['gpus']}: days")
+    expect_close(r["gpu_hours"], r["gpus"] * r["days"] * 24, f"{r['gpus']}: GPU-hours")
+    expect_close(r["cost"], 2 * r["gpu_hours"], f"{r['gpus']}: cost")
+    expect(r["meets_deadline"] == (r["days"] <= 30), f"{r['gpus']}: meets_deadline")
+    expect(p["iteration_ms"] <= p["no_overlap_ms"], f"{r['gpus']}: the overlap is no slower than none")
+in_time = [r for r in j["rows"] if r["meets_deadline"]]
+expect(j["smallest_gpus"] == min(r["gpus"] for r in in_time), "smallest_gpus")
+expect(j["cost_optimal_gpus"] == min(in_time, key=lambda r: r["gpu_hours"])["gpus"], "cost_optimal_gpus: fewest GPU-hours")
+rows = list(csv.DictReader(open(sys.argv[2])))
+expect([int(r["gpus"]) for r in rows] == [8, 16], "CSV rows")
+expect(all(float(c["days"]) == r["days"] for c, r in zip(rows, j["rows"])), "CSV days are the JSON's")
+expect(rows[0]["mark"].startswith("smallest"), f"CSV mark {rows[0]['mark']}")
+done()
+PY
+check "capacity --csv" 0 "$bin" "${cap[@]}" --tokens 100B --days 30 --cost-per-gpu-hour 2 --csv
+cmp -s "$tmp/out" "$tmp/cap.csv" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL capacity --csv differs from -o x.csv"; }
+check "capacity, no budget" 0 "$bin" "${cap[@]}" --json
+pycheck "capacity without --tokens: no days, no marks of a deadline" "$tmp/out" <<'PY'
+import sys
+from cli_check import *
+j = load(sys.argv[1])
+expect(all(r["days"] is None and r["meets_deadline"] is None and r["cost"] is None for r in j["rows"]), "null budget figures")
+expect(j["smallest_gpus"] is None, "no deadline: no smallest count")
+best = max(j["rows"], key=lambda r: r["tokens_per_s"] / r["gpus"])
+expect(j["cost_optimal_gpus"] == best["gpus"], "cost-optimal: the most tokens per GPU-second")
+done()
+PY
+check "capacity: a model no count fits" 0 "$bin" capacity mixtral-8x22b --cluster dgx-h100 --gpus 8 --tokens 1T --days 10 --json
+pycheck "capacity: no plan, bound by memory" "$tmp/out" <<'PY'
+import sys
+from cli_check import *
+r = load(sys.argv[1])["rows"][0]
+expect(r["plan"] is None and r["bound_by"] == "memory" and r["meets_deadline"] is False, f"row {r}")
+done()
+PY
+check "capacity --days without --tokens" 2 "$bin" "${cap[@]}" --days 30
+expect_err "capacity --days without --tokens" "moeplan: error: --days: a deadline needs a token budget (--tokens)"
+check "capacity --cost-per-gpu-hour without --tokens" 2 "$bin" "${cap[@]}" --cost-per-gpu-hour 2
+expect_err "capacity --cost-per-gpu-hour without --tokens" "moeplan: error: --cost-per-gpu-hour: a cost needs a token budget"
+check "capacity --tokens 2X" 2 "$bin" "${cap[@]}" --tokens 2X
+expect_err "capacity --tokens 2X" "moeplan: error: --tokens: expected a positive token count such as 2T, 500B or 3e11, got '2X'"
+check "capacity --gpus 4096..64" 2 "$bin" capacity gpt-moe-s --cluster dgx-h100 --gpus 4096..64
+expect_err "capacity --gpus 4096..64" "moeplan: error: --gpus: expected a count N or a range LO..HI"
+check "capacity --gpus 3..5" 2 "$bin" capacity gpt-moe-s --cluster dgx-h100 --gpus 3..5
+expect_err "capacity --gpus 3..5" "moeplan: error: --gpus: 3..5 holds no count of whole 8-GPU nodes times a power of two"
+check "capacity --json --csv" 2 "$bin" "${cap[@]}" --json --csv
+expect_err "capacity --json --csv" "moeplan: error: --csv:"
+check "capacity --days 0" 2 "$bin" "${cap[@]}" --tokens 1T --days 0
+expect_err "capacity --days 0" "--days"
+check "capacity without --cluster" 2 "$bin" capacity gpt-moe-s
+expect_err "capacity without --cluster" "--cluster"
+check "capacity --cluster nosuch" 2 "$bin" capacity gpt-moe-s --cluster nosuch-cluster
+expect_err "capacity --cluster nosuch" "nosuch-cluster"
+check "capacity: an fp32 model on a half-precision profile" 2 "$bin" capacity gpt2-tiny-moe --cluster dgx-h100 --gpus 8
+expect_err "capacity: an fp32 model on a half-precision profile" "moeplan: error: --profile: dgx-h100-datasheet prices GEMMs at 593.7 TFLOP/s, above H100-SXM5-80GB's fp32 peak of 67.0 TFLOP/s"
+check "capacity --profile of another kind" 2 "$bin" capacity gpt-moe-s --cluster dgx-h100 --profile gpt-moe-s
+expect_err "capacity --profile of another kind" "moeplan: error:"
+if command -v script >/dev/null; then
+  script -qc "$bin ${cap[*]}" /dev/null >"$tmp/tty.out" 2>&1
+  grep -q "capacity: [0-9]*/[0-9]* ([0-9]*%)" "$tmp/tty.out" && pass=$((pass + 1)) ||
+    { fail=$((fail + 1)); echo "FAIL: no capacity progress bar on a terminal:"; cat -v "$tmp/tty.out" | head -5; }
+fi
 
 echo "$pass passed, $fail failed"
 [[ $fail == 0 ]]

@@ -16,6 +16,9 @@ for f in "$src"/scenarios/*.textproto; do
     echo "FAIL plan $name:"; cat "$tmp/$name.err"; fail=1
   fi
 done
+# The joint search's plan (issue 17 item 3) has the same shape, family joint.
+"$bin" plan folding-mixtral-8x22b-128k-1024 --joint --json --threads 2 >"$tmp/joint.json" 2>"$tmp/joint.err" ||
+  { echo "FAIL plan --joint:"; cat "$tmp/joint.err"; fail=1; }
 python3 "$src/tests/cli/json_schema.py" "$src/docs/plan.schema.json" "$tmp"/*.json || fail=1
 python3 - "$src" "$tmp" <<'PY' || fail=1
 import copy, glob, json, os, subprocess, sys
@@ -52,7 +55,7 @@ mutations = {
     "unexpected top-level key": lambda d: d.__setitem__("bogus", 1),
     "negative gap": lambda d: d["candidates"][0].__setitem__("gap_pct", -1),
     "family's own key missing": lambda d: d.pop({"foldmoe": "a2a_critical_ms", "fsmoe": "closed_form",
-                                                 "flowmoe": "bo_trace", "folding": "folded"}[d["family"]]),
+                                                 "flowmoe": "bo_trace", "folding": "folded", "joint": "joint"}[d["family"]]),
     "zero iteration": lambda d: d.__setitem__("iteration_ms", 0),
     "unknown knob": lambda d: d["chosen"]["knobs"].__setitem__("degre", 2),
 }
@@ -69,7 +72,7 @@ for family, (name, d) in family_doc.items():
             bad.append(f"{family} ({name}): the schema accepts a document with {what}")
         else:
             refused += 1
-if len(family_doc) != 4:
+if len(family_doc) != 5:
     bad.append(f"families covered: {sorted(family_doc)}")
 for b in bad:
     print("FAIL", b)

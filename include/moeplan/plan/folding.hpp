@@ -42,6 +42,31 @@ struct FoldingBreakdown {
   double pp_bubble_ms = 0;    ///< pipeline idle time of the stage
 };
 
+/// @brief One pipeline stage as priced (ms): the work an overlap schedule can
+/// shorten (docs/cost-model.md, "Joint search: mapping x overlap").
+struct FoldingStage {
+  std::int64_t layers_per_chunk = 0;
+  std::int64_t layers_per_stage = 0;
+  std::int64_t micro_batches = 0;  ///< per DP rank per iteration
+  double chunk_forward_ms = 0;     ///< one chunk of one micro-batch, as the pipeline ran it
+  double chunk_backward_ms = 0;
+  /// Per layer and micro-batch: the communication priced in the layer (A2A,
+  /// TP/SP and ETP collectives, CP exchange not hidden), forward and backward.
+  double layer_forward_comm_ms = 0;
+  double layer_backward_comm_ms = 0;
+  double optimizer_ms = 0;          ///< the distributed optimizer's step, as run
+  double layer_gradient_rs_ms = 0;  ///< its gradient reduce-scatter of the layers' parameters (not the ends')
+  double pipeline_ms = 0;           ///< the iteration less the optimizer step: the last backward's end
+};
+
+/// @brief What an overlap schedule takes off a stage's priced work (ms): the
+/// joint search's input to price_mapping. Zero: the folding search's pricing.
+struct StageOverlap {
+  double chunk_forward_saved_ms = 0;
+  double chunk_backward_saved_ms = 0;
+  double optimizer_saved_ms = 0;
+};
+
 /// @brief A priced mapping.
 struct FoldingResult {
   FoldingConfig config;
@@ -50,6 +75,7 @@ struct FoldingResult {
   double memory_bytes_per_gpu = 0;
   bool fits = false;
   FoldingBreakdown breakdown;
+  FoldingStage stage;
 };
 
 /// @brief Memory assumptions (docs/cost-model.md, "Memory"); recomputation comes from the scenario.
@@ -65,9 +91,12 @@ struct FoldingTrace {
 };
 
 /// Prices one configuration (throws an input Error if it is not valid for the
-/// scenario); fills `trace` when given.
+/// scenario); fills `trace` when given. `overlap`, when given, shortens each
+/// chunk and the optimizer step by what an overlap schedule hides (the joint
+/// search); the breakdown stays the unhidden one, `stage` has the shortened times.
 FoldingResult price_mapping(const model::ScenarioSpec& scenario, const cost::CostModel& costs, const FoldingConfig& c,
-                            const MemoryModel& memory = {}, FoldingTrace* trace = nullptr);
+                            const MemoryModel& memory = {}, FoldingTrace* trace = nullptr,
+                            const StageOverlap* overlap = nullptr);
 
 /// Every valid configuration of a mode ("coupled" or "folded"), priced, those that
 /// fit first by iteration time (ties: smaller tp, cp, pp, ep, etp), then the rest.
@@ -85,6 +114,9 @@ struct HeldParams {
 /// Parameters one GPU holds: its layers, plus the embedding (first stage) or LM
 /// head and final norm (last stage), both when pp = 1.
 HeldParams held_params(const model::ModelSpec& model, const FoldingConfig& c);
+
+/// The part of held_params that the stage's layers hold (no embedding, LM head or final norm).
+HeldParams held_params_of_layers(const model::ModelSpec& model, const FoldingConfig& c);
 
 /// held_params(model, c).dense + .expert.
 double params_per_gpu(const model::ModelSpec& model, const FoldingConfig& c);

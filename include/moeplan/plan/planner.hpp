@@ -17,13 +17,16 @@
 #include <moeplan/plan/folding.hpp>
 #include <moeplan/plan/foldmoe_planner.hpp>
 #include <moeplan/plan/fsmoe_planner.hpp>
+#include <moeplan/plan/joint.hpp>
 #include <moeplan/plan/scenario_run.hpp>
 
 namespace moeplan::plan {
 
 /// @brief One configuration a planner evaluated, at its best knobs.
 struct Candidate {
-  std::string schedule;  ///< the overlap schedule; folding: the mapping mode (folded, coupled)
+  /// The overlap schedule; folding: the mapping mode (folded, coupled); joint:
+  /// "none" or "family/schedule" (JointResult::label)
+  std::string schedule;
   model::PlanKnobs knobs;
   double iteration_ms = 0;
   double memory_bytes_per_gpu = 0;
@@ -60,7 +63,7 @@ struct PlanResult {
   double tokens_per_iteration = 0;  ///< global batch x sequence length
   std::vector<std::string> notes;   ///< what the request left out, and why
   ThreadsStarted threads;           ///< the parallel step that fell shortest
-  std::variant<FoldMoePlan, FsMoePlan, FlowMoePlan, FoldingSearch> search;
+  std::variant<FoldMoePlan, FsMoePlan, FlowMoePlan, FoldingSearch, JointSearch> search;
 
   /// The baseline named `name`; nullptr when the plan has none of that name.
   const Baseline* baseline(const std::string& name) const;
@@ -78,7 +81,9 @@ class Planner {
   virtual PlanResult plan(const ScenarioRun& run, const PlanRequest& request) const = 0;
 };
 
-/// The registered planner of a family; an input Error (field schedule.family) for another name.
+/// The registered planner of a family, or "joint" (the joint mapping x
+/// overlap search of a folding scenario); an input Error (field
+/// schedule.family) for another name.
 const Planner& planner_for(const std::string& family);
 
 /// The PlanSpec a plan file and the CLI.md plan keys carry: the chosen

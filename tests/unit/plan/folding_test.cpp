@@ -7,72 +7,14 @@
 #include <moeplan/plan/folding.hpp>
 
 #include "../test_support.hpp"
+#include "folding_toy.hpp"
 
 using namespace moeplan;
 using model::LinkClass;
 using model::OpClass;
 
-namespace {
-
-// A one-layer toy on one node of two GPUs, small enough to price every mapping
-// by hand. d = 4, h = g = 2 heads of k = 2, E = 2 GELU experts of hidden 8,
-// top-1, capacity 1, V = 8 (untied), 2-byte elements; one sequence of s = 8
-// tokens per iteration. Every line has no startup, so times are work x slope:
-// compute 1e-3 ms per FLOP (the GPU's peak, 1e6 FLOP/s), AllGather,
-// ReduceScatter and AlltoAll on two ranks 1e-3 ms per byte, P2P 1e-2 ms per byte.
-model::ScenarioSpec toy_scenario() {
-  using moeplan::testing::cost_line;
-  model::ScenarioSpec s;
-  s.name = "toy";
-  model::ModelSpec& m = s.model;
-  m.name = "toy";
-  m.num_layers = 1;
-  m.d_model = 4;
-  m.num_heads = 2;
-  m.num_kv_heads = 2;
-  m.head_dim = 2;
-  m.vocab_size = 8;
-  m.norm_type = model::NormType::RmsNorm;
-  m.dtype_bytes = 2;
-  m.moe.num_experts = 2;
-  m.moe.top_k = 1;
-  m.moe.capacity_factor = 1.0;
-  m.moe.expert_type = model::FfnType::GeluFfn;
-  m.moe.expert_ffn_hidden = 8;
-  m.moe_layer = {true};
-  model::ClusterSpec& c = s.cluster;
-  c.name = "toy";
-  c.num_nodes = 1;
-  c.gpus_per_node = 2;
-  c.gpu.peak_flops_per_s_bf16 = 1e6;
-  c.gpu.memory_bytes = 1e12;  // every mapping fits: this case is about time
-  s.profile = model::CostProfileSpec{"toy",
-                                     "toy",
-                                     {cost_line(OpClass::Gemm, LinkClass::Local, 1, 0.0, 1e-3),
-                                      cost_line(OpClass::Attention, LinkClass::Local, 1, 0.0, 1e-3),
-                                      cost_line(OpClass::AllGather, LinkClass::Intra, 2, 0.0, 1e-3),
-                                      cost_line(OpClass::ReduceScatter, LinkClass::Intra, 2, 0.0, 1e-3),
-                                      cost_line(OpClass::A2A, LinkClass::Intra, 2, 0.0, 1e-3),
-                                      cost_line(OpClass::P2P, LinkClass::Intra, 2, 0.0, 1e-2)},
-                                     1.0};
-  s.workload.seq_len = 8;
-  s.workload.micro_batch_size = 1;
-  s.workload.global_batch_size = 1;
-  s.schedule.family = "folding";
-  return s;
-}
-
-plan::FoldingConfig mapping(std::int64_t tp, std::int64_t cp, std::int64_t pp, std::int64_t ep, std::int64_t etp) {
-  plan::FoldingConfig c;
-  c.tp = tp;
-  c.cp = cp;
-  c.pp = pp;
-  c.ep = ep;
-  c.etp = etp;
-  return c;
-}
-
-}  // namespace
+using moeplan::testing::mapping;
+using moeplan::testing::toy_scenario;
 
 TEST_CASE("plan::search_mappings: folding EP into TP beats every coupled mapping (toy, by hand)", "[plan][folding]") {
   // The space. One layer: pp = vpp = 1. Global batch 1: micro-batch 1 and

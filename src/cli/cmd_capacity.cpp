@@ -1,0 +1,143 @@
+// moeplan capacity MODEL --cluster KIND [--tokens 2T] [--days 30] [--gpus 64..4096]
+//                  [--cost-per-gpu-hour X] [--seq-len N] [--global-batch N] [--json|--csv] [-o FILE]
+
+#include <exception>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/dist/shard.hpp>
+#include <moeplan/io/json.hpp>
+#include <moeplan/io/loader.hpp>
+#include <moeplan/plan/capacity.hpp>
+#include <moeplan/report/capacity_report.hpp>
+
+#include "cli_context.hpp"
+#include "scenario_support.hpp"
+
+namespace moeplan::cli {
+namespace {
+
+struct CapacityOptions {
+  std::string model;
+  std::string cluster;
+  std::string profile;
+  std::string tokens;
+  std::optional<double> days;
+  std::string gpus;
+  std::optional<double> cost_per_gpu_hour;
+  std::int64_t seq_len = plan::kCapacitySeqLen;
+  std::int64_t global_batch = plan::kCapacityGlobalBatch;
+  std::string output;
+  unsigned threads = 0;
+  double max_memory_gib = 8;  // set by add_max_memory_option
+  bool json = false;
+  bool csv = false;
+  bool quiet = false;
+};
+
+plan::CapacityRequest request_of(const CapacityOptions& o, CliContext& context) {
+  if (o.json && o.csv) throw Error(ErrorKind::Input, "--csv: prints the table as CSV; --json prints it as JSON: choose one");
+  check_stdout_outputs(o.json || o.csv, {{"-o", o.output}});
+  plan::CapacityRequest r;
+  r.model = io::load_model(o.model);
+  r.cluster = io::load_cluster(o.cluster);
+  // The cluster's datasheet profile (datasheet-profile writes one for every bundled cluster) unless named.
+  const std::string profile = o.profile.empty() ? r.cluster.name + "-datasheet" : o.profile;
+  try {
+    r.profile = io::load_profile(profile);
+  } catch (const Error& e) {
+    if (!o.profile.empty() || e.kind() != ErrorKind::Input) throw;
+    throw Error(ErrorKind::Input, fmt::format("--profile: cluster {} has no bundled profile {}; name one ({})",
+                                              r.cluster.name, profile, e.reason()));
+  }
+  r.seq_len = o.seq_len;
+  r.global_batch = o.global_batch;
+  if (!o.tokens.empty()) r.tokens = plan::parse_token_count(o.tokens);
+  r.days = o.days;
+  r.cost_per_gpu_hour = o.cost_per_gpu_hour;
+  // Default counts: one node up to the cluster file's size.
+  const auto [lo, hi] = o.gpus.empty() ? std::pair{r.cluster.gpus_per_node, r.cluster.world_size()}
+                                       : plan::parse_gpu_range(o.gpus);
+  r.gpus = plan::capacity_gpu_counts(lo, hi, r.cluster.gpus_per_node);
+  r.limits.max_memory_bytes = static_cast<std::size_t>(o.max_memory_gib * static_cast<double>(std::size_t{1} << 30));
+  r.threads = thread_count(o.threads, context.err);
+  plan::check_capacity_request(r);
+  return r;
+}
+
+void run_capacity_on(const CapacityOptions& o, CliContext& context, const dist::Shard& shard) {
+  plan::CapacityRequest r = request_of(o, context);
+  // Rows are the work MPI ranks share (row i on rank i mod N); rank 0 draws its own share's bar.
+  std::unique_ptr<ProgressBar> bar = progress_bar("capacity", o.quiet || shard.rank() != 0, context.err);
+  r.progress = bar.get();
+  std::vector<std::string> texts(r.gpus.size());
+  for (std::size_t i = 0; i < r.gpus.size(); ++i)
+    if (shard.mine(i)) texts[i] = report::capacity_row_to_json(plan::capacity_row(r, r.gpus[i])).dump(-1);
+  bar.reset();
+  texts = shard.gather(std::move(texts));
+  if (shard.rank() != 0) return;  // rank 0 writes and prints
+  std::vector<plan::CapacityRow> rows;
+  for (const std::string& text : texts) rows.push_back(report::capacity_row_from_json(io::Json::parse(text)));
+  const plan::CapacityResult result = plan::capacity_summary(r, std::move(rows));
+  const std::string json = report::capacity_to_json(r, result).dump() + "\n";
+  const std::string csv = report::capacity_to_csv(result);
+  if (!o.output.empty()) {
+    const bool as_json = o.output.size() >= 5 && o.output.compare(o.output.size() - 5, 5, ".json") == 0;
+    context.outputs.add(o.output, as_json ? json : csv);
+  }
+  if (o.json) {
+    context.out << json;
+    return;
+  }
+  if (o.csv) {
+    context.out << csv;
+    return;
+  }
+  context.out << report::capacity_to_text(r, result);
+  if (!o.output.empty()) context.out << "  wrote " << o.output << '\n';
+}
+
+void run_capacity(const CapacityOptions& o, CliContext& context) {
+  const dist::Shard shard;  // every rank reads and checks the request, each computes its rows
+  try {
+    run_capacity_on(o, context, shard);
+  } catch (const Error& e) {
+    // Every rank meets a bad option alike; rank 0 reports, the others exit quietly with its code.
+    if (shard.rank() == 0) throw;
+    context.exit_code = e.kind() == ErrorKind::Runtime ? 1 : 2;
+  }
+}
+
+}  // namespace
+
+void add_capacity_command(CLI::App& app, CliContext& context) {
+  auto o = std::make_shared<CapacityOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "capacity", "How many GPUs train a model on a token budget by a deadline: the joint search at each GPU count");
+  cmd->add_option("model", o->model, "Model (bundled name or path)")->required();
+  cmd->add_option("--cluster", o->cluster, "Cluster kind (bundled name or path): node size, GPU, links")->required();
+  cmd->add_option("--profile", o->profile, "Cost profile (default: the cluster's <name>-datasheet)");
+  cmd->add_option("--tokens", o->tokens, "Token budget: 2T, 500B, 3e11 ...");
+  cmd->add_option("--days", o->days, "Deadline in days (needs --tokens)")->check(positive());
+  cmd->add_option("--gpus", o->gpus,
+                  "GPU counts N or LO..HI: each node size x 2^k in the range (default: one node to the cluster file's "
+                  "size)");
+  cmd->add_option("--cost-per-gpu-hour", o->cost_per_gpu_hour, "Price of one GPU-hour (needs --tokens)")
+      ->check(positive());
+  cmd->add_option("--seq-len", o->seq_len, fmt::format("Tokens per sequence (default {})", plan::kCapacitySeqLen))
+      ->check(positive());
+  cmd->add_option("--global-batch", o->global_batch,
+                  fmt::format("Sequences per iteration (default {})", plan::kCapacityGlobalBatch))
+      ->check(positive());
+  cmd->add_option("-o,--output", o->output, "Write the table (JSON for a .json name, else CSV; - for stdout)");
+  add_threads_option(cmd, o->threads);
+  add_quiet_option(cmd, o->quiet);
+  add_max_memory_option(cmd, o->max_memory_gib);
+  cmd->add_flag("--json", o->json, "Print one JSON object (docs/capacity.schema.json)");
+  cmd->add_flag("--csv", o->csv, "Print the table as CSV");
+  cmd->callback([o, &context] { run_capacity(*o, context); });
+}
+
+}  // namespace moeplan::cli

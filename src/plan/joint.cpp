@@ -1,0 +1,326 @@
+#include <moeplan/plan/joint.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+
+namespace moeplan::plan {
+namespace {
+
+auto config_key(const FoldingConfig& c) { return std::tie(c.tp, c.cp, c.pp, c.ep, c.etp, c.vpp, c.micro_batch); }
+
+LayerShape shape_of(const FoldingConfig& c, bool gradients) {
+  LayerShape s{c.tp, c.cp, c.ep, c.etp, c.micro_batch, 1, 1};
+  if (gradients) {
+    s.dp = c.dp;
+    s.edp = c.edp;
+  }
+  return s;
+}
+
+JointResult no_overlap(const FoldingResult& f) {
+  JointResult r;
+  r.priced = f;
+  r.no_overlap_ms = f.iteration_ms;
+  return r;
+}
+
+// `f` (priced with no overlap) with what `p` hides of its chunks and `g` of its gradients.
+JointResult overlapped(const model::ScenarioSpec& s, const cost::CostModel& costs, const FoldingResult& f,
+                       const ProbedSchedule& p, const GradientProbe& g) {
+  JointResult r;
+  r.overlap = p.schedule;
+  r.degree_forward = p.degree_forward;
+  r.degree_backward = p.degree_backward;
+  r.no_overlap_ms = f.iteration_ms;
+  r.gradient_hidden_fraction = g.hidden_fraction(f.stage.layers_per_stage);
+  r.saved = stage_overlap(f, p, r.gradient_hidden_fraction);
+  r.priced = price_mapping(s, costs, f.config, {}, nullptr, &r.saved);
+  return r;
+}
+
+// Of each schedule's probed degrees, the one that takes the most off a chunk
+// of `layers` layers (ties: the smaller degree, probed first).
+std::vector<const ProbedSchedule*> best_degrees(const std::vector<ProbedSchedule>& probes, std::int64_t layers) {
+  std::vector<const ProbedSchedule*> out;
+  for (const ProbedSchedule& p : probes) {
+    const double saved = p.forward_saved_ms(layers) + p.backward_saved_ms(layers);
+    if (!out.empty() && out.back()->schedule.family == p.schedule.family &&
+        out.back()->schedule.schedule == p.schedule.schedule) {
+      const ProbedSchedule& kept = *out.back();
+      if (saved > kept.forward_saved_ms(layers) + kept.backward_saved_ms(layers)) out.back() = &p;
+      continue;
+    }
+    out.push_back(&p);
+  }
+  return out;
+}
+
+using GradientKey = std::pair<LayerShape, OverlapSchedule>;
+
+// A schedule of one mapping between its bounds: the mapping priced with none
+// of the schedule's gradient traffic hidden (upper) and with all of it (lower).
+struct Bracket {
+  const ProbedSchedule* probed = nullptr;
+  double lower_ms = 0, upper_ms = 0;
+  bool probe = false;  // its gradient probe decides
+};
+
+class JointSearcher {
+ public:
+  JointSearcher(const model::ScenarioSpec& s, const cost::CostModel& costs, const JointOptions& o)
+      : s_(s), costs_(costs), o_(o) {}
+
+  // Each mapping's best schedule. A schedule whose gradient probe is needed
+  // only if it could win: its lower bound must beat both the mapping's best
+  // upper bound and `threshold` (a mapping above it cannot enter the ranking's
+  // exact top; its reported best is then at most too slow, never too fast).
+  std::vector<JointResult> evaluate(const std::vector<const FoldingResult*>& mappings, double threshold,
+                                    JointSearch& out) {
+    probe_shapes(mappings, out.threads);
+    std::vector<std::vector<Bracket>> brackets(mappings.size());
+    out.threads.record(o_.threads, mappings.size(), parallel_for(mappings.size(), o_.threads, [&](std::size_t i) {
+      brackets[i] = bracket(*mappings[i], threshold);
+    }));
+    probe_gradients_needed(mappings, brackets, out.threads);
+    std::vector<JointResult> best(mappings.size());
+    out.threads.record(o_.threads, mappings.size(), parallel_for(mappings.size(), o_.threads, [&](std::size_t i) {
+      best[i] = best_schedule(*mappings[i], brackets[i]);
+      if (o_.progress != nullptr) o_.progress->advance();
+    }));
+    for (const std::vector<Bracket>& b : brackets)
+      out.configurations += static_cast<std::size_t>(std::count_if(b.begin(), b.end(), [](const Bracket& x) { return x.probe; }));
+    out.configurations += configurations_.exchange(0);
+    return best;
+  }
+
+  std::size_t shapes_probed() const { return shapes_.size(); }
+  std::size_t gradient_probes() const { return gradients_.size(); }
+
+ private:
+  void probe_shapes(const std::vector<const FoldingResult*>& mappings, ThreadsStarted& threads) {
+    std::vector<LayerShape> missing;
+    for (const FoldingResult* f : mappings) {
+      const LayerShape key = shape_of(f->config, false);
+      if (!shapes_.count(key) && std::find(missing.begin(), missing.end(), key) == missing.end())
+        missing.push_back(key);
+    }
+    std::vector<std::vector<ProbedSchedule>> probed(missing.size());
+    threads.record(o_.threads, missing.size(), parallel_for(missing.size(), o_.threads, [&](std::size_t i) {
+      probed[i] = probe_layer_shape(s_, costs_, missing[i], o_.families);
+    }));
+    for (std::size_t i = 0; i < missing.size(); ++i) shapes_.emplace(missing[i], std::move(probed[i]));
+  }
+
+  // The schedules of a mapping that could be its best, bracketed. A schedule
+  // is priced only if its bound (joint_lower_bound_ms with its own chunk
+  // savings) can beat `threshold` and the best upper price so far.
+  std::vector<Bracket> bracket(const FoldingResult& f, double threshold) const {
+    const std::vector<const ProbedSchedule*> schedules =
+        best_degrees(shapes_.at(shape_of(f.config, false)), f.stage.layers_per_chunk);
+    std::vector<double> bound(schedules.size());
+    std::vector<std::size_t> order(schedules.size());
+    for (std::size_t i = 0; i < schedules.size(); ++i) {
+      order[i] = i;
+      bound[i] = schedule_lower_bound_ms(f, stage_overlap(f, *schedules[i], 1.0));
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bound[a] < bound[b]; });
+    // Schedules that hide the same (no gradient probe yet) price alike: each price once.
+    std::vector<std::pair<StageOverlap, double>> priced;
+    auto price = [&](const StageOverlap& o) {
+      for (const auto& [seen, ms] : priced)
+        if (seen.chunk_forward_saved_ms == o.chunk_forward_saved_ms &&
+            seen.chunk_backward_saved_ms == o.chunk_backward_saved_ms && seen.optimizer_saved_ms == o.optimizer_saved_ms)
+          return ms;
+      priced.emplace_back(o, price_mapping(s_, costs_, f.config, {}, nullptr, &o).iteration_ms);
+      return priced.back().second;
+    };
+    std::vector<Bracket> out;
+    double best_upper = f.iteration_ms;  // no overlap is exact
+    for (std::size_t i : order) {
+      if (bound[i] > std::min(threshold, best_upper)) break;  // this one and every later one cannot win
+      Bracket b;
+      b.probed = schedules[i];
+      const StageOverlap none = stage_overlap(f, *b.probed, 0.0), all = stage_overlap(f, *b.probed, 1.0);
+      b.upper_ms = price(none);
+      b.lower_ms = all.optimizer_saved_ms > 0 ? price(all) : b.upper_ms;
+      best_upper = std::min(best_upper, b.upper_ms);
+      out.push_back(b);
+    }
+    for (Bracket& b : out) b.probe = b.lower_ms < b.upper_ms && b.lower_ms <= best_upper && b.lower_ms <= threshold;
+    configurations_ += priced.size();
+    return out;
+  }
+
+  void probe_gradients_needed(const std::vector<const FoldingResult*>& mappings,
+                              const std::vector<std::vector<Bracket>>& brackets, ThreadsStarted& threads) {
+    // Grouped by (shape with its gradient groups, family): a group shares its none and FSMoE's planner.
+    std::vector<std::pair<LayerShape, std::vector<const ProbedSchedule*>>> groups;
+    for (std::size_t i = 0; i < mappings.size(); ++i)
+      for (const Bracket& b : brackets[i]) {
+        if (!b.probe) continue;
+        const LayerShape shape = shape_of(mappings[i]->config, true);
+        if (gradients_.count({shape, b.probed->schedule})) continue;
+        auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+          return g.first == shape && g.second.front()->schedule.family == b.probed->schedule.family;
+        });
+        if (group == groups.end()) {
+          groups.push_back({shape, {b.probed}});
+        } else if (std::none_of(group->second.begin(), group->second.end(),
+                                [&](const ProbedSchedule* p) { return p->schedule == b.probed->schedule; })) {
+          group->second.push_back(b.probed);
+        }
+      }
+    std::vector<std::vector<GradientProbe>> probed(groups.size());
+    threads.record(o_.threads, groups.size(), parallel_for(groups.size(), o_.threads, [&](std::size_t i) {
+      probed[i] = probe_gradients(s_, costs_, groups[i].first, groups[i].second);
+    }));
+    for (std::size_t i = 0; i < groups.size(); ++i)
+      for (std::size_t j = 0; j < groups[i].second.size(); ++j)
+        gradients_.emplace(GradientKey{groups[i].first, groups[i].second[j]->schedule}, probed[i][j]);
+  }
+
+  // The mapping at no overlap and at each schedule whose gradient probe
+  // decided it (the others cannot win): the fastest, no overlap first on ties.
+  JointResult best_schedule(const FoldingResult& f, const std::vector<Bracket>& brackets) const {
+    JointResult best = no_overlap(f);
+    for (const Bracket& b : brackets) {
+      JointResult r;
+      if (b.probe) {
+        r = overlapped(s_, costs_, f, *b.probed, gradients_.at({shape_of(f.config, true), b.probed->schedule}));
+      } else if (b.lower_ms == b.upper_ms) {  // no gradient traffic to hide: the bound is the price
+        r = overlapped(s_, costs_, f, *b.probed, GradientProbe{});
+      } else {
+        continue;
+      }
+      if (r.priced.iteration_ms < best.priced.iteration_ms) best = std::move(r);
+    }
+    return best;
+  }
+
+  const model::ScenarioSpec& s_;
+  const cost::CostModel& costs_;
+  const JointOptions& o_;
+  std::map<LayerShape, std::vector<ProbedSchedule>> shapes_;
+  std::map<GradientKey, GradientProbe> gradients_;
+  mutable std::atomic<std::size_t> configurations_{0};  // priced by bracket(), from every thread
+};
+
+bool ranks_before(const JointResult& a, const JointResult& b) {
+  if (a.priced.iteration_ms != b.priced.iteration_ms) return a.priced.iteration_ms < b.priced.iteration_ms;
+  return config_key(a.priced.config) < config_key(b.priced.config);
+}
+
+}  // namespace
+
+std::string JointResult::label() const {
+  return overlap.family == "none" ? std::string("none") : overlap.family + "/" + overlap.schedule;
+}
+
+double JointResult::hidden_ms() const {
+  const double chunks = static_cast<double>(priced.stage.micro_batches * priced.config.vpp);
+  return chunks * (saved.chunk_forward_saved_ms + saved.chunk_backward_saved_ms) + saved.optimizer_saved_ms;
+}
+
+StageOverlap stage_overlap(const FoldingResult& f, const ProbedSchedule& p, double gradient_hidden_fraction) {
+  const FoldingStage& st = f.stage;
+  const std::int64_t n = st.layers_per_chunk;
+  const double layers = static_cast<double>(n);
+  StageOverlap out;
+  // At most the chunk's communication is hidden; a schedule slower than its
+  // family's none lengthens the chunk by as much.
+  out.chunk_forward_saved_ms = std::min(p.forward_saved_ms(n), layers * st.layer_forward_comm_ms);
+  out.chunk_backward_saved_ms = std::min(p.backward_saved_ms(n), layers * st.layer_backward_comm_ms);
+  out.optimizer_saved_ms = std::clamp(gradient_hidden_fraction, 0.0, 1.0) * st.layer_gradient_rs_ms;
+  return out;
+}
+
+JointResult price_joint(const model::ScenarioSpec& s, const cost::CostModel& costs, const FoldingConfig& mapping,
+                        const OverlapSchedule& schedule) {
+  const FoldingResult f = price_mapping(s, costs, mapping);
+  if (schedule.family == "none") return no_overlap(f);
+  const ProbedSchedule p = probe_schedule(s, costs, shape_of(f.config, false), schedule);
+  return overlapped(s, costs, f, p, probe_gradients(s, costs, shape_of(f.config, true), {&p}).front());
+}
+
+double schedule_lower_bound_ms(const FoldingResult& f, const StageOverlap& o) {
+  const FoldingStage& st = f.stage;
+  auto kept = [](double chunk_ms, double saved_ms) {
+    return chunk_ms > 0 ? std::clamp(1.0 - saved_ms / chunk_ms, 0.0, 1.0) : 1.0;
+  };
+  // Longer chunks do not lengthen the stage-to-stage transfers: no bound above 1.
+  const double r =
+      std::min(kept(st.chunk_forward_ms, o.chunk_forward_saved_ms), kept(st.chunk_backward_ms, o.chunk_backward_saved_ms));
+  return r * st.pipeline_ms + (st.optimizer_ms - o.optimizer_saved_ms);
+}
+
+double joint_lower_bound_ms(const FoldingResult& f) {
+  const FoldingStage& st = f.stage;
+  const double layers = static_cast<double>(st.layers_per_chunk);
+  StageOverlap all;  // every chunk's communication and the layers' gradient reduce-scatter hidden
+  all.chunk_forward_saved_ms = layers * st.layer_forward_comm_ms;
+  all.chunk_backward_saved_ms = layers * st.layer_backward_comm_ms;
+  all.optimizer_saved_ms = st.layer_gradient_rs_ms;
+  return schedule_lower_bound_ms(f, all);
+}
+
+JointSearch search_joint(const model::ScenarioSpec& s, const cost::CostModel& costs, const JointOptions& o,
+                         const std::optional<FoldingConfig>& default_mapping) {
+  JointSearch out;
+  const std::vector<FoldingResult> all = search_mappings(s, costs, o.mode, o.threads, &out.threads);
+  out.mappings = all.size();
+  for (const FoldingResult& f : all) {
+    if (!out.fastest || f.iteration_ms < out.fastest->iteration_ms) out.fastest = f;
+    if (out.least_memory_bytes == 0 || f.memory_bytes_per_gpu < out.least_memory_bytes)
+      out.least_memory_bytes = f.memory_bytes_per_gpu;
+    if (f.fits) ++out.fitting;
+  }
+  if (out.fitting == 0) {
+    if (!o.require_fit) return out;
+    throw Error(ErrorKind::Runtime,
+                fmt::format("no {} mapping of {} on {} GPUs fits in GPU memory", o.mode, s.name, s.cluster.world_size()));
+  }
+  out.best_no_overlap = no_overlap(all.front());  // search_mappings ranks those that fit first
+  // Fitting mappings by their bound, then by their place in the folding ranking.
+  std::vector<std::size_t> order;
+  std::vector<double> bound(all.size());
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (all[i].fits) {
+      order.push_back(i);
+      bound[i] = joint_lower_bound_ms(all[i]);
+    }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bound[a] < bound[b]; });
+  if (o.progress != nullptr) o.progress->add_total(order.size() + (default_mapping ? 1 : 0));
+  JointSearcher searcher(s, costs, o);
+  const std::size_t batch = std::max<std::size_t>(o.batch, 1);
+  std::size_t next = 0;
+  while (next < order.size()) {
+    // The exact_top-th best so far: a mapping whose bound exceeds it cannot enter the best exact_top.
+    if (out.ranked.size() >= o.exact_top && bound[order[next]] > out.ranked[o.exact_top - 1].priced.iteration_ms)
+      break;
+    std::vector<const FoldingResult*> mappings;
+    for (; next < order.size() && mappings.size() < batch; ++next) mappings.push_back(&all[order[next]]);
+    const double threshold = out.ranked.size() >= o.exact_top ? out.ranked[o.exact_top - 1].priced.iteration_ms
+                                                              : std::numeric_limits<double>::infinity();
+    for (JointResult& r : searcher.evaluate(mappings, threshold, out)) out.ranked.push_back(std::move(r));
+    std::stable_sort(out.ranked.begin(), out.ranked.end(), ranks_before);
+  }
+  out.evaluated = next;
+  if (o.progress != nullptr) o.progress->advance(order.size() - next);
+  if (default_mapping) {
+    const FoldingResult own = price_mapping(s, costs, *default_mapping);
+    out.default_mapping = searcher.evaluate({&own}, std::numeric_limits<double>::infinity(), out).front();
+  }
+  out.shapes_probed = searcher.shapes_probed();
+  out.gradient_probes = searcher.gradient_probes();
+  return out;
+}
+
+}  // namespace moeplan::plan

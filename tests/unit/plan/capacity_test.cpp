@@ -1,0 +1,199 @@
+#include <catch2/catch.hpp>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/io/json.hpp>
+#include <moeplan/plan/capacity.hpp>
+#include <moeplan/report/capacity_report.hpp>
+
+#include "folding_toy.hpp"
+
+using namespace moeplan;
+
+namespace {
+
+// The toy (folding_toy.hpp) as a capacity question: its model, its 2-GPU node, its profile.
+plan::CapacityRequest toy_request() {
+  const model::ScenarioSpec s = moeplan::testing::toy_scenario_for_overlap();
+  plan::CapacityRequest r;
+  r.model = s.model;
+  r.cluster = s.cluster;
+  r.profile = *s.profile;
+  r.seq_len = 8;
+  r.global_batch = 1;
+  return r;
+}
+
+plan::CapacityRow row_with(std::int64_t gpus, double tokens_per_s) {
+  plan::CapacityRow row;
+  row.gpus = gpus;
+  row.plan = plan::CapacityPlan{};
+  row.tokens_per_s = tokens_per_s;
+  return row;
+}
+
+}  // namespace
+
+TEST_CASE("plan::parse_token_count, parse_gpu_range and capacity_gpu_counts (by hand)", "[plan][capacity]") {
+  CHECK(plan::parse_token_count("2T") == 2e12);
+  CHECK(plan::parse_token_count("500B") == 5e11);
+  CHECK(plan::parse_token_count("1.5e12") == 1.5e12);
+  CHECK(plan::parse_token_count("300M") == 3e8);
+  CHECK(plan::parse_token_count("20k") == 2e4);
+  for (const char* bad : {"", "T", "2X", "-1T", "0", "0B", "inf", "nanT", "2 T", "1e400"})
+    CHECK_THROWS_WITH(plan::parse_token_count(bad), Catch::StartsWith("--tokens:"));
+  CHECK(plan::parse_gpu_range("64..4096") == std::pair<std::int64_t, std::int64_t>{64, 4096});
+  CHECK(plan::parse_gpu_range("128") == std::pair<std::int64_t, std::int64_t>{128, 128});
+  for (const char* bad : {"4096..64", "a..b", "64..", "..64", "0..8", "-8..8", "8...16", ""})
+    CHECK_THROWS_WITH(plan::parse_gpu_range(bad), Catch::StartsWith("--gpus:"));
+  // Node size 8 times a power of two: 8, 16, ..., 4096; those in the range.
+  CHECK(plan::capacity_gpu_counts(64, 4096, 8) == std::vector<std::int64_t>{64, 128, 256, 512, 1024, 2048, 4096});
+  CHECK(plan::capacity_gpu_counts(100, 1000, 8) == std::vector<std::int64_t>{128, 256, 512});
+  CHECK(plan::capacity_gpu_counts(1, 8, 8) == std::vector<std::int64_t>{8});
+  CHECK_THROWS_WITH(plan::capacity_gpu_counts(9, 15, 8), Catch::StartsWith("--gpus:"));
+}
+
+TEST_CASE("plan::fill_budget: days, GPU-hours, cost and the deadline (by hand)", "[plan][capacity]") {
+  plan::CapacityRequest r = toy_request();
+  r.tokens = 2e12;
+  r.days = 30;
+  r.cost_per_gpu_hour = 2.5;
+  // 2e12 tokens at 1e6 tokens/s: 2e6 s = 2e6 / 86,400 = 23.148 days; on 64
+  // GPUs 64 x 2e6 / 3,600 = 35,555.6 GPU-hours, at 2.5 each 88,888.9.
+  plan::CapacityRow row = row_with(64, 1e6);
+  plan::fill_budget(r, row);
+  CHECK(*row.days == Approx(2e6 / 86400.0));
+  CHECK(*row.gpu_hours == Approx(35555.5556));
+  CHECK(*row.cost == Approx(88888.889));
+  CHECK(*row.meets_deadline);
+  r.days = 20;  // 23.1 days is late
+  plan::fill_budget(r, row);
+  CHECK_FALSE(*row.meets_deadline);
+  SECTION("without a price no cost; without a deadline no verdict; a row without a plan misses the deadline") {
+    plan::CapacityRequest bare = toy_request();
+    bare.tokens = 2e12;
+    plan::CapacityRow b = row_with(64, 1e6);
+    plan::fill_budget(bare, b);
+    CHECK(b.days);
+    CHECK_FALSE(b.cost);
+    CHECK_FALSE(b.meets_deadline);
+    bare.days = 30;
+    plan::CapacityRow none;
+    none.gpus = 8;
+    plan::fill_budget(bare, none);
+    CHECK_FALSE(none.days);
+    CHECK_FALSE(*none.meets_deadline);
+  }
+  SECTION("options that cannot act are refused, naming them") {
+    plan::CapacityRequest q = toy_request();
+    q.gpus = {2};
+    q.days = 30;
+    CHECK_THROWS_WITH(plan::check_capacity_request(q), Catch::StartsWith("--days:"));
+    q.days.reset();
+    q.cost_per_gpu_hour = 1;
+    CHECK_THROWS_WITH(plan::check_capacity_request(q), Catch::StartsWith("--cost-per-gpu-hour:"));
+  }
+  SECTION("a profile faster than the GPU's peak for the model's datatype is another datatype's") {
+    // The toy's GEMM line: 1e-3 ms per FLOP, 1e6 FLOP/s. Its GPU (for overlap
+    // tests) has a 2e6 FLOP/s half-precision peak: the 2-byte model is fine.
+    plan::CapacityRequest q = toy_request();
+    CHECK_NOTHROW(plan::check_capacity_request(q));
+    // A 4-byte model on a GPU whose fp32 peak is 5e5 FLOP/s: the line is 2x too fast.
+    q.model.dtype_bytes = 4;
+    q.cluster.gpu.peak_flops_per_s_fp32 = 5e5;
+    CHECK_THROWS_WITH(plan::check_capacity_request(q), Catch::StartsWith("--profile: toy prices GEMMs at"));
+    q.cluster.gpu.peak_flops_per_s_fp32 = 1e6;  // exactly the line's rate: a line may reach the peak
+    CHECK_NOTHROW(plan::check_capacity_request(q));
+  }
+}
+
+TEST_CASE("plan::capacity_summary marks the smallest count in time and the cheapest (by hand)", "[plan][capacity]") {
+  // 1e12 tokens, deadline 50 days. Tokens/s and days = 1e12 / tps / 86,400,
+  // tokens per GPU-second = tps / gpus:
+  //   64:  1.0e5 -> 115.7 days, 1562.5      128: 2.1e5 -> 55.1 days, 1640.6
+  //   256: 3.9e5 ->  29.7 days, 1523.4      512: 7.0e5 -> 16.5 days, 1367.2
+  // In time: 256 and 512; the smallest is 256, and of those two 256 costs least.
+  // With no deadline the cheapest is 128; a count with no plan is passed over.
+  plan::CapacityRequest r = toy_request();
+  r.tokens = 1e12;
+  r.days = 50;
+  std::vector<plan::CapacityRow> rows = {row_with(64, 1e5), row_with(128, 2.1e5), row_with(256, 3.9e5),
+                                         row_with(512, 7e5)};
+  plan::CapacityRow none;
+  none.gpus = 1024;
+  rows.push_back(none);
+  for (plan::CapacityRow& row : rows) plan::fill_budget(r, row);
+  const plan::CapacityResult marked = plan::capacity_summary(r, rows);
+  CHECK(marked.smallest_gpus == 256);
+  CHECK(marked.cost_optimal_gpus == 256);
+  r.days.reset();
+  for (plan::CapacityRow& row : rows) row.meets_deadline.reset();
+  const plan::CapacityResult free = plan::capacity_summary(r, rows);
+  CHECK_FALSE(free.smallest_gpus);
+  CHECK(free.cost_optimal_gpus == 128);
+}
+
+TEST_CASE("plan::capacity_row on the toy: the joint search's plan, days from its tokens/s, the binding bound",
+          "[plan][capacity]") {
+  plan::CapacityRequest r = toy_request();
+  r.tokens = 1e9;
+  r.days = 1;
+  SECTION("two GPUs: a plan, and days = tokens / (8 tokens per iteration / iteration) / 86,400") {
+    const plan::CapacityRow row = plan::capacity_row(r, 2);
+    REQUIRE(row.plan);
+    // The toy's best with no overlap is 4.836 ms (folding_test.cpp): overlap may only improve it.
+    CHECK(row.plan->iteration_ms <= 4.836 + 1e-9);
+    CHECK(row.plan->no_overlap_ms >= row.plan->iteration_ms);
+    const double tokens_per_s = 8.0 / (row.plan->iteration_ms / 1000.0);
+    CHECK(*row.tokens_per_s == Approx(tokens_per_s).epsilon(1e-12));
+    CHECK(*row.days == Approx(1e9 / tokens_per_s / 86400.0).epsilon(1e-12));
+    CHECK(*row.meets_deadline == (*row.days <= 1.0));
+    CHECK(row.bound_by != "memory");  // the toy GPU holds 1e12 bytes
+  }
+  SECTION("a GPU too small for any mapping: no plan, bound by memory, the deadline missed") {
+    r.cluster.gpu.memory_bytes = 100;
+    const plan::CapacityRow row = plan::capacity_row(r, 2);
+    CHECK_FALSE(row.plan);
+    CHECK(row.bound_by == "memory");
+    CHECK(row.mappings > 0);
+    CHECK(row.fitting == 0);
+    CHECK_FALSE(*row.meets_deadline);
+  }
+  SECTION("64 GPUs: no mapping splits one sequence of one layer that far: divisibility") {
+    // One layer (pp 1), one sequence (dp 1), tp at most the 2-GPU node, cp at
+    // most 16: at most 32 GPUs.
+    const plan::CapacityRow row = plan::capacity_row(r, 64);
+    CHECK_FALSE(row.plan);
+    CHECK(row.mappings == 0);
+    CHECK(row.bound_by == "divisibility");
+  }
+}
+
+TEST_CASE("report::capacity_row_to_json and back: the row MPI rank 0 receives is the row sent", "[plan][capacity]") {
+  plan::CapacityRow row = row_with(256, 1.0 / 3.0);
+  row.plan->mapping = {2, 4, 8, 2, 8, 1, 1, 4, 16};
+  row.plan->overlap = "fsmoe/fsmoe";
+  row.plan->degree_forward = 4;
+  row.plan->degree_backward = 2;
+  row.plan->iteration_ms = 1234.5678901234567;
+  row.plan->no_overlap_ms = 0.1 + 0.2;
+  row.plan->mfu = 0.4321;
+  row.plan->memory_bytes_per_gpu = 7.0e10 / 3;
+  row.days = 2.0 / 7;
+  row.gpu_hours = 1e5 / 3;
+  row.meets_deadline = true;
+  row.bound_by = "global batch";
+  row.bound_detail = "because, \"quoted\"";
+  row.mappings = 11;
+  row.fitting = 7;
+  row.evaluated = 5;
+  row.configurations = 13;
+  const io::Json sent = report::capacity_row_to_json(row);
+  const plan::CapacityRow got = report::capacity_row_from_json(io::Json::parse(sent.dump(-1)));
+  CHECK(report::capacity_row_to_json(got).dump() == sent.dump());
+  CHECK(got.plan->iteration_ms == row.plan->iteration_ms);  // doubles exactly, shortest round-trip
+  CHECK(got.plan->no_overlap_ms == row.plan->no_overlap_ms);
+  CHECK(*got.tokens_per_s == 1.0 / 3.0);
+  CHECK_FALSE(got.cost);
+  CHECK(got.plan->mapping.edp == 16);
+  CHECK_THROWS_AS(report::capacity_row_from_json(io::Json::parse("{\"gpus\": 8}")), Error);
+}
