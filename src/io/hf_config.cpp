@@ -233,6 +233,12 @@ struct Common {
 Common write_common(Config& c, ModelText& w, bool mla) {
   Common out;
   out.layers = c.integer("num_hidden_layers");
+  // The model format's bound (docs/formats.md: 1,024 blocks), checked before
+  // the block rules below walk the blocks.
+  constexpr std::int64_t kMaxLayers = 1024;
+  if (out.layers > kMaxLayers)
+    c.fail("num_hidden_layers", fmt::format("{} is too large: the model format holds at most {} blocks", out.layers,
+                                            kMaxLayers));
   w.field("num_layers", out.layers, "num_hidden_layers");
   w.field("d_model", c.integer("hidden_size"), "hidden_size");
   out.heads = c.integer("num_attention_heads");

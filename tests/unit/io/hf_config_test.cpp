@@ -225,6 +225,9 @@ TEST_CASE("io::import_hf_config refuses what the model format cannot express, na
   CHECK_THAT(refusal(edited("mixtral-8x7b", "num_experts_per_tok", "9")),
              StartsWith("num_experts_per_tok: top_k 9 exceeds num_experts 8"));
   CHECK_THAT(refusal(edited("deepseek-v3", "topk_group", "9"), {"", true}), StartsWith("topk_group: must be in"));
+  // Checked before the block rules walk the blocks (a 2^53-block model would never finish).
+  CHECK_THAT(refusal(edited("deepseek-v3", "num_hidden_layers", "9007199254740992"), {"", true}),
+             StartsWith("num_hidden_layers: 9007199254740992 is too large"));
   CHECK_THAT(refusal("{\"model_type\": "), Catch::Contains("invalid JSON"));
   CHECK_THAT(refusal("[1, 2]"), StartsWith(": a config.json holds one JSON object"));
 }
