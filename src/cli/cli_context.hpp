@@ -34,6 +34,7 @@ void add_mappings_command(CLI::App& app, CliContext& context);
 void add_calibrate_command(CLI::App& app, CliContext& context);
 void add_execute_command(CLI::App& app, CliContext& context);
 void add_validate_hw_command(CLI::App& app, CliContext& context);
+void add_report_command(CLI::App& app, CliContext& context);
 /// fit, and datasheet-profile.
 void add_fit_command(CLI::App& app, CliContext& context);
 

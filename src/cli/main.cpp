@@ -56,6 +56,7 @@ int run(int argc, char** argv) {
   moeplan::cli::add_calibrate_command(app, context);
   moeplan::cli::add_execute_command(app, context);
   moeplan::cli::add_validate_hw_command(app, context);
+  moeplan::cli::add_report_command(app, context);
   // The command comes first (the only top-level options are --help and
   // --version): a word that names none is said to be unknown, with the list,
   // where CLI11 would say "A subcommand is required".

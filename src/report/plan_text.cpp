@@ -89,6 +89,8 @@ std::string folding_text(const plan::PlanResult& r, const plan::FoldingSearch& s
   return out;
 }
 
+}  // namespace
+
 std::string knobs_text(const model::PlanKnobs& k) {
   std::string out;
   auto add = [&](const std::string& part) { out += (out.empty() ? "" : " ") + part; };
@@ -100,6 +102,8 @@ std::string knobs_text(const model::PlanKnobs& k) {
   if (k.micro_batch_size) add(fmt::format("mb {}", *k.micro_batch_size));
   return out;
 }
+
+namespace {
 
 // Why the plan won (issue 17 item 5), for a person to check.
 std::string why_text(const plan::PlanResult& r, const plan::Explanation& e) {

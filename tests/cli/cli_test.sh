@@ -88,10 +88,10 @@ for cmd in validate cost fit datasheet-profile simulate plan sweep mappings benc
   grep -q "Usage" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL help $cmd text"; }
 done
 check "no command" 2 "$bin"
-expect_err "no command" "moeplan: error: no command given (commands: validate, cost, fit, datasheet-profile, simulate, plan, sweep, mappings, bench, calibrate, execute, validate-hw)"
+expect_err "no command" "moeplan: error: no command given (commands: validate, cost, fit, datasheet-profile, simulate, plan, sweep, mappings, bench, calibrate, execute, validate-hw, report)"
 # Issue 14 item 8d: it said "A subcommand is required".
 check "unknown command" 2 "$bin" frobnicate
-expect_err "unknown command" "moeplan: error: unknown command 'frobnicate' (commands: validate, cost, fit, datasheet-profile, simulate, plan, sweep, mappings, bench, calibrate, execute, validate-hw)"
+expect_err "unknown command" "moeplan: error: unknown command 'frobnicate' (commands: validate, cost, fit, datasheet-profile, simulate, plan, sweep, mappings, bench, calibrate, execute, validate-hw, report)"
 check "unknown command after an option" 2 "$bin" frobnicate --json
 expect_err "unknown command after an option" "moeplan: error: unknown command 'frobnicate' (commands: validate,"
 check "unknown flag" 2 "$bin" validate --frob models/gpt-moe-m.textproto
