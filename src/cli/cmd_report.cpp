@@ -33,6 +33,7 @@ struct ReportOptions {
   const CLI::Option* set_option = nullptr;
   const CLI::Option* threads_option = nullptr;
   const CLI::Option* max_memory_option = nullptr;
+  const CLI::Option* quiet_option = nullptr;
 };
 
 bool ends_with(const std::string& text, const std::string& suffix) {
@@ -55,7 +56,8 @@ void refuse(const CLI::Option* option, const std::string& why) {
 
 void report_sweep(const ReportOptions& o, CliContext& context) {
   const std::string why = "a sweep's CSV holds finished runs; this option cannot act on it";
-  for (const CLI::Option* option : {o.schedule_option, o.set_option, o.threads_option, o.max_memory_option})
+  for (const CLI::Option* option :
+       {o.schedule_option, o.set_option, o.threads_option, o.max_memory_option, o.quiet_option})
     refuse(option, why);
   const io::SweepTable table = io::read_sweep_csv(o.input);
   const io::Json data = report::sweep_report_data(table, o.input);
@@ -125,6 +127,7 @@ void add_report_command(CLI::App& app, CliContext& context) {
   add_max_memory_option(cmd, o->max_memory_gib);
   o->max_memory_option = cmd->get_option("--max-memory");
   add_quiet_option(cmd, o->quiet);
+  o->quiet_option = cmd->get_option("--quiet");
   cmd->callback([o, &context] { run_report(*o, context); });
 }
 

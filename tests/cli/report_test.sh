@@ -198,6 +198,7 @@ CSV with no rows|2|$tmp/header.csv:1:1: no rows after the header|report $tmp/hea
 CSV with a word for a number|2|iteration_ms: expected a finite number, got 'fast'|report $tmp/cell.csv -o $tmp/x.html
 CSV and --schedule|2|--schedule: a sweep's CSV holds finished runs; this option cannot act on it|report $tmp/s.csv -o $tmp/x.html --schedule fsmoe
 CSV and --threads|2|--threads: a sweep's CSV holds finished runs|report $tmp/s.csv -o $tmp/x.html --threads 2
+CSV and --quiet|2|--quiet: a sweep's CSV holds finished runs|report $tmp/s.csv -o $tmp/x.html --quiet
 PLAN and --schedule|2|--schedule: a plan file fixes its schedule|report $tmp/p.textproto -o $tmp/x.html --schedule aaam
 PLAN and --set|2|--set: a plan file fixes its scenario's overrides|report $tmp/p.textproto -o $tmp/x.html --set workload.seq_len=8192
 folding and --schedule|2|--schedule: a folding scenario has no overlap schedule|report folding-mixtral-8x22b-32k-256 -o $tmp/x.html --schedule folded

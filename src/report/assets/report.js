@@ -613,8 +613,8 @@
       const tail = i === per.length;
       const rect = svgEl('rect', {class: 'mark', x: left + i * band + band * 0.15, y: y(v), width: band * 0.7, height: Math.max(0, bottom - y(v)), fill: tail ? PALETTE[1] : PALETTE[0], 'data-value': v}, svg);
       titled(rect, labels[i] + ': ' + num(v) + ' MB');
-      if (tail || i % every === 0)
-        svgEl('text', {x: left + (i + 0.5) * band, y: bottom + 16, 'text-anchor': tail ? 'end' : 'middle', text: tail ? 'after backward' : String(i)}, svg);
+      if (tail || (i % every === 0 && i + every <= per.length))
+        svgEl('text', {x: left + (i + 0.5) * band, y: bottom + 16, 'text-anchor': 'middle', text: tail ? 'after' : String(i)}, svg);
     });
     svgEl('text', {x: left, y: bottom + 32, fill: '#5b5b66', text: 'layer'}, svg);
     fig.append(svg);
@@ -819,13 +819,26 @@
     const best = s.schedules.indexOf('fsmoe') >= 0 ? s.schedules.indexOf('fsmoe') : s.schedules.length - 1;
     const scheduleSel = select('schedule', s.schedules.map((n, i) => ({value: i, label: n})), best);
     const metricSel = select('metric', metrics.map((m, i) => ({value: i, label: m.label})), 0);
-    // Default: the first two axes that vary (the scenario when fewer do).
-    const real = varied.filter((a) => a >= 0);
-    const rowSel = select('rows', axisOptions, real.length ? real[0] : -1);
-    const colSel = select('columns', axisOptions, real.length > 1 ? real[1] : -1);
+    // Default: the two axes along which the schedule's geometric mean moves
+    // most (max over min over their values), so the first picture shows what
+    // matters; ties keep the sweep's axis order.
+    const spread = (a) => {
+      const means = aggregate(metrics[0].key, best, 'schedule', a)[best].map((c) => c.value).filter((v) => v !== null);
+      return means.length > 1 ? Math.max(...means) / Math.min(...means) : 1;
+    };
+    const ranked = varied.map((a) => ({a: a, spread: spread(a)})).sort((x, y) => y.spread - x.spread || x.a - y.a);
+    const rowSel = select('rows', axisOptions, ranked.length ? ranked[0].a : -1);
+    const colSel = select('columns', axisOptions, ranked.length > 1 ? ranked[1].a : -1);
     detail.append(controls);
     const holder = el('div');
     detail.append(holder);
+    // An axis' values in numeric order when they are all numbers (the CSV lists them as first met).
+    function order(a) {
+      const values = a < 0 ? s.scenarios : s.axes[a].values;
+      const index = values.map((_, i) => i);
+      if (values.every((v) => v.trim() !== '' && isFinite(Number(v)))) index.sort((x, y) => Number(values[x]) - Number(values[y]));
+      return index;
+    }
     function drawDetail() {
       const m = metrics[Number(metricSel.value)];
       const sched = Number(scheduleSel.value);
@@ -833,7 +846,11 @@
       const ca = Number(colSel.value);
       const fig = figure('heatmap-detail', s.schedules[sched] + ': geometric mean ' + m.label,
         'by ' + axisName(ra) + ' (rows) and ' + axisName(ca) + ' (columns), over the other axes');
-      finish(fig, heatmap(fig, axisValues(ra), axisValues(ca), aggregate(m.key, sched, ra, ca), m.ratio, axisName(ra), axisName(ca)));
+      const cells = aggregate(m.key, sched, ra, ca);
+      const ro = order(ra);
+      const co = order(ca);
+      finish(fig, heatmap(fig, ro.map((i) => axisValues(ra)[i]), co.map((j) => axisValues(ca)[j]),
+        ro.map((i) => co.map((j) => cells[i][j])), m.ratio, axisName(ra), axisName(ca)));
       holder.replaceChildren(fig);
     }
     for (const sel of [scheduleSel, metricSel, rowSel, colSel]) sel.addEventListener('change', drawDetail);
