@@ -198,10 +198,14 @@ io::Json plan_report_data(const plan::ScenarioRun& run, const plan::PlanResult& 
     MOEPLAN_CHECK(same_time(base->timeline.makespan_ms, figure.iteration_ms),
                   fmt::format("baseline {} runs again in {} ms, not the plan's {} ms", figure.name,
                               base->timeline.makespan_ms, figure.iteration_ms));
-    const auto* search = std::get_if<plan::FoldingSearch>(&r.search);
-    const std::string knobs =
-        search != nullptr ? mapping_name(search->coupled.front().config) : fmt::format("d {}", base->built.degree);
-    timelines.push(timeline_entry(*base, "baseline", knobs, stages));
+    model::PlanKnobs knobs;
+    if (const auto* search = std::get_if<plan::FoldingSearch>(&r.search)) {
+      knobs.parallelism = search->coupled.front().config.parallel_spec();
+      knobs.micro_batch_size = search->coupled.front().config.micro_batch;
+    } else {
+      knobs.degree = base->built.degree;
+    }
+    timelines.push(timeline_entry(*base, "baseline", knobs_words(r, knobs), stages));
   } else {
     notes.push("no baseline timeline: no coupled mapping fits in memory");
   }

@@ -14,7 +14,7 @@
 # a missing node or chromium is a failure: the set-up ran, so CI would
 # otherwise pass without a browser.
 set -u
-bin=$1
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")  # absolute: the sweep report runs in its folder
 src=$2
 here=$src/tests/browser
 if [[ ! -d $here/node_modules/playwright-core ]]; then
@@ -34,8 +34,9 @@ for page in "${pages[@]}"; do
     echo "FAIL: moeplan report ${page#*:}:"; cat "$tmp/err"; exit 1
   fi
 done
+# From inside the folder, so the page names the CSV as table4.csv (the same screenshot on every run).
 if ! "$bin" sweep fsmoe-table4 --threads 2 --quiet -o "$tmp/table4.csv" >/dev/null 2>"$tmp/err" ||
-  ! "$bin" report "$tmp/table4.csv" -o "$tmp/table4.html" >/dev/null 2>>"$tmp/err"; then
+  ! (cd "$tmp" && "$bin" report table4.csv -o table4.html >/dev/null 2>>"$tmp/err"); then
   echo "FAIL: the FSMoE Table 4 sweep and its report:"; cat "$tmp/err"; exit 1
 fi
 [[ -z ${MOEPLAN_SCREENSHOTS:-} ]] || mkdir -p "$MOEPLAN_SCREENSHOTS"
