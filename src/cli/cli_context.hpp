@@ -36,6 +36,7 @@ void add_execute_command(CLI::App& app, CliContext& context);
 void add_validate_hw_command(CLI::App& app, CliContext& context);
 void add_import_hf_command(CLI::App& app, CliContext& context);
 void add_capacity_command(CLI::App& app, CliContext& context);
+void add_report_command(CLI::App& app, CliContext& context);
 /// fit, and datasheet-profile.
 void add_fit_command(CLI::App& app, CliContext& context);
 /// export-chakra and import-chakra.

@@ -129,14 +129,18 @@ std::vector<std::int32_t> trace_ranks(const SimulateOptions& o, const dag::TaskG
   return chosen;
 }
 
-void write_pictures(const SimulateOptions& o, const dag::TaskGraph& graph, const sim::Timeline& timeline,
-                    const std::string& schedule, bool several, CliContext& context) {
+// `stages`: the graph is a pipeline whose ranks are its stages (folding): one SVG lane per stage.
+void write_pictures(const SimulateOptions& o, const std::string& scenario, const dag::TaskGraph& graph,
+                    const sim::Timeline& timeline, const std::string& schedule, bool several, bool stages,
+                    CliContext& context) {
   if (o.trace.empty() && o.svg.empty()) return;
   const std::vector<std::int32_t> ranks = trace_ranks(o, graph, timeline, schedule, context);
   if (!o.trace.empty())
     context.outputs.add(output_name(o.trace, schedule, several), io::ChromeTraceWriter(ranks).write(graph, timeline));
   if (!o.svg.empty())
-    context.outputs.add(output_name(o.svg, schedule, several), io::SvgGanttWriter(ranks).write(graph, timeline));
+    context.outputs.add(
+        output_name(o.svg, schedule, several),
+        io::SvgGanttWriter(ranks).with_caption(scenario, schedule).with_stage_lanes(stages).write(graph, timeline));
 }
 
 // A folding scenario: its own mapping, priced as the planner prices every
@@ -153,7 +157,7 @@ void run_folding_simulate(const SimulateOptions& o, const plan::ScenarioRun& run
                 "parallelism.pp");
   plan::FoldingTrace trace;
   const plan::FoldingResult r = run.price_own_mapping(&trace);
-  write_pictures(o, trace.built.graph, trace.timeline, trace.built.schedule, false, context);
+  write_pictures(o, run.spec().name, trace.built.graph, trace.timeline, trace.built.schedule, false, true, context);
   if (o.json) {
     context.out << report::folding_simulation_to_json(run.spec().name, r, trace).dump() << '\n';
     return;
@@ -194,7 +198,8 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
       plan::simulate_schedules(run, schedules, o.degree, threads, pictures, &started);
   note_threads_started(threads, started, schedules.size(), context.err);
   for (const plan::SimulatedSchedule& r : results)
-    if (r.built) write_pictures(o, r.built->graph, r.timeline, r.built->schedule, several, context);
+    if (r.built)
+      write_pictures(o, run.spec().name, r.built->graph, r.timeline, r.built->schedule, several, false, context);
   // The scenario's mapping against its GPU's memory (docs/cost-model.md, "Memory"), said, never hidden.
   if (!run.fits_in_memory())
     context.err << fmt::format(

@@ -1,6 +1,5 @@
 #include <moeplan/io/calibration_input.hpp>
 
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +11,7 @@
 
 #include <moeplan/core/error.hpp>
 
+#include "csv_cells.hpp"
 #include "proto_text.hpp"
 
 namespace moeplan::io {
@@ -46,16 +46,7 @@ std::vector<std::string> words(const std::string& line) {
 }
 
 double number(const std::string& text, const std::string& file, int line, int column, const std::string& field) {
-  // strtod reads hexadecimal floats ("0x1p3" = 8); neither nccl-tests nor a
-  // timing CSV writes them, so one is a corrupt cell, not a number to fit.
-  if (text.find_first_of("xX") != std::string::npos)
-    fail(file, line, column, field, fmt::format("expected a decimal number, got {}", quoted_for_error(text)));
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
-    fail(file, line, column, field, fmt::format("expected a finite number, got {}", quoted_for_error(text)));
-  return v;
+  return decimal_cell(text, SourceLocation{file, line, column}, field);
 }
 
 bool is_compute(model::OpClass op) { return op == model::OpClass::Gemm || op == model::OpClass::Attention; }

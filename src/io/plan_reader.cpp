@@ -104,7 +104,10 @@ std::vector<Override> plan_knob_overrides(const model::PlanSpec& plan, const std
   return out;
 }
 
-model::ScenarioSpec load_planned_scenario(const std::string& plan_path, const std::vector<Override>& overrides) {
+namespace {
+
+// The plan's scenario with its overrides, then its knobs when `knobs`, then `overrides`.
+model::ScenarioSpec plan_scenario(const std::string& plan_path, bool knobs, const std::vector<Override>& overrides) {
   const std::string path = resolve_path(FileKind::Plan, plan_path);
   const model::PlanSpec plan = load_plan(path);
   std::vector<Override> all;
@@ -114,7 +117,8 @@ model::ScenarioSpec load_planned_scenario(const std::string& plan_path, const st
     o.origin_field = fmt::format("scenario_overrides[{}]", i);
     all.push_back(std::move(o));
   }
-  for (Override& o : plan_knob_overrides(plan, path)) all.push_back(std::move(o));
+  if (knobs)
+    for (Override& o : plan_knob_overrides(plan, path)) all.push_back(std::move(o));
   all.insert(all.end(), overrides.begin(), overrides.end());
   model::ScenarioSpec spec = load_scenario(resolve_reference_path(FileKind::Scenario, plan.scenario_ref, path), all);
   if (spec.schedule.family != plan.family)
@@ -124,6 +128,14 @@ model::ScenarioSpec load_planned_scenario(const std::string& plan_path, const st
                 "family", SourceLocation{path});
   return spec;
 }
+
+}  // namespace
+
+model::ScenarioSpec load_planned_scenario(const std::string& plan_path, const std::vector<Override>& overrides) {
+  return plan_scenario(plan_path, true, overrides);
+}
+
+model::ScenarioSpec load_plan_scenario(const std::string& plan_path) { return plan_scenario(plan_path, false, {}); }
 
 model::ScenarioSpec load_scenario_or_plan(const std::string& name_or_path, const std::vector<Override>& overrides) {
   bool is_plan = false;

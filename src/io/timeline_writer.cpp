@@ -15,12 +15,6 @@ namespace {
 
 constexpr double kMicrosecondsPerMs = 1000.0;
 
-// One colour per operation class (order of model::OpClass), colour-blind safe (Okabe-Ito).
-constexpr std::array<const char*, 7> kOpColours = {"#0072B2", "#56B4E9", "#D55E00", "#E69F00",
-                                                   "#CC79A7", "#009E73", "#F0E442"};
-
-const char* colour(model::OpClass op) { return kOpColours[static_cast<std::size_t>(op)]; }
-
 }  // namespace
 
 TimelineWriter::TimelineWriter(std::vector<std::int32_t> ranks) : ranks_(std::move(ranks)) {
@@ -145,69 +139,6 @@ std::string xml_escape(std::string_view text) {
         if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') out += c;
     }
   }
-  return out;
-}
-
-std::string SvgGanttWriter::write(const dag::TaskGraph& g, const sim::Timeline& tl) const {
-  constexpr double kLabelWidth = 160, kPlotWidth = 1100, kLaneHeight = 22, kTop = 40, kLegendHeight = 30;
-  // One lane per resource of a drawn rank, in resource order.
-  const std::vector<bool> shown = shown_resources(g);
-  std::vector<std::size_t> lane_of(g.resources().size(), 0);
-  std::size_t lanes = 0;
-  for (std::size_t i = 0; i < shown.size(); ++i)
-    if (shown[i]) lane_of[i] = lanes++;
-  const double makespan = tl.makespan_ms > 0 ? tl.makespan_ms : 1.0;
-  const double scale = kPlotWidth / makespan;
-  const double height = kTop + static_cast<double>(lanes) * kLaneHeight + kLegendHeight + 10;
-  std::string out = fmt::format(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
-      "font-size=\"11\">\n",
-      kLabelWidth + kPlotWidth + 20, height);
-  out += fmt::format("<text x=\"{}\" y=\"16\">makespan {:.4g} ms</text>\n", kLabelWidth, tl.makespan_ms);
-  // Time axis: ten ticks.
-  for (int i = 0; i <= 10; ++i) {
-    const double x = kLabelWidth + kPlotWidth * i / 10.0;
-    out += fmt::format("<line x1=\"{:.2f}\" y1=\"{}\" x2=\"{:.2f}\" y2=\"{}\" stroke=\"#bbb\"/>\n", x, kTop - 6, x,
-                       kTop + static_cast<double>(lanes) * kLaneHeight);
-    out += fmt::format("<text x=\"{:.2f}\" y=\"{}\" text-anchor=\"middle\">{:.3g}</text>\n", x, kTop - 9,
-                       makespan * i / 10.0);
-  }
-  for (std::size_t i = 0; i < g.resources().size(); ++i) {
-    if (!shown[i]) continue;
-    const dag::Resource& r = g.resources()[i];
-    const double y = kTop + static_cast<double>(lane_of[i]) * kLaneHeight;
-    out += fmt::format("<text x=\"4\" y=\"{:.2f}\">{}</text>\n", y + 15,
-                       xml_escape(fmt::format("rank {} {}", r.rank, r.name)));
-    out += fmt::format("<rect x=\"{}\" y=\"{:.2f}\" width=\"{}\" height=\"{}\" fill=\"#eeeeee\"/>\n", kLabelWidth,
-                       y + 2, kPlotWidth, kLaneHeight - 4);
-  }
-  for (dag::TaskId t = 0; t < g.size(); ++t) {
-    const double x = kLabelWidth + tl.start_ms[t] * scale;
-    const double w = std::max(0.5, (tl.end_ms[t] - tl.start_ms[t]) * scale);
-    for (dag::ResourceId res : g.resources(t)) {
-      if (!shown[res]) continue;
-      const double y = kTop + static_cast<double>(lane_of[res]) * kLaneHeight;
-      out += fmt::format(
-          "<rect x=\"{:.3f}\" y=\"{:.2f}\" width=\"{:.3f}\" height=\"{}\" fill=\"{}\" stroke=\"#333\" "
-          "stroke-width=\"0.3\"><title>{}</title></rect>\n",
-          x, y + 2, w, kLaneHeight - 4, colour(g.op(t)),
-          xml_escape(fmt::format("{} [{} {} {} group {} mb {} layer {}] {:.4g}-{:.4g} ms", g.name(t),
-                                 model::to_string(g.op(t)), g.size(t),
-                                 g.kind(t) == dag::TaskKind::Compute ? "FLOPs" : "bytes", g.group_size(t),
-                                 g.micro_batch(t), g.layer(t), tl.start_ms[t], tl.end_ms[t])));
-    }
-  }
-  // Legend.
-  const double legend_y = kTop + static_cast<double>(lanes) * kLaneHeight + 14;
-  for (std::size_t op = 0; op < kOpColours.size(); ++op) {
-    const double x = kLabelWidth + static_cast<double>(op) * 120;
-    out += fmt::format("<rect x=\"{}\" y=\"{:.2f}\" width=\"12\" height=\"12\" fill=\"{}\"/>", x, legend_y,
-                       kOpColours[op]);
-    out += fmt::format("<text x=\"{}\" y=\"{:.2f}\">{}</text>\n", x + 16, legend_y + 10,
-                       model::to_string(static_cast<model::OpClass>(op)));
-  }
-  out += "</svg>\n";
   return out;
 }
 

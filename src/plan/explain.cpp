@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/plan/candidate_run.hpp>
 #include <moeplan/plan/evaluation.hpp>
 
 namespace moeplan::plan {
@@ -138,17 +139,7 @@ double evaluate_candidate(const ScenarioRun& run, const PlanResult& r, const Can
     return price_joint(run.spec(), run.costs(), FoldingConfig::from(*k.parallelism, *k.micro_batch_size), overlap)
         .priced.iteration_ms;
   }
-  if (r.family == "folding")
-    return price_mapping(run.spec(), run.costs(), FoldingConfig::from(*k.parallelism, *k.micro_batch_size))
-        .iteration_ms;
-  model::ScenarioSpec s = run.spec();
-  s.schedule.name = c.schedule;
-  if (r.family == "foldmoe" && (c.schedule == "aaam" || c.schedule == "1a1m")) s.schedule.slicing_tokens = k.slicing_tokens;
-  if (k.ar_chunk_bytes) s.schedule.ar_chunk_bytes = k.ar_chunk_bytes;
-  const ScenarioRun again(std::move(s));
-  // FSMoE's degrees and partition are the closed forms' answer on this cost model.
-  const std::optional<std::int64_t> degree = r.family == "fsmoe" ? std::nullopt : k.degree;
-  return evaluate(again.build(c.schedule, degree)).iteration_ms;
+  return run_candidate(run, r, c).timeline.makespan_ms;
 }
 
 model::ScenarioSpec perturbed(const model::ScenarioSpec& scenario, const std::string& what, double scale) {

@@ -111,6 +111,7 @@ std::string joint_text(const plan::PlanResult& r, const plan::JointSearch& s) {
                      s.fitting, s.evaluated, s.shapes_probed);
   return out;
 }
+}  // namespace
 
 std::string knobs_text(const model::PlanKnobs& k) {
   std::string out;
@@ -123,6 +124,8 @@ std::string knobs_text(const model::PlanKnobs& k) {
   if (k.micro_batch_size) add(fmt::format("mb {}", *k.micro_batch_size));
   return out;
 }
+
+namespace {
 
 // Why the plan won (issue 17 item 5), for a person to check.
 std::string why_text(const plan::PlanResult& r, const plan::Explanation& e) {

@@ -31,6 +31,10 @@ std::vector<Override> plan_knob_overrides(const model::PlanSpec& plan, const std
 /// (the command line's, which may move the run away from the plan).
 model::ScenarioSpec load_planned_scenario(const std::string& plan_path, const std::vector<Override>& overrides = {});
 
+/// The scenario the plan was made for, with the plan's --set overrides but
+/// not its knobs: what planning again searches (moeplan report PLAN).
+model::ScenarioSpec load_plan_scenario(const std::string& plan_path);
+
 /// load_planned_scenario for a plan file, load_scenario for anything else.
 model::ScenarioSpec load_scenario_or_plan(const std::string& name_or_path, const std::vector<Override>& overrides = {});
 

@@ -50,13 +50,34 @@ class ChromeTraceWriter final : public TimelineWriter {
   bool dependencies_ = false;
 };
 
-/// SVG Gantt chart: one lane per resource of a drawn rank (grey where idle, so
-/// bubbles show), one rectangle per task coloured by operation class, a time
-/// axis in ms.
+/// SVG Gantt chart (src/io/svg_gantt_writer.cpp): a title (scenario,
+/// schedule, iteration time), one lane per resource of a drawn rank (grey
+/// where idle, so bubbles show), one rectangle per task coloured by operation
+/// class and labelled with its name where it fits, a time axis in ms with
+/// round ticks (io::axis_ticks), a dashed forward/backward divider where the
+/// phases do not interleave (else backward tasks are drawn lighter), and a
+/// legend of the operation classes that appear.
 class SvgGanttWriter final : public TimelineWriter {
  public:
   using TimelineWriter::TimelineWriter;
+  /// The title line: "SCENARIO · SCHEDULE · iteration T ms", T the timeline's makespan.
+  SvgGanttWriter& with_caption(std::string scenario, std::string schedule) {
+    scenario_ = std::move(scenario);
+    schedule_ = std::move(schedule);
+    return *this;
+  }
+  /// One lane per rank, named "stage N", holding that rank's streams as rows
+  /// (a pipeline's ranks are its stages: plan::price_mapping's graph).
+  SvgGanttWriter& with_stage_lanes(bool on = true) {
+    stage_lanes_ = on;
+    return *this;
+  }
   std::string write(const dag::TaskGraph& graph, const sim::Timeline& timeline) const override;
+
+ private:
+  std::string scenario_;
+  std::string schedule_;
+  bool stage_lanes_ = false;
 };
 
 /// The writer for a file name: ".svg" -> SVG, anything else -> Chrome trace.

@@ -37,6 +37,10 @@ io::Json plan_to_json(const plan::PlanResult& result, const plan::Explanation* e
 /// binding constraint, savings against the baseline, sensitivity.
 std::string plan_to_text(const plan::PlanResult& result, const plan::Explanation* explanation = nullptr);
 
+/// A candidate's knobs in a few words ("d 6", "d 2 Sp 4194304", "tp 1 cp 4 pp 4 vpp 1 ep 2 etp 1 mb 1"),
+/// as the "why" paragraph names runners-up.
+std::string knobs_text(const model::PlanKnobs& knobs);
+
 /// `plan --emit megatron`: a folding plan as Megatron-LM training arguments
 /// (parallel sizes, virtual stages, micro-batch, recompute) and a comment line
 /// with what the plan assumed (rank order, optimizer overlap). Input error

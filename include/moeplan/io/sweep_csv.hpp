@@ -1,0 +1,42 @@
+#pragma once
+// A sweep's CSV (`moeplan sweep SWEEP -o F.csv`) read back, for the report's
+// pictures of a sweep (issue 18 item 2): the axes are the columns between
+// `scenario` and `schedule`, as the sweep writes them (docs/cli.md, "sweep").
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace moeplan::io {
+
+/// @brief One row: one schedule at one grid point.
+struct SweepRow {
+  std::int64_t point = 0;
+  std::string scenario;
+  std::vector<std::string> axis_values;  ///< one per SweepTable::axes
+  std::string schedule;
+  /// Empty where the cell is empty (the sweep writes no number that is not finite).
+  std::optional<double> iteration_ms, compute_ms, exposed_comm_ms, speedup_vs_none, speedup_vs_tutel;
+};
+
+/// @brief A sweep's CSV as rows.
+struct SweepTable {
+  std::string path;
+  std::vector<std::string> axes;  ///< axis columns, in order
+  std::vector<SweepRow> rows;     ///< in file order
+};
+
+/// Parses CSV text (RFC 4180 quoting, as `sweep` writes cells with commas or
+/// quotes) said to come from `path`. Input errors name the path, the line and
+/// the column: no header, a header without point, scenario, schedule,
+/// iteration_ms, speedup_vs_none and speedup_vs_tutel (scenario before
+/// schedule), a row whose cell count is not the header's, a cell that is not
+/// a finite decimal number where one belongs (point: a whole number >= 0), an
+/// unterminated quote, no rows.
+SweepTable parse_sweep_csv(const std::string& path, const std::string& text);
+
+/// Reads and parses a file, bounded as every input file is (a regular file of at most 64 MiB).
+SweepTable read_sweep_csv(const std::string& path);
+
+}  // namespace moeplan::io
