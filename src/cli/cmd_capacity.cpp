@@ -40,31 +40,19 @@ struct CapacityOptions {
 plan::CapacityRequest request_of(const CapacityOptions& o, CliContext& context) {
   if (o.json && o.csv) throw Error(ErrorKind::Input, "--csv: prints the table as CSV; --json prints it as JSON: choose one");
   check_stdout_outputs(o.json || o.csv, {{"-o", o.output}});
-  plan::CapacityRequest r;
-  r.model = io::load_model(o.model);
-  r.cluster = io::load_cluster(o.cluster);
-  // The cluster's datasheet profile (datasheet-profile writes one for every bundled cluster) unless named.
-  const std::string profile = o.profile.empty() ? r.cluster.name + "-datasheet" : o.profile;
-  try {
-    r.profile = io::load_profile(profile);
-  } catch (const Error& e) {
-    if (!o.profile.empty() || e.kind() != ErrorKind::Input) throw;
-    throw Error(ErrorKind::Input, fmt::format("--profile: cluster {} has no bundled profile {}; name one ({})",
-                                              r.cluster.name, profile, e.reason()));
-  }
-  r.seq_len = o.seq_len;
-  r.global_batch = o.global_batch;
-  if (!o.tokens.empty()) r.tokens = plan::parse_token_count(o.tokens);
-  r.days = o.days;
-  r.cost_per_gpu_hour = o.cost_per_gpu_hour;
-  // Default counts: one node up to the cluster file's size.
-  const auto [lo, hi] = o.gpus.empty() ? std::pair{r.cluster.gpus_per_node, r.cluster.world_size()}
-                                       : plan::parse_gpu_range(o.gpus);
-  r.gpus = plan::capacity_gpu_counts(lo, hi, r.cluster.gpus_per_node);
-  r.limits.max_memory_bytes = static_cast<std::size_t>(o.max_memory_gib * static_cast<double>(std::size_t{1} << 30));
-  r.threads = thread_count(o.threads, context.err);
-  plan::check_capacity_request(r);
-  return r;
+  report::CapacityQuery q;
+  q.model = o.model;
+  q.cluster = o.cluster;
+  q.profile = o.profile;
+  q.tokens = o.tokens;
+  q.days = o.days;
+  q.gpus = o.gpus;
+  q.cost_per_gpu_hour = o.cost_per_gpu_hour;
+  q.seq_len = o.seq_len;
+  q.global_batch = o.global_batch;
+  q.max_memory_gib = o.max_memory_gib;
+  q.threads = thread_count(o.threads, context.err);
+  return report::capacity_request(q);
 }
 
 void run_capacity_on(const CapacityOptions& o, CliContext& context, const dist::Shard& shard) {

@@ -28,6 +28,7 @@
 #include <moeplan/plan/planner.hpp>
 #include <moeplan/plan/scenario_run.hpp>
 #include <moeplan/plan/simulate.hpp>
+#include <moeplan/report/capacity_report.hpp>
 #include <moeplan/report/plan_report.hpp>
 #include <moeplan/report/simulation_report.hpp>
 #include <moeplan/report/sweep_report.hpp>
@@ -240,7 +241,14 @@ py::object call(F&& work) {
   return to_python(result);
 }
 
+// `capacity MODEL --cluster C ... --json`: the same request, rows and summary.
+Json capacity_json(const moeplan::report::CapacityQuery& query) {
+  const moeplan::plan::CapacityRequest request = moeplan::report::capacity_request(query);
+  return moeplan::report::capacity_to_json(request, moeplan::plan::capacity(request));
+}
+
 }  // namespace
+
 
 PYBIND11_MODULE(moeplan, m) {
   m.doc() = "moeplan: plan and simulate communication/computation overlap in distributed MoE training (docs/python.md)";
@@ -304,4 +312,28 @@ PYBIND11_MODULE(moeplan, m) {
       },
       py::arg("file"), py::arg("threads") = py::none(),
       "`moeplan sweep FILE`: {'summary': the --json list, 'rows': one dict per CSV row (null where a cell is empty)}.");
+  m.def(
+      "capacity",
+      [](const std::string& model, const std::string& cluster, const std::optional<std::string>& tokens,
+         std::optional<double> days, const std::optional<std::string>& gpus, std::optional<double> cost_per_gpu_hour,
+         const std::optional<std::string>& profile, std::optional<std::int64_t> seq_len,
+         std::optional<std::int64_t> global_batch, std::optional<unsigned> threads) {
+        moeplan::report::CapacityQuery q;
+        q.model = model;
+        q.cluster = cluster;
+        q.tokens = tokens.value_or("");
+        q.days = days;
+        q.gpus = gpus.value_or("");
+        q.cost_per_gpu_hour = cost_per_gpu_hour;
+        q.profile = profile.value_or("");
+        if (seq_len) q.seq_len = *seq_len;
+        if (global_batch) q.global_batch = *global_batch;
+        q.threads = thread_count(threads);
+        return call([&](std::vector<std::string>&) { return capacity_json(q); });
+      },
+      py::arg("model"), py::arg("cluster"), py::arg("tokens") = py::none(), py::arg("days") = py::none(),
+      py::arg("gpus") = py::none(), py::arg("cost_per_gpu_hour") = py::none(), py::arg("profile") = py::none(),
+      py::arg("seq_len") = py::none(), py::arg("global_batch") = py::none(), py::arg("threads") = py::none(),
+      "`moeplan capacity MODEL --cluster C [--tokens T --days D] [--gpus LO..HI] --json`: rows (gpus, days, "
+      "tokens_per_s, mfu, meets_deadline, ...), smallest_gpus, cost_optimal_gpus.");
 }

@@ -45,6 +45,21 @@ def cli_error(*args):
 
 
 class PlanTest(unittest.TestCase):
+    def test_capacity_is_the_cli_capacity(self):
+        args = dict(tokens="2T", days=30, gpus="64..128")
+        got = moeplan.capacity("mixtral-8x22b", "dgx-h100", threads=2, **args)
+        want = cli_json("capacity", "mixtral-8x22b", "--cluster", "dgx-h100", "--tokens", "2T", "--days", "30",
+                        "--gpus", "64..128", "--threads", "2", "--quiet")
+        self.assertEqual(got, want)
+        # Days by hand from each row's rate: 2e12 tokens / tokens_per_s / 86,400 s.
+        for row in got["rows"]:
+            if row["tokens_per_s"]:
+                self.assertAlmostEqual(row["days"], 2e12 / row["tokens_per_s"] / 86400, delta=1e-9 * row["days"])
+        with self.assertRaises(moeplan.InputError) as e:
+            moeplan.capacity("mixtral-8x22b", "dgx-h100", days=30)
+        self.assertEqual(str(e.exception), cli_error("capacity", "mixtral-8x22b", "--cluster", "dgx-h100",
+                                                     "--days", "30")[0])
+
     def test_plan_is_the_cli_plan(self):
         got = moeplan.plan("foldmoe-gpt-moe-m-16k", threads=2)
         self.assertEqual(got, cli_json("plan", "foldmoe-gpt-moe-m-16k", "--threads", "2"))

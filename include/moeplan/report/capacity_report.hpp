@@ -4,12 +4,35 @@
 // A row also goes to JSON and back, so that the rows MPI ranks computed reach
 // rank 0 exactly (doubles in shortest round-trip form).
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include <moeplan/io/json.hpp>
 #include <moeplan/plan/capacity.hpp>
 
 namespace moeplan::report {
+
+/// @brief The capacity question as a person asks it (the CLI's options, the
+/// Python module's arguments): names and texts, read into a request by
+/// capacity_request.
+struct CapacityQuery {
+  std::string model;    ///< bundled name or path
+  std::string cluster;  ///< bundled name or path
+  std::string profile;  ///< empty: the cluster's <name>-datasheet
+  std::string tokens;   ///< "2T", "500B", "3e11"; empty: none
+  std::optional<double> days;
+  std::string gpus;  ///< "N" or "LO..HI"; empty: one node to the cluster file's size
+  std::optional<double> cost_per_gpu_hour;
+  std::int64_t seq_len = plan::kCapacitySeqLen;
+  std::int64_t global_batch = plan::kCapacityGlobalBatch;
+  double max_memory_gib = 8;
+  unsigned threads = 1;
+};
+
+/// The request the query asks (files loaded, texts parsed, every option
+/// checked: input Error naming the option).
+plan::CapacityRequest capacity_request(const CapacityQuery& query);
 
 /// One row: gpus, plan (or null), tokens_per_s, mfu, memory_bytes_per_gpu,
 /// days, gpu_hours, cost, meets_deadline (null where the request or the row

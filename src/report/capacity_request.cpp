@@ -1,0 +1,40 @@
+#include <moeplan/report/capacity_report.hpp>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/io/loader.hpp>
+
+namespace moeplan::report {
+
+plan::CapacityRequest capacity_request(const CapacityQuery& q) {
+  plan::CapacityRequest r;
+  r.model = io::load_model(q.model);
+  r.cluster = io::load_cluster(q.cluster);
+  // The cluster's datasheet profile (datasheet-profile writes one for every bundled cluster) unless named.
+  const std::string profile = q.profile.empty() ? r.cluster.name + "-datasheet" : q.profile;
+  try {
+    r.profile = io::load_profile(profile);
+  } catch (const Error& e) {
+    if (!q.profile.empty() || e.kind() != ErrorKind::Input) throw;
+    throw Error(ErrorKind::Input, fmt::format("--profile: cluster {} has no bundled profile {}; name one ({})",
+                                              r.cluster.name, profile, e.reason()));
+  }
+  r.seq_len = q.seq_len;
+  r.global_batch = q.global_batch;
+  if (!q.tokens.empty()) r.tokens = plan::parse_token_count(q.tokens);
+  r.days = q.days;
+  r.cost_per_gpu_hour = q.cost_per_gpu_hour;
+  // Default counts: one node up to the cluster file's size.
+  const auto [lo, hi] = q.gpus.empty() ? std::pair{r.cluster.gpus_per_node, r.cluster.world_size()}
+                                       : plan::parse_gpu_range(q.gpus);
+  r.gpus = plan::capacity_gpu_counts(lo, hi, r.cluster.gpus_per_node);
+  if (!(q.max_memory_gib > 0))
+    throw Error(ErrorKind::Input, fmt::format("must be positive, got {}", q.max_memory_gib), "--max-memory");
+  r.limits.max_memory_bytes = static_cast<std::size_t>(q.max_memory_gib * static_cast<double>(std::size_t{1} << 30));
+  r.threads = q.threads;
+  plan::check_capacity_request(r);
+  return r;
+}
+
+}  // namespace moeplan::report
