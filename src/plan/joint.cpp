@@ -4,7 +4,6 @@
 #include <atomic>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <tuple>
 
 #include <fmt/format.h>

@@ -7,6 +7,7 @@
 #include <moeplan/model/families.hpp>
 #include <moeplan/plan/evaluation.hpp>
 #include <moeplan/plan/flowmoe_planner.hpp>
+#include <moeplan/plan/fsmoe_model.hpp>
 #include <moeplan/plan/fsmoe_planner.hpp>
 #include <moeplan/sched/flowmoe.hpp>
 #include <moeplan/sched/foldmoe.hpp>
@@ -32,11 +33,30 @@ ProbeTime time_of(const sched::BuiltSchedule& built) {
   return t;
 }
 
-// FSMoE: the closed forms' degrees and gradient partition on this probe
-// (plan_fsmoe, as `plan` derives them for an FSMoE scenario).
-sched::FsMoeKnobs fsmoe_probe_knobs(const model::ScenarioSpec& probe, const cost::CostModel& costs,
-                                    const std::string& schedule) {
-  return fsmoe_knobs(plan_fsmoe(probe, costs, {}), schedule);
+// FSMoE's knobs on a probe as plan_fsmoe derives them for an FSMoE scenario
+// (the closed forms' degree per phase, section 5's gradient partition), but
+// PipeMoE's adaptive r for Tutel simulated at the allowed powers of two only
+// (the released solver's kind of degree): plan_fsmoe simulates every allowed
+// r up to 32, which took over half of the joint search's time.
+FsMoePlan fsmoe_probe_plan(const model::ScenarioSpec& probe, const cost::CostModel& costs) {
+  FsMoePlan out;
+  const std::vector<std::int64_t> allowed = allowed_degrees(expert_capacity_tokens(probe));
+  out.degrees = choose_degrees(fsmoe_layer_model(probe, costs, false), fsmoe_layer_model(probe, costs, true), allowed,
+                               ReleasedSolverRules{false, 1.0});
+  out.partition = partition_gradients(probe, costs, allowed, out.degrees.backward.r);
+  std::optional<double> best_ms;
+  for (std::int64_t r : allowed) {
+    if ((r & (r - 1)) != 0) continue;  // not a power of two
+    sched::FsMoeKnobs k;
+    k.schedule = "tutel";
+    k.degree_forward = k.degree_backward = r;
+    const double ms = run_schedule(sched::build_fsmoe(probe, costs, k)).makespan_ms;
+    if (!best_ms || ms < *best_ms) {  // ascending r: ties keep the smaller
+      best_ms = ms;
+      out.tutel_degree = r;
+    }
+  }
+  return out;
 }
 
 // A probe built and timed; `schedule` "none" for the family's none.
@@ -51,12 +71,10 @@ ProbeTime run_probe(const model::ScenarioSpec& probe, const cost::CostModel& cos
   }
   MOEPLAN_CHECK(family == "fsmoe", "a probed family is foldmoe, fsmoe or flowmoe");
   if (fsmoe != nullptr) return time_of(sched::build_fsmoe(probe, costs, *fsmoe));
-  if (schedule == "none") {  // no degrees, no partition: no planner to run
-    sched::FsMoeKnobs none;
-    none.schedule = "none";
-    return time_of(sched::build_fsmoe(probe, costs, none));
-  }
-  return time_of(sched::build_fsmoe(probe, costs, fsmoe_probe_knobs(probe, costs, schedule)));
+  MOEPLAN_CHECK(schedule == "none", "an FSMoE schedule is probed at its planner's knobs");
+  sched::FsMoeKnobs none;  // no degrees, no partition: no planner to run
+  none.schedule = "none";
+  return time_of(sched::build_fsmoe(probe, costs, none));
 }
 
 }  // namespace
@@ -131,8 +149,8 @@ class FamilyProbes {
     none_one_ = run_probe(one_, costs, family, "none", 1, nullptr);
     none_two_ = run_probe(two_, costs, family, "none", 1, nullptr);
     if (family == "fsmoe") {  // FSMoE's planner once per probe: its knobs serve every schedule
-      fs_one_ = plan_fsmoe(one_, costs, {});
-      fs_two_ = plan_fsmoe(two_, costs, {});
+      fs_one_ = fsmoe_probe_plan(one_, costs);
+      fs_two_ = fsmoe_probe_plan(two_, costs);
     }
   }
 
@@ -205,8 +223,8 @@ std::vector<GradientProbe> probe_gradients(const model::ScenarioSpec& s, const c
   const double none_two = run_probe(two, costs, family, "none", 1, nullptr).iteration_ms;
   std::optional<FsMoePlan> fs_one, fs_two;
   if (family == "fsmoe") {
-    fs_one = plan_fsmoe(one, costs, {});
-    fs_two = plan_fsmoe(two, costs, {});
+    fs_one = fsmoe_probe_plan(one, costs);
+    fs_two = fsmoe_probe_plan(two, costs);
   }
   for (const ProbedSchedule* p : probed) {
     MOEPLAN_CHECK(p->schedule.family == family, "gradient probes of one family at a time");
