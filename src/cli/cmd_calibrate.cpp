@@ -67,7 +67,16 @@ void run_calibrate(const CalibrateOptions& o, CliContext& context) {
   for (model::LinearCostSpec& line : fit.profile.costs)
     line.source = fmt::format("least-squares fit of {} medians (moeplan calibrate --backend {}{})", line.points,
                               o.backend, o.quick ? " --quick" : "");
-  model::validate(fit.profile);
+  // A measured profile out of the format's bounds is a failed measurement
+  // (a machine too busy to time), not bad input: runtime failure, exit 1.
+  try {
+    model::validate(fit.profile);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Input) throw;
+    throw Error(ErrorKind::Runtime, fmt::format("the measured profile is implausible (was the machine busy? calibrate "
+                                                "on an idle one): {}: {}",
+                                                e.field(), e.reason()));
+  }
   for (const std::string& w : fit.warnings) context.err << "moeplan: warning: " << w << '\n';
 
   const bool cuda = o.backend == "cuda";
