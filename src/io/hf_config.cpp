@@ -140,7 +140,8 @@ class Config {
 
   // Every key the family did not read must be one that changes nothing.
   void check_every_key_read(const std::string& model_type) const {
-    for (const auto& [key, value] : root_.as_object()) {
+    for (const auto& entry : root_.as_object()) {
+      const std::string& key = entry.first;  // a named reference: clang 14 captures no structured binding
       if (read_.count(key)) continue;
       const auto& ignored = hf_ignored_keys();
       if (std::any_of(ignored.begin(), ignored.end(), [&](const HfIgnoredKey& k) { return k.key == key; })) continue;
