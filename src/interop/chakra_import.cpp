@@ -100,8 +100,9 @@ class Importer {
       // Each file was checked alone: this cycle runs through an in-order
       // stream's issue order or across files (collectives, transfers).
       throw Error(e.kind(),
-                  e.reason() + " (its dependencies with each in-order stream's issue order and the collectives and "
-                               "transfers that join the files)",
+                  e.reason() +
+                      " (its dependencies with each in-order stream's issue order and the collectives and "
+                      "transfers that join the files)",
                   "", SourceLocation{in_.directory, 0, 0});
     }
     out_.built.schedule = "chakra";
