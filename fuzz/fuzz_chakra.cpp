@@ -39,8 +39,9 @@ const moeplan::cost::CostModel& costs() {
   static const moeplan::cost::CostModel model(model::CostProfileSpec{
       "fuzz",
       "fuzz",
-      {line(OpClass::Gemm, LinkClass::Local, 1, 0.01, 1e-12), line(OpClass::Attention, LinkClass::Local, 1, 0.01, 1e-12),
-       line(OpClass::A2A, LinkClass::Intra, 4, 0.02, 1e-9), line(OpClass::AllGather, LinkClass::Intra, 4, 0.02, 1e-9),
+      {line(OpClass::Gemm, LinkClass::Local, 1, 0.01, 1e-12),
+       line(OpClass::Attention, LinkClass::Local, 1, 0.01, 1e-12), line(OpClass::A2A, LinkClass::Intra, 4, 0.02, 1e-9),
+       line(OpClass::AllGather, LinkClass::Intra, 4, 0.02, 1e-9),
        line(OpClass::ReduceScatter, LinkClass::Intra, 4, 0.02, 1e-9),
        line(OpClass::AllReduce, LinkClass::Intra, 4, 0.02, 2e-9), line(OpClass::P2P, LinkClass::Intra, 2, 0.01, 1e-9)},
       1.2,

@@ -10,7 +10,6 @@
 #include <functional>
 #include <map>
 #include <queue>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -98,9 +97,13 @@ class Importer {
     try {
       out_.built.graph = std::move(builder_).build();
     } catch (const Error& e) {
-      // A cycle through collectives or transfers spans files: name the folder.
-      throw Error(e.kind(), e.reason() + " (through the ranks' collectives and transfers)", "",
-                  SourceLocation{in_.directory, 0, 0});
+      // Each file was checked alone: this cycle runs through an in-order
+      // stream's issue order or across files (collectives, transfers).
+      throw Error(e.kind(),
+                  e.reason() +
+                      " (its dependencies with each in-order stream's issue order and the collectives and "
+                      "transfers that join the files)",
+                  "", SourceLocation{in_.directory, 0, 0});
     }
     out_.built.schedule = "chakra";
     out_.built.overlap_compute_slowdown = costs_.overlap_compute_slowdown();
