@@ -10,21 +10,7 @@ src=$2
 command -v mpirun >/dev/null || { echo "no mpirun: skipped"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# Under ASan, LeakSanitizer would abort on Open MPI's own allocations (tests/lsan-openmpi.supp).
-mpi() {
-  local n=$1
-  shift
-  local extra=()
-  [[ $(id -u) == 0 ]] && extra=(--allow-run-as-root)
-  # Leak checking is off here (ASan's memory checks stay on): at exit under
-  # mpirun -n 3 on 2 loaded cores, LeakSanitizer's stop-the-world tracer itself
-  # crashed ("Tracer caught signal 11", CI's sanitizer run); this test is about
-  # byte-identical output, and the same code's leaks are checked in one process
-  # (the unit and CLI tests keep detect_leaks=1).
-  env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0:detect_leaks=0" \
-    "LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$src/tests/lsan-openmpi.supp" \
-    OMPI_MCA_mca_base_component_disable_dlclose=1 mpirun -n "$n" --oversubscribe "${extra[@]}" "$@"
-}
+source "$src/tests/cli/mpi_run.sh"
 status=0
 # Three counts (8, 16, 32 GPUs): at 2 ranks rank 1 computes one of them, at 3 one each.
 args=(capacity gpt-moe-s --cluster dgx-h100 --gpus 8..32 --global-batch 64 --tokens 100B --days 30 --threads 1)
