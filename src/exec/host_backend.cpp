@@ -30,6 +30,7 @@
 #include <moeplan/calibrate/mpi_poll.hpp>
 #include <moeplan/core/error.hpp>
 
+#include "host_mailbox.hpp"
 #include "replay_scheduler.hpp"
 
 namespace moeplan::exec {
@@ -74,29 +75,6 @@ void quiet_barrier(MPI_Comm comm) {
   }
 }
 
-// One control message: an assignment (process 0 -> owner) or a member's part
-// done with its times (owner -> process 0).
-struct ControlMessage {
-  std::int64_t resource = 0;
-  std::int64_t task = 0;
-  std::int64_t begin_ns = 0;
-  std::int64_t end_ns = 0;
-};
-constexpr int kAssignTag = 1;
-constexpr int kDoneTag = 2;
-
-// Receives one control message without spinning: a test every 50 us (control
-// messages are one per task; the tasks last milliseconds).
-ControlMessage receive_control(MPI_Comm comm, int source, int tag) {
-  ControlMessage m;
-  MPI_Request request;
-  check_mpi(MPI_Irecv(&m, 4, MPI_INT64_T, source, tag, comm, &request), "MPI_Irecv");
-  for (int done = 0; !done;) {
-    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
-    if (!done) std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-  return m;
-}
 #endif
 
 // ---------------------------------------------------------------------------
@@ -196,6 +174,9 @@ class Replay {
   std::vector<std::unique_ptr<LocalBarrier>> barriers_;  // per collective with local members
   std::map<std::pair<std::int64_t, int>, std::vector<float>> buffers_;  // (resource or -1-task, send/recv)
   std::vector<std::size_t> expected_;  // per resource: assignments per iteration (owned resources)
+#ifdef MOEPLAN_WITH_MPI
+  std::unique_ptr<HostMailboxes> mailboxes_;  // control messages between processes (under mpirun)
+#endif
 
   // Per iteration.
   std::int64_t t0_ns_ = 0;
@@ -303,6 +284,14 @@ void Replay::prepare() {
     throw Error(ErrorKind::Runtime, fmt::format("the graph's {} tasks need MPI tags up to {}, above this MPI's "
                                                 "MPI_TAG_UB {}",
                                                 n, max_tag, comms_.tag_ub));
+  if (world_.mpi) {
+    // One message per member part and iteration at most reaches any one
+    // process (assignments to it, or reports to process 0), and every
+    // iteration reads all of its messages before the next begins.
+    std::size_t parts = 0;
+    for (dag::TaskId t = 0; t < n; ++t) parts += graph_.resources(t).size();
+    mailboxes_ = std::make_unique<HostMailboxes>(comms_.control, std::max<std::size_t>(1, parts));
+  }
 #endif
 }
 
@@ -437,6 +426,9 @@ void Replay::fail(std::exception_ptr e) {
     }
   for (auto& b : barriers_)
     if (b) b->wake();
+#ifdef MOEPLAN_WITH_MPI
+  if (mailboxes_) mailboxes_->interrupt();
+#endif
 }
 
 // Process 0: the scheduler hands out what each resource takes next.
@@ -450,10 +442,8 @@ void Replay::dispatch(const std::vector<Assignment>& assignments) {
       continue;
     }
 #ifdef MOEPLAN_WITH_MPI
-    ControlMessage m{static_cast<std::int64_t>(a.resource), static_cast<std::int64_t>(a.task), 0, 0};
-    check_mpi(MPI_Send(&m, 4, MPI_INT64_T, world_.owner(graph_.resources()[a.resource].rank), kAssignTag,
-                       comms_.control),
-              "MPI_Send");
+    mailboxes_->post(world_.owner(graph_.resources()[a.resource].rank),
+                     {static_cast<std::int64_t>(a.resource), static_cast<std::int64_t>(a.task), 0, 0});
 #endif
   }
 }
@@ -461,8 +451,7 @@ void Replay::dispatch(const std::vector<Assignment>& assignments) {
 void Replay::report(dag::ResourceId r, dag::TaskId t, Part part) {
   if (world_.me != 0) {
 #ifdef MOEPLAN_WITH_MPI
-    ControlMessage m{static_cast<std::int64_t>(r), static_cast<std::int64_t>(t), part.begin_ns, part.end_ns};
-    check_mpi(MPI_Send(&m, 4, MPI_INT64_T, 0, kDoneTag, comms_.control), "MPI_Send");
+    mailboxes_->post(0, {static_cast<std::int64_t>(r), static_cast<std::int64_t>(t), part.begin_ns, part.end_ns});
 #endif
     return;
   }
@@ -537,6 +526,7 @@ std::vector<Part> Replay::iterate() {
       if (world_.me == 0 ? !owns(r) : owns(r)) ++remote_parts;
   std::thread control;
   if (world_.mpi) {
+    mailboxes_->reset();  // before the barrier: nobody posts to it before then
     quiet_barrier(comms_.control);
     std::int64_t t0 = now_ns();
     check_mpi(MPI_Bcast(&t0, 1, MPI_INT64_T, 0, comms_.control), "MPI_Bcast");
@@ -544,14 +534,15 @@ std::vector<Part> Replay::iterate() {
     control = std::thread([this, remote_parts] {
       try {
         for (std::size_t k = 0; k < remote_parts; ++k) {
+          const std::optional<ControlMessage> m = mailboxes_->receive();
+          if (!m) break;  // a failure: the iteration ends
           if (world_.me == 0) {
-            const ControlMessage m = receive_control(comms_.control, MPI_ANY_SOURCE, kDoneTag);
-            report(static_cast<dag::ResourceId>(m.resource), static_cast<dag::TaskId>(m.task), {m.begin_ns, m.end_ns});
+            report(static_cast<dag::ResourceId>(m->resource), static_cast<dag::TaskId>(m->task),
+                   {m->begin_ns, m->end_ns});
           } else {
-            const ControlMessage m = receive_control(comms_.control, 0, kAssignTag);
-            Slot& slot = *slots_[static_cast<std::size_t>(m.resource)];
+            Slot& slot = *slots_[static_cast<std::size_t>(m->resource)];
             std::lock_guard lock(slot.mutex);
-            slot.queue.push_back(static_cast<dag::TaskId>(m.task));
+            slot.queue.push_back(static_cast<dag::TaskId>(m->task));
             slot.cv.notify_one();
           }
         }
@@ -632,9 +623,12 @@ World HostBackend::start_world() {
   int initialized = 0;
   check_mpi(MPI_Initialized(&initialized), "MPI_Initialized");
   if (!initialized) {
-    // Open MPI busy-polls while it waits unless told to yield: on a 2-core
-    // host two polling processes would take the cores the replay measures.
-    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+    // Not OMPI_MCA_mpi_yield_when_idle: every wait here is polled with
+    // sleeps (calibrate/mpi_poll.hpp), so Open MPI never spins, and its
+    // sched_yield on an idle test hands the core to the compute thread of this
+    // rank for a whole scheduler slice (measured: a 50 us poll beside a busy
+    // thread on one core took 3.9 ms at the 90th percentile with the yield,
+    // 15 us without, Linux 6.18). Calibrate does not set it either.
     int provided = 0;
     check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
     mpi_started_here_ = true;
