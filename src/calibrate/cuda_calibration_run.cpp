@@ -15,12 +15,7 @@
 
 #include <fmt/format.h>
 
-#ifdef MOEPLAN_WITH_MPI
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
-#endif
-
+#include <moeplan/calibrate/mpi_poll.hpp>  // <mpi.h> and check_mpi, with MPI
 #include <moeplan/core/error.hpp>
 
 #include "cuda_bench.hpp"
@@ -125,9 +120,6 @@ void measure_compute(const CudaCalibrationOptions& o, gpu::Bench& bench, HostCal
 }
 
 #ifdef MOEPLAN_WITH_MPI
-void check_mpi(int status, const char* what) {
-  if (status != MPI_SUCCESS) throw Error(ErrorKind::Runtime, fmt::format("MPI: {} failed ({})", what, status));
-}
 
 // The slowest rank's time of each repetition (a collective ends when its last rank does).
 std::vector<double> slowest(std::vector<double> mine) {

@@ -240,9 +240,6 @@ void measure_compute(const HostCalibrationOptions& o, HostCalibration& out) {
 }
 
 #ifdef MOEPLAN_WITH_MPI
-void check_mpi(int status, const char* what) {
-  if (status != MPI_SUCCESS) throw Error(ErrorKind::Runtime, fmt::format("MPI: {} failed ({})", what, status));
-}
 
 // Waits for every rank without spinning: the other ranks' compute benchmarks
 // run meanwhile and must have the cores to themselves.

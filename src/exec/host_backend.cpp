@@ -53,9 +53,7 @@ struct World {
 };
 
 #ifdef MOEPLAN_WITH_MPI
-void check_mpi(int status, const char* what) {
-  if (status != MPI_SUCCESS) throw Error(ErrorKind::Runtime, fmt::format("MPI: {} failed ({})", what, status));
-}
+using calibrate::check_mpi;  // calibrate/mpi_poll.hpp
 
 // Control messages (process 0 <-> the others) and collective bytes on
 // communicators of their own, so that their tags never meet.

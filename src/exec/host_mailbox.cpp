@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <moeplan/calibrate/mpi_poll.hpp>
 #include <moeplan/core/error.hpp>
 
 namespace moeplan::exec {
@@ -25,9 +26,7 @@ struct MailboxHeader {
 
 namespace {
 
-void check_mpi(int status, const char* what) {
-  if (status != MPI_SUCCESS) throw Error(ErrorKind::Runtime, fmt::format("MPI: {} failed ({})", what, status));
-}
+using calibrate::check_mpi;  // calibrate/mpi_poll.hpp
 
 void check_posix(int status, const char* what) {
   if (status != 0)

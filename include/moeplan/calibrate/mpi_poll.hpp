@@ -48,13 +48,18 @@ namespace moeplan::calibrate {
 /// a rendezvous: a few round trips of the tests, then one single copy (CMA).
 inline constexpr int kPollMicroseconds = 20;
 
+/// A runtime Error naming the MPI call when `status` is not MPI_SUCCESS (every
+/// MPI call of calibrate, the executor and the MPI shards goes through it).
+inline void check_mpi(int status, const char* what) {
+  if (status != MPI_SUCCESS)
+    throw Error(ErrorKind::Runtime, "MPI: " + std::string(what) + " failed (" + std::to_string(status) + ")");
+}
+
 /// Tests `count` requests every kPollMicroseconds until all are done (the
 /// sleep is precise under precise_sleeps); a runtime Error for an MPI failure.
 inline void wait_polled(int count, MPI_Request* requests) {
   for (int done = count == 0 ? 1 : 0; !done;) {
-    const int status = MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE);
-    if (status != MPI_SUCCESS)
-      throw Error(ErrorKind::Runtime, "MPI: MPI_Testall failed (" + std::to_string(status) + ")");
+    check_mpi(MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE), "MPI_Testall");
     if (!done) std::this_thread::sleep_for(std::chrono::microseconds(kPollMicroseconds));
   }
 }
