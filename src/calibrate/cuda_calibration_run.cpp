@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/calibrate/mpi_poll.hpp>  // <mpi.h> and check_mpi, with MPI
+#include <moeplan/calibrate/mpi_session.hpp>
 #include <moeplan/core/error.hpp>
 
 #include "cuda_bench.hpp"
@@ -191,7 +192,7 @@ void measure_nccl_overlap(const CudaCalibrationOptions& o, gpu::Bench& bench, Ho
 }
 
 void run_under_mpi(const CudaCalibrationOptions& o, int devices, HostCalibration& out) {
-  check_mpi(MPI_Init(nullptr, nullptr), "MPI_Init");
+  start_mpi_session();  // ended at exit: validate-hw --calibrate replays in the same session
   try {
     check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &out.world_size), "MPI_Comm_size");
     check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &out.rank), "MPI_Comm_rank");
@@ -215,7 +216,6 @@ void run_under_mpi(const CudaCalibrationOptions& o, int devices, HostCalibration
     std::cerr << "moeplan: error: rank " << out.rank << ": " << e.what() << std::endl;
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  check_mpi(MPI_Finalize(), "MPI_Finalize");
 }
 #endif
 

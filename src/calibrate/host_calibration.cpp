@@ -25,6 +25,7 @@
 
 #include <moeplan/calibrate/host_kernels.hpp>
 #include <moeplan/calibrate/mpi_poll.hpp>
+#include <moeplan/calibrate/mpi_session.hpp>
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/fit.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
@@ -428,7 +429,7 @@ void measure_mpi_overlap(const HostCalibrationOptions& o, HostCalibration& out) 
 // The converse of measure_mpi_overlap: a 2 MiB allreduce (the executor's way) timed alone, then
 // while a thread of every rank runs the overlap GEMM in a loop, as the
 // executor's compute streams do beside its communication streams. Made on the
-// main thread; no other thread calls MPI meanwhile (MPI_THREAD_SERIALIZED).
+// main thread; no other thread calls MPI meanwhile.
 void measure_comm_overlap(const HostCalibrationOptions& o, HostCalibration& out) {
   const Clock::time_point start = Clock::now();
   const double size = 2.0 * 1024 * 1024;  // bytes: the largest calibrated size
@@ -456,18 +457,15 @@ void measure_comm_overlap(const HostCalibrationOptions& o, HostCalibration& out)
 }
 
 void run_under_mpi(const HostCalibrationOptions& o, HostCalibration& out) {
-  int provided = 0;
-  check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+  start_mpi_session();  // ended at exit: validate-hw --calibrate replays in the same session
   try {
-    if (provided < MPI_THREAD_SERIALIZED)
-      throw Error(ErrorKind::Runtime, "MPI: MPI_THREAD_SERIALIZED is not provided");
     check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &out.world_size), "MPI_Comm_size");
     check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &out.rank), "MPI_Comm_rank");
     if (out.rank == 0) measure_compute(o, out);
     quiet_barrier();
     if (out.world_size > 1) {
       // Every MPI call of the collectives is made on this one communication
-      // thread (MPI_THREAD_SERIALIZED: the main thread waits for it).
+      // thread (the main thread waits for it).
       std::exception_ptr failure;
       measure_mpi_overlap(o, out);
       measure_comm_overlap(o, out);
@@ -489,7 +487,6 @@ void run_under_mpi(const HostCalibrationOptions& o, HostCalibration& out) {
     std::cerr << "moeplan: error: rank " << out.rank << ": " << e.what() << std::endl;
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  check_mpi(MPI_Finalize(), "MPI_Finalize");
 }
 #endif
 

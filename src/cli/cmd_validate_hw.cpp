@@ -1,6 +1,8 @@
-// moeplan validate-hw SCENARIO --backend host|cuda [--profile P] [--iterations N] [--warmup N] [--json] [--set k=v]...
-// The loop as one command: simulate every schedule of the scenario's family,
-// execute each on the backend, and set the simulator's ranking beside the measured one.
+// moeplan validate-hw SCENARIO --backend host|cuda [--profile P | --calibrate P [--quick]] [--iterations N]
+//                     [--warmup N] [--json] [--set k=v]...
+// The loop as one command: calibrate this machine (or take a profile), simulate
+// every schedule of the scenario's family, execute each on the backend, and set
+// the simulator's ranking beside the measured one.
 
 #include <algorithm>
 #include <memory>
@@ -9,10 +11,14 @@
 
 #include <fmt/format.h>
 
+#include <moeplan/calibrate/mpi_session.hpp>
 #include <moeplan/core/error.hpp>
+#include <moeplan/core/launch.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
+#include <moeplan/model/validate.hpp>
 
+#include "calibrate_support.hpp"
 #include "cli_context.hpp"
 #include "execute_support.hpp"
 #include "scenario_support.hpp"
@@ -24,6 +30,8 @@ struct ValidateHwOptions {
   std::string scenario;
   std::string backend;
   std::string profile;
+  std::string calibrate;  // the profile file to measure and write first
+  bool quick = false;
   int iterations = 3;
   int warmup = 1;
   bool json = false;
@@ -51,11 +59,37 @@ std::vector<std::size_t> ranks_of(const std::vector<double>& ms) {
 }
 
 void run_validate_hw(const ValidateHwOptions& o, CliContext& context) {
+  if (!o.calibrate.empty() && !o.profile.empty())
+    throw Error(ErrorKind::Input, "--calibrate and --profile: give one (--calibrate measures the profile this run "
+                                  "uses)");
+  if (o.quick && o.calibrate.empty()) throw Error(ErrorKind::Input, "--quick: only with --calibrate");
   std::vector<std::string> sets = o.sets;
   if (!o.profile.empty()) sets.push_back("profile_ref=" + o.profile);
-  const plan::ScenarioRun run(io::load_scenario(o.scenario, parse_overrides(sets)));
-  check_executable(run.spec());
+  model::ScenarioSpec spec = io::load_scenario(o.scenario, parse_overrides(sets));
+  check_executable(spec);
   const std::unique_ptr<exec::Backend> backend = exec::make_backend(o.backend);
+  if (!o.calibrate.empty()) {
+    // Measure, fit on process 0, and price with what process 0 fitted on every
+    // process (the replay's processes must simulate the same graph).
+    const CalibrationRequest request{o.backend, o.calibrate, "", spec.cluster.name, o.quick, "--calibrate"};
+    check_calibration_request(request);
+    // In one process calibrate measures no collective, and every bundled
+    // executable scenario communicates: refuse before minutes of measuring.
+    if (!launched_by_mpirun())
+      throw Error(ErrorKind::Input, "--calibrate: not started by mpirun, so no collective could be measured; run "
+                                    "under mpirun -n 2 (one process per rank), or calibrate first and pass --profile");
+    const std::optional<CalibratedProfile> measured = calibrate_profile(request, context.err);
+    const std::string text = calibrate::broadcast_from_rank0(measured ? measured->textproto : std::string());
+    spec.profile = io::load_profile_text(o.calibrate, text);
+    model::validate(spec);
+    if (measured) {
+      context.outputs.add(o.calibrate, measured->textproto);
+      context.outputs.add(measured->points_path, measured->points_csv);
+      context.err << "moeplan validate-hw: calibrated: " << o.calibrate << " and " << measured->points_path
+                  << " (written when the run ends)\n";
+    }
+  }
+  const plan::ScenarioRun run(std::move(spec));
   exec::ExecuteOptions options;
   options.iterations = o.iterations;
   options.warmup_iterations = o.warmup;
@@ -86,6 +120,7 @@ void run_validate_hw(const ValidateHwOptions& o, CliContext& context) {
     j.set("scenario", run.spec().name);
     j.set("backend", backend->name());
     j.set("profile", run.spec().profile ? run.spec().profile->name : std::string());
+    j.set("calibrated_profile", o.calibrate.empty() ? io::Json() : io::Json(o.calibrate));
     io::Json::Array list;
     for (const Row& r : rows) {
       io::Json e = io::Json::object();
@@ -124,6 +159,10 @@ void add_validate_hw_command(CLI::App& app, CliContext& context) {
   cmd->add_option("scenario", o->scenario, "Scenario (bundled name or path)")->required();
   cmd->add_option("--backend", o->backend, "host or cuda")->required();
   cmd->add_option("--profile", o->profile, "Cost profile that prices the simulation (default: the scenario's)");
+  cmd->add_option("--calibrate", o->calibrate,
+                  "Measure this machine first (as calibrate --backend B -o P) and price with that profile; P and its "
+                  ".points.csv are written");
+  cmd->add_flag("--quick", o->quick, "With --calibrate: fewer shapes, sizes and repetitions");
   cmd->add_option("--iterations", o->iterations, "Measured iterations per schedule (default 3)")->check(positive());
   cmd->add_option("--warmup", o->warmup, "Warm-up iterations per schedule (default 1)")->check(non_negative());
   cmd->add_flag("--json", o->json, "Print JSON");

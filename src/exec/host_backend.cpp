@@ -28,6 +28,7 @@
 #include <moeplan/calibrate/host_calibration.hpp>
 #include <moeplan/calibrate/host_kernels.hpp>
 #include <moeplan/calibrate/mpi_poll.hpp>
+#include <moeplan/calibrate/mpi_session.hpp>
 #include <moeplan/core/error.hpp>
 
 #include "host_mailbox.hpp"
@@ -124,9 +125,8 @@ class HostBackend final : public Backend {
  private:
   World start_world();
 #ifdef MOEPLAN_WITH_MPI
-  MpiComms comms_;
+  MpiComms comms_;  // made on the first run under mpirun
 #endif
-  bool mpi_started_here_ = false;
 };
 
 // One run of one graph: the threads, buffers and kernels of this process.
@@ -605,11 +605,9 @@ std::vector<Part> Replay::iterate() {
 
 HostBackend::~HostBackend() {
 #ifdef MOEPLAN_WITH_MPI
-  if (mpi_started_here_) {
-    MPI_Comm_free(&comms_.control);
-    MPI_Comm_free(&comms_.data);
-    MPI_Finalize();
-  }
+  // MPI itself ends at exit (calibrate/mpi_session.hpp).
+  if (comms_.control != MPI_COMM_NULL) MPI_Comm_free(&comms_.control);
+  if (comms_.data != MPI_COMM_NULL) MPI_Comm_free(&comms_.data);
 #endif
 }
 
@@ -617,31 +615,20 @@ World HostBackend::start_world() {
   calibrate::precise_sleeps();  // before any thread starts: they inherit it
   World w;
 #ifdef MOEPLAN_WITH_MPI
-  if (!calibrate::launched_by_mpirun()) return w;
-  int initialized = 0;
-  check_mpi(MPI_Initialized(&initialized), "MPI_Initialized");
-  if (!initialized) {
+  if (!calibrate::start_mpi_session()) return w;
+  if (comms_.control == MPI_COMM_NULL) {
     // Not OMPI_MCA_mpi_yield_when_idle: every wait here is polled with
-    // sleeps (calibrate/mpi_poll.hpp), so Open MPI never spins, and its
-    // sched_yield on an idle test hands the core to the compute thread of this
-    // rank for a whole scheduler slice (measured: a 50 us poll beside a busy
-    // thread on one core took 3.9 ms at the 90th percentile with the yield,
-    // 15 us without, Linux 6.18). Calibrate does not set it either.
-    int provided = 0;
-    check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
-    mpi_started_here_ = true;
-    if (provided < MPI_THREAD_MULTIPLE)
-      throw Error(ErrorKind::Runtime, "MPI: MPI_THREAD_MULTIPLE is not provided (the host executor's threads each "
-                                      "make MPI calls)");
+    // sleeps (calibrate/mpi_poll.hpp) or blocks on a mailbox, so Open MPI
+    // never spins, and its sched_yield on an idle test hands the core to the
+    // compute thread of this rank for a whole scheduler slice (measured: a
+    // 50 us poll beside a busy thread on one core took 3.9 ms at the 90th
+    // percentile with the yield, 15 us without, Linux 6.18).
     check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comms_.control), "MPI_Comm_dup");
     check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comms_.data), "MPI_Comm_dup");
     int* ub = nullptr;
     int found = 0;
     check_mpi(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found), "MPI_Comm_get_attr");
     if (found && ub != nullptr) comms_.tag_ub = *ub;
-  } else if (!mpi_started_here_) {
-    throw Error(ErrorKind::Runtime, "MPI was started and ended by another part of this process (calibrate): the host "
-                                    "executor needs its own MPI session; run it as a command of its own");
   }
   check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &w.size), "MPI_Comm_size");
   check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &w.me), "MPI_Comm_rank");

@@ -1655,6 +1655,43 @@ for r in rows:
                  r["measured_iteration_ms"], f"{r['schedule']}: iteration_error_pct", 1e-9)
 done()
 PY
+# validate-hw --calibrate: the whole loop in one run (calibrate, simulate, execute). Refusals first (one process).
+check "validate-hw --calibrate with --profile" 2 "$bin" validate-hw host-flowmoe-small --backend host \
+  --calibrate "$tmp/exec/vh.textproto" --profile host-2
+expect_err "validate-hw: --calibrate and --profile" "--calibrate and --profile: give one"
+check "validate-hw --quick alone" 2 "$bin" validate-hw host-flowmoe-small --backend host --quick
+expect_err "validate-hw: --quick needs --calibrate" "--quick: only with --calibrate"
+check "validate-hw --calibrate -" 2 "$bin" validate-hw host-flowmoe-small --backend host --calibrate -
+expect_err "validate-hw: --calibrate -" "--calibrate -: calibrate writes the points beside the profile"
+if [[ ${#mpi[@]} -gt 0 ]]; then
+  vh=(--iterations 1 --warmup 0 --set model.num_layers=1 --set workload.seq_len=64 --set workload.micro_batch_size=2)
+  check "validate-hw --calibrate --quick, $where" 0 "${mpi[@]}" "$bin" validate-hw host-flowmoe-small --backend host \
+    --calibrate "$tmp/exec/vh.textproto" --quick --json "${vh[@]}"
+  cp "$tmp/out" "$tmp/exec/vh.json"
+  check "validate the profile validate-hw measured" 0 "$bin" validate "$tmp/exec/vh.textproto"
+  # The run priced every schedule with the profile it wrote: simulate with that file gives the same times.
+  check "simulate with the measured profile" 0 "$bin" simulate host-flowmoe-small --schedule all --json \
+    --set profile_ref="$tmp/exec/vh.textproto" --set model.num_layers=1 --set workload.seq_len=64 \
+    --set workload.micro_batch_size=2
+  pycheck "validate-hw --calibrate priced with the profile it wrote" "$tmp/exec/vh.json" "$tmp/out" \
+    "$tmp/exec/vh.textproto" <<'PY'
+import json, os, sys
+from cli_check import load, expect, done
+run, sims = load(sys.argv[1]), json.load(open(sys.argv[2]))
+expect(run["calibrated_profile"] == sys.argv[3], "calibrated_profile names the written file")
+expect(run["profile"] == "vh", "the profile is named after the file")
+expect(os.path.exists(sys.argv[3].replace(".textproto", ".points.csv")), "the points are written beside it")
+by_schedule = {s["schedule"]: s["iteration_ms"] for s in sims}
+for r in run["schedules"]:
+    expect(r["simulated_iteration_ms"] == by_schedule[r["schedule"]],
+           f"{r['schedule']}: validate-hw simulated {r['simulated_iteration_ms']!r}, simulate with the file {by_schedule[r['schedule']]!r}")
+done()
+PY
+else
+  check "validate-hw --calibrate without mpirun" 2 "$bin" validate-hw host-flowmoe-small --backend host \
+    --calibrate "$tmp/exec/vh.textproto"
+  expect_err "validate-hw: --calibrate needs mpirun" "--calibrate: not started by mpirun"
+fi
 # Issue 17 item 2 with issue 16: execute takes a plan too, and simulates the planned run (one process).
 check "plan host-flowmoe-small -o" 0 "$bin" plan host-flowmoe-small --set model.num_layers=2 --json -o "$tmp/hostplan.textproto"
 cp "$tmp/out" "$tmp/hostplan.json"

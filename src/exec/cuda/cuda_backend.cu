@@ -28,7 +28,7 @@
 #include "../cuda_backend.hpp"
 #include "issue_plan.hpp"
 
-#include <moeplan/core/launch.hpp>
+#include <moeplan/calibrate/mpi_session.hpp>
 #include <moeplan/core/error.hpp>
 
 namespace moeplan::exec {
@@ -54,9 +54,6 @@ class Peers {
     for (auto& [members, comm] : groups_)
       if (comm != nullptr) ncclCommDestroy(comm);
     if (world_comm_ != nullptr) ncclCommDestroy(world_comm_);
-#ifdef MOEPLAN_WITH_MPI
-    if (we_initialised_mpi_) MPI_Finalize();
-#endif
   }
 
   int rank() const { return rank_; }
@@ -64,13 +61,8 @@ class Peers {
 
   void start(const ReplayPlan& plan) {
 #ifdef MOEPLAN_WITH_MPI
-    if (!launched_by_mpirun()) return;
-    int initialised = 0;
-    check_mpi(MPI_Initialized(&initialised), "MPI_Initialized");
-    if (!initialised) {
-      check_mpi(MPI_Init(nullptr, nullptr), "MPI_Init");
-      we_initialised_mpi_ = true;
-    }
+    // One session with calibrate (validate-hw --calibrate); MPI ends at exit.
+    if (!calibrate::start_mpi_session()) return;
     check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &world_), "MPI_Comm_size");
     check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
     if (world_ == 1) return;
@@ -132,7 +124,6 @@ class Peers {
   static void check_mpi(int status, const char* what) {
     if (status != MPI_SUCCESS) throw Error(ErrorKind::Runtime, std::string("MPI: ") + what + " failed");
   }
-  bool we_initialised_mpi_ = false;
 #endif
   int rank_ = 0;
   int world_ = 1;
