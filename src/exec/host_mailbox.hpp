@@ -20,13 +20,7 @@
 #include <optional>
 #include <vector>
 
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
+#include <moeplan/calibrate/mpi_poll.hpp>  // <mpi.h> without its C++ bindings
 
 namespace moeplan::exec {
 
