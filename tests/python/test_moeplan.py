@@ -46,15 +46,18 @@ def cli_error(*args):
 
 class PlanTest(unittest.TestCase):
     def test_capacity_is_the_cli_capacity(self):
-        args = dict(tokens="2T", days=30, gpus="64..128")
-        got = moeplan.capacity("mixtral-8x22b", "dgx-h100", threads=2, **args)
-        want = cli_json("capacity", "mixtral-8x22b", "--cluster", "dgx-h100", "--tokens", "2T", "--days", "30",
-                        "--gpus", "64..128", "--threads", "2", "--quiet")
+        # A small model (3 counts, about a second): the same code path as Mixtral's, a
+        # fraction of its time under ASan, where this test also runs.
+        args = dict(tokens="100B", days=30, gpus="8..32", global_batch=64)
+        got = moeplan.capacity("gpt-moe-s", "dgx-h100", threads=2, **args)
+        want = cli_json("capacity", "gpt-moe-s", "--cluster", "dgx-h100", "--tokens", "100B", "--days", "30",
+                        "--gpus", "8..32", "--global-batch", "64", "--threads", "2", "--quiet")
         self.assertEqual(got, want)
-        # Days by hand from each row's rate: 2e12 tokens / tokens_per_s / 86,400 s.
+        self.assertEqual([row["gpus"] for row in got["rows"]], [8, 16, 32])
+        # Days by hand from each row's rate: 1e11 tokens / tokens_per_s / 86,400 s.
         for row in got["rows"]:
             if row["tokens_per_s"]:
-                self.assertAlmostEqual(row["days"], 2e12 / row["tokens_per_s"] / 86400, delta=1e-9 * row["days"])
+                self.assertAlmostEqual(row["days"], 1e11 / row["tokens_per_s"] / 86400, delta=1e-9 * row["days"])
         with self.assertRaises(moeplan.InputError) as e:
             moeplan.capacity("mixtral-8x22b", "dgx-h100", days=30)
         self.assertEqual(str(e.exception), cli_error("capacity", "mixtral-8x22b", "--cluster", "dgx-h100",
