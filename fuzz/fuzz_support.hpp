@@ -10,6 +10,15 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/family/builtin.hpp>
+
+// libFuzzer's start-up hook: the bundled families' rules, as every moeplan
+// program registers them, so that scenarios validate (their planners are not
+// linked: family/builtin.hpp's rules need only the model layer).
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  moeplan::family::register_builtin_family_rules();
+  return 0;
+}
 
 namespace moeplan::fuzz {
 

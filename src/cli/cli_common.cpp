@@ -10,6 +10,14 @@
 
 namespace moeplan::cli {
 
+std::string flag_of(std::string_view field) {
+  if (field.rfind(kRequestField, 0) != 0) return std::string(field);
+  std::string flag = "--" + std::string(field.substr(kRequestField.size()));
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
+
 std::vector<io::Override> parse_overrides(const std::vector<std::string>& values) {
   std::vector<io::Override> overrides;
   for (const std::string& v : values) overrides.push_back(io::parse_override(v));

@@ -4,6 +4,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -58,6 +59,11 @@ void check_stdout_outputs(bool json, const std::vector<std::pair<std::string, st
 /// --name or --cluster) must be UTF-8, as strings in input files must: an
 /// input error naming the option otherwise.
 void check_utf8_option(const std::string& option, const std::string& value);
+
+/// The flag of a request option the library names by its field
+/// ("request.cost_per_gpu_hour" -> "--cost-per-gpu-hour"): the one place where
+/// the library's option fields meet the command line's spelling.
+std::string flag_of(std::string_view field);
 
 /// Parses repeated --set values.
 std::vector<io::Override> parse_overrides(const std::vector<std::string>& values);

@@ -11,7 +11,8 @@
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/plan/capacity.hpp>
-#include <moeplan/report/capacity_report.hpp>
+#include <moeplan/io/quantity_text.hpp>
+#include <moeplan/output/capacity_report.hpp>
 
 #include "cli_context.hpp"
 #include "scenario_support.hpp"
@@ -40,19 +41,20 @@ struct CapacityOptions {
 plan::CapacityRequest request_of(const CapacityOptions& o, CliContext& context) {
   if (o.json && o.csv) throw Error(ErrorKind::Input, "--csv: prints the table as CSV; --json prints it as JSON: choose one");
   check_stdout_outputs(o.json || o.csv, {{"-o", o.output}});
-  report::CapacityQuery q;
+  plan::CapacityQuery q;
   q.model = o.model;
   q.cluster = o.cluster;
   q.profile = o.profile;
-  q.tokens = o.tokens;
+  // Quantities as people type them ("2T", "64..4096"), read here at the edge.
+  if (!o.tokens.empty()) q.tokens = io::parse_token_count(o.tokens, "request.tokens");
   q.days = o.days;
-  q.gpus = o.gpus;
+  if (!o.gpus.empty()) q.gpus = io::parse_count_range(o.gpus, "request.gpus");
   q.cost_per_gpu_hour = o.cost_per_gpu_hour;
   q.seq_len = o.seq_len;
   q.global_batch = o.global_batch;
   q.max_memory_gib = o.max_memory_gib;
   q.threads = thread_count(o.threads, context.err);
-  return report::capacity_request(q);
+  return plan::capacity_request(q);
 }
 
 void run_capacity_on(const CapacityOptions& o, CliContext& context, const dist::Shard& shard) {
@@ -62,15 +64,15 @@ void run_capacity_on(const CapacityOptions& o, CliContext& context, const dist::
   r.progress = bar.get();
   std::vector<std::string> texts(r.gpus.size());
   for (std::size_t i = 0; i < r.gpus.size(); ++i)
-    if (shard.mine(i)) texts[i] = report::capacity_row_to_json(plan::capacity_row(r, r.gpus[i])).dump(-1);
+    if (shard.mine(i)) texts[i] = output::capacity_row_to_json(plan::capacity_row(r, r.gpus[i])).dump(-1);
   bar.reset();
   texts = shard.gather(std::move(texts));
   if (shard.rank() != 0) return;  // rank 0 writes and prints
   std::vector<plan::CapacityRow> rows;
-  for (const std::string& text : texts) rows.push_back(report::capacity_row_from_json(io::Json::parse(text)));
+  for (const std::string& text : texts) rows.push_back(output::capacity_row_from_json(io::Json::parse(text)));
   const plan::CapacityResult result = plan::capacity_summary(r, std::move(rows));
-  const std::string json = report::capacity_to_json(r, result).dump() + "\n";
-  const std::string csv = report::capacity_to_csv(result);
+  const std::string json = output::capacity_to_json(r, result).dump() + "\n";
+  const std::string csv = output::capacity_to_csv(result);
   if (!o.output.empty()) {
     const bool as_json = o.output.size() >= 5 && o.output.compare(o.output.size() - 5, 5, ".json") == 0;
     context.outputs.add(o.output, as_json ? json : csv);
@@ -83,7 +85,7 @@ void run_capacity_on(const CapacityOptions& o, CliContext& context, const dist::
     context.out << csv;
     return;
   }
-  context.out << report::capacity_to_text(r, result);
+  context.out << output::capacity_to_text(r, result);
   if (!o.output.empty()) context.out << "  wrote " << o.output << '\n';
 }
 

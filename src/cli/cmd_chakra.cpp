@@ -13,7 +13,7 @@
 #include <moeplan/io/plan_reader.hpp>
 #include <moeplan/plan/evaluation.hpp>
 #include <moeplan/plan/scenario_run.hpp>
-#include <moeplan/report/plan_report.hpp>
+#include <moeplan/plan/result_json.hpp>
 
 #include "cli_context.hpp"
 #include "scenario_support.hpp"
@@ -131,7 +131,7 @@ void run_import(const ImportOptions& o, CliContext& context) {
                 SourceLocation{o.directory, 0, 0});
   const plan::Evaluation e = plan::evaluate(imported.built, timeline);
   if (o.json) {
-    io::Json j = report::evaluation_to_json(o.directory, e);
+    io::Json j = plan::evaluation_to_json(o.directory, e);
     j.set("ranks", static_cast<std::int64_t>(imported.ranks));
     j.set("compute_tasks", static_cast<std::int64_t>(imported.compute_tasks));
     j.set("collectives", static_cast<std::int64_t>(imported.collectives));

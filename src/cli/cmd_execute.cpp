@@ -15,7 +15,7 @@
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/plan_reader.hpp>
-#include <moeplan/io/timeline_writer.hpp>
+#include <moeplan/output/timeline_writer.hpp>
 #include <moeplan/plan/scenario_run.hpp>
 
 #include "cli_context.hpp"
@@ -142,7 +142,7 @@ void run_execute(const ExecuteCliOptions& o, CliContext& context) {
     if (!r.measured.complete) continue;  // an MPI process other than 0: process 0 reports
     if (!o.trace.empty())
       context.outputs.add(per_schedule(o.trace, schedule, several),
-                          io::ChromeTraceWriter().with_dependencies().write(r.graph, r.measured.timeline));
+                          output::ChromeTraceWriter().with_dependencies().write(r.graph, r.measured.timeline));
     const io::Json j = result_to_json(run.spec().name, r, o.compare);
     if (!o.output.empty()) context.outputs.add(per_schedule(o.output, schedule, several), j.dump() + "\n");
     if (o.json)

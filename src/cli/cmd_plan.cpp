@@ -7,11 +7,12 @@
 #include <moeplan/core/error.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/plan_writer.hpp>
+#include <moeplan/output/plan_report.hpp>
 #include <moeplan/plan/explain.hpp>
+#include <moeplan/plan/joint.hpp>
 #include <moeplan/plan/planner.hpp>
 #include <moeplan/plan/scenario_run.hpp>
 #include <moeplan/plan/simulate.hpp>
-#include <moeplan/report/plan_report.hpp>
 
 #include "cli_context.hpp"
 #include "scenario_support.hpp"
@@ -39,7 +40,7 @@ void write_plan_file(const PlanOptions& o, model::PlanSpec spec, CliContext& con
   spec.scenario_ref = o.scenario;
   spec.scenario_overrides = o.sets;
   const bool as_json = o.output.size() >= 5 && o.output.compare(o.output.size() - 5, 5, ".json") == 0;
-  context.outputs.add(o.output, as_json ? io::plan_to_json(spec).dump() + "\n" : io::plan_to_textproto(spec));
+  context.outputs.add(o.output, as_json ? io::plan_spec_to_json(spec).dump() + "\n" : io::plan_to_textproto(spec));
 }
 
 void run_plan(const PlanOptions& o, CliContext& context) {
@@ -52,10 +53,9 @@ void run_plan(const PlanOptions& o, CliContext& context) {
     throw Error(ErrorKind::Input,
                 "-o: a joint plan cannot be written as a plan file yet (simulate PLAN would price its mapping without "
                 "the overlap); drop -o, or plan without --joint");
-  const plan::Planner& planner = plan::planner_for(o.joint ? "joint" : run.spec().schedule.family);
-  // The scenario fixes the mapping (only folding searches mappings): say when it
-  // does not fit its GPU's memory (docs/cost-model.md, "Memory").
-  if (run.spec().schedule.family != "folding" && !run.fits_in_memory())
+  // The scenario fixes the mapping (unless its family searches mappings): say
+  // when it does not fit its GPU's memory (docs/cost-model.md, "Memory").
+  if (!run.family().searches_mappings() && !run.fits_in_memory())
     context.err << fmt::format(
         "moeplan: note: {} needs {:.1f} GiB per GPU, more than the {:.0f} GiB GPU holds less its 10% reserve: the "
         "plan is for a run that would not fit\n",
@@ -66,25 +66,21 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   request.threads = thread_count(o.threads, context.err);
   std::unique_ptr<ProgressBar> bar = progress_bar("plan", o.quiet, context.err);
   request.progress = bar.get();
-  const plan::PlanResult result = planner.plan(run, request);
+  const plan::PlanResult result = o.joint ? plan::plan_joint(run, request) : plan::plan_scenario(run, request);
   bar.reset();  // erase the bar before any note or result
   for (const std::string& note : result.notes) context.err << "moeplan: note: " << note << '\n';
   note_threads_started(result.threads, context.err);
   write_plan_file(o, plan::plan_spec(result), context);
-  if (o.emit == "megatron") {
-    context.out << report::emit_megatron(result, run.spec());
-    return;
-  }
-  if (o.emit == "knobs") {
-    context.out << report::emit_knobs(result);
+  if (!o.emit.empty()) {
+    context.out << plan::emit_plan(result, run.spec(), o.emit);
     return;
   }
   const plan::Explanation why = plan::explain(run, result);
   if (o.json) {
-    context.out << report::plan_to_json(result, &why).dump() << '\n';
+    context.out << output::plan_to_json(result, &why).dump() << '\n';
     return;
   }
-  context.out << report::plan_to_text(result, &why);
+  context.out << output::plan_to_text(result, &why);
   if (!o.output.empty()) context.out << "  wrote " << o.output << '\n';
 }
 

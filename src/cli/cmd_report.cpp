@@ -8,7 +8,8 @@
 #include <moeplan/core/error.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/plan_reader.hpp>
-#include <moeplan/io/sweep_csv.hpp>
+#include <moeplan/output/sweep_csv.hpp>
+#include <moeplan/plan/candidate_run.hpp>
 #include <moeplan/plan/explain.hpp>
 #include <moeplan/plan/planner.hpp>
 #include <moeplan/plan/scenario_run.hpp>
@@ -60,7 +61,7 @@ void report_sweep(const ReportOptions& o, CliContext& context) {
   for (const CLI::Option* option :
        {o.schedule_option, o.set_option, o.threads_option, o.max_memory_option, o.quiet_option})
     refuse(option, why);
-  const io::SweepTable table = io::read_sweep_csv(o.input);
+  const output::SweepTable table = output::read_sweep_csv(o.input);
   const io::Json data = report::sweep_report_data(table, o.input);
   context.outputs.add(o.output, report::html_page(data, data.find("title")->as_string()));
   if (o.output != "-")
@@ -69,31 +70,29 @@ void report_sweep(const ReportOptions& o, CliContext& context) {
 }
 
 void report_plan(const ReportOptions& o, CliContext& context) {
-  report::PlanReportInput input{o.input, std::nullopt};
+  std::optional<model::PlanSpec> plan_file;
   std::optional<plan::ScenarioRun> run;
   if (input_kind(o.input) == io::FileKind::Plan) {
     refuse(o.schedule_option, "a plan file fixes its schedule; report its scenario to choose schedules");
     refuse(o.set_option, "a plan file fixes its scenario's overrides; report the scenario with --set instead");
-    input.plan_file = io::load_plan(o.input);
+    plan_file = io::load_plan(o.input);
     run.emplace(with_max_memory(io::load_plan_scenario(o.input), o.max_memory_gib));
   } else {
     run.emplace(with_max_memory(io::load_scenario(o.input, parse_overrides(o.sets)), o.max_memory_gib));
   }
   plan::refuse_noise(run->spec(), "report");
-  if (run->spec().schedule.family == "folding")
-    refuse(o.schedule_option, "a folding scenario has no overlap schedule (the option applies to foldmoe, fsmoe and "
-                              "flowmoe scenarios)");
   plan::PlanRequest request;
   request.schedule = o.schedule;
   request.threads = thread_count(o.threads, context.err);
   std::unique_ptr<ProgressBar> bar = progress_bar("report", o.quiet, context.err);
   request.progress = bar.get();
-  const plan::PlanResult result = plan::planner_for(run->spec().schedule.family).plan(*run, request);
+  const plan::PlanResult result = plan::plan_scenario(*run, request);
   bar.reset();  // erase the bar before any note
   for (const std::string& note : result.notes) context.err << "moeplan: note: " << note << '\n';
   note_threads_started(result.threads, context.err);
   const plan::Explanation why = plan::explain(*run, result);
-  const io::Json data = report::plan_report_data(*run, result, why, input);
+  const plan::PlanRuns runs = plan::run_plan_again(*run, result, plan_file);
+  const io::Json data = report::plan_report_data(run->spec(), result, why, runs, {o.input});
   context.outputs.add(o.output, report::html_page(data, data.find("title")->as_string()));
   if (o.output != "-")
     context.out << fmt::format("wrote {}: {} plan, {} at {:.3f} ms per iteration\n", o.output, result.family,

@@ -14,11 +14,10 @@
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/plan_reader.hpp>
-#include <moeplan/plan/simulate.hpp>
-#include <moeplan/report/plan_report.hpp>
-#include <moeplan/report/simulation_report.hpp>
-#include <moeplan/io/timeline_writer.hpp>
+#include <moeplan/output/simulation_report.hpp>
+#include <moeplan/output/timeline_writer.hpp>
 #include <moeplan/plan/scenario_run.hpp>
+#include <moeplan/plan/simulate.hpp>
 #include <moeplan/sim/analysis.hpp>
 
 #include "cli_context.hpp"
@@ -136,39 +135,12 @@ void write_pictures(const SimulateOptions& o, const std::string& scenario, const
   if (o.trace.empty() && o.svg.empty()) return;
   const std::vector<std::int32_t> ranks = trace_ranks(o, graph, timeline, schedule, context);
   if (!o.trace.empty())
-    context.outputs.add(output_name(o.trace, schedule, several), io::ChromeTraceWriter(ranks).write(graph, timeline));
+    context.outputs.add(output_name(o.trace, schedule, several), output::ChromeTraceWriter(ranks).write(graph, timeline));
   if (!o.svg.empty())
     context.outputs.add(
         output_name(o.svg, schedule, several),
-        io::SvgGanttWriter(ranks).with_caption(scenario, schedule).with_stage_lanes(stages).write(graph, timeline));
+        output::SvgGanttWriter(ranks).with_caption(scenario, schedule).with_stage_lanes(stages).write(graph, timeline));
 }
-
-// A folding scenario: its own mapping, priced as the planner prices every
-// mapping; the trace shows its pipeline (one process per stage).
-void run_folding_simulate(const SimulateOptions& o, const plan::ScenarioRun& run, CliContext& context) {
-  // Options that choose an overlap schedule cannot act on a folding scenario.
-  if (!o.schedule.empty())
-    throw Error(ErrorKind::Input,
-                "--schedule: a folding scenario has no overlap schedule (the option applies to foldmoe, fsmoe and "
-                "flowmoe scenarios); its pipeline follows parallelism.pp and parallelism.vpp");
-  if (o.degree)
-    throw Error(ErrorKind::Input,
-                "--degree: applies to foldmoe, fsmoe and flowmoe scenarios; a folding scenario's pipeline degree is "
-                "parallelism.pp");
-  plan::FoldingTrace trace;
-  const plan::FoldingResult r = run.price_own_mapping(&trace);
-  write_pictures(o, run.spec().name, trace.built.graph, trace.timeline, trace.built.schedule, false, true, context);
-  if (o.json) {
-    context.out << report::folding_simulation_to_json(run.spec().name, r, trace).dump() << '\n';
-    return;
-  }
-  context.out << fmt::format("{}: {:.1f} ms per iteration, MFU {:.1f}%, {:.1f} GiB per GPU{}\n", run.spec().name,
-                             r.iteration_ms, 100 * r.mfu, r.memory_bytes_per_gpu / (1024.0 * 1024 * 1024),
-                             r.fits ? "" : " (does not fit)");
-}
-
-// How much longer `ms` is than `reference`, in percent (0 for an empty reference).
-double percent_over(double ms, double reference) { return reference > 0 ? 100 * (ms / reference - 1) : 0.0; }
 
 void run_simulate(const SimulateOptions& o, CliContext& context) {
   check_stdout_outputs(o.json, {{"--trace", o.trace}, {"--svg", o.svg}});
@@ -178,62 +150,43 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
     parse_rank_list(o.trace_ranks);  // a malformed list is refused before anything runs
   }
   const plan::ScenarioRun run(with_max_memory(io::load_scenario_or_plan(o.scenario, parse_overrides(o.sets)), o.max_memory_gib));
-  if (run.spec().schedule.family == "folding") {
-    run_folding_simulate(o, run, context);
-    return;
-  }
-  const std::string requested = o.schedule.empty() ? run.spec().schedule.name : o.schedule;
-  const std::vector<std::string> schedules = runnable_schedules(run, requested, context.err);
-  const bool several = schedules.size() > 1;
-  for (const auto& [option, path] : {std::pair{"--trace", o.trace}, std::pair{"--svg", o.svg}})
-    if (several && path == "-")
-      throw Error(ErrorKind::Input,
-                  fmt::format("{} -: several schedules write one file each (NAME.<schedule>.EXT); name a file", option));
+  plan::SimulateRequest request;
+  if (!o.schedule.empty()) request.schedule = o.schedule;
+  request.degree = o.degree;
+  request.threads = thread_count(o.threads, context.err);
   // Every schedule is built and run on its own; results are collected by index,
   // so the output does not depend on the thread count.
-  const bool pictures = !o.trace.empty() || !o.svg.empty();
-  const unsigned threads = thread_count(o.threads, context.err);
-  unsigned started = 0;
-  const std::vector<plan::SimulatedSchedule> results =
-      plan::simulate_schedules(run, schedules, o.degree, threads, pictures, &started);
-  note_threads_started(threads, started, schedules.size(), context.err);
-  for (const plan::SimulatedSchedule& r : results)
-    if (r.built)
-      write_pictures(o, run.spec().name, r.built->graph, r.timeline, r.built->schedule, several, false, context);
-  // The scenario's mapping against its GPU's memory (docs/cost-model.md, "Memory"), said, never hidden.
-  if (!run.fits_in_memory())
-    context.err << fmt::format(
-        "moeplan: note: {} needs {:.1f} GiB per GPU, more than the {:.0f} GiB GPU holds less its 10% reserve: these "
-        "times are for a run that would not fit\n",
-        run.spec().name, run.memory_bytes_per_gpu() / (1024.0 * 1024 * 1024),
-        run.spec().cluster.gpu.memory_bytes / (1024.0 * 1024 * 1024));
+  request.keep_graphs = !o.trace.empty() || !o.svg.empty();
+  const plan::Simulation sim = plan::simulate(run, request);
+  for (const std::string& note : sim.notes) context.err << "moeplan: note: " << note << '\n';
+  if (sim.mapping) {
+    // The scenario's own mapping: the trace shows its pipeline (one process per stage).
+    const plan::MappingTrace& trace = *sim.mapping_trace;
+    write_pictures(o, run.spec().name, trace.built.graph, trace.timeline, trace.built.schedule, false, true, context);
+  } else {
+    const bool several = sim.schedules.size() > 1;
+    for (const auto& [option, path] : {std::pair{"--trace", o.trace}, std::pair{"--svg", o.svg}})
+      if (several && path == "-")
+        throw Error(ErrorKind::Input,
+                    fmt::format("{} -: several schedules write one file each (NAME.<schedule>.EXT); name a file", option));
+    note_threads_started(request.threads, sim.threads_started, sim.schedules.size(), context.err);
+    for (const plan::SimulatedSchedule& r : sim.schedules)
+      if (r.built)
+        write_pictures(o, run.spec().name, r.built->graph, r.timeline, r.built->schedule, several, false, context);
+    // The scenario's mapping against its GPU's memory (docs/cost-model.md, "Memory"), said, never hidden.
+    if (!run.fits_in_memory())
+      context.err << fmt::format(
+          "moeplan: note: {} needs {:.1f} GiB per GPU, more than the {:.0f} GiB GPU holds less its 10% reserve: "
+          "these times are for a run that would not fit\n",
+          run.spec().name, run.memory_bytes_per_gpu() / (1024.0 * 1024 * 1024),
+          run.spec().cluster.gpu.memory_bytes / (1024.0 * 1024 * 1024));
+  }
   if (o.json) {
     // One object for one schedule; an array for --schedule all (CLI.md).
-    context.out << report::simulation_to_json(run, results, requested == "all").dump() << '\n';
+    context.out << output::simulation_to_json(run, sim).dump() << '\n';
     return;
   }
-  for (const plan::SimulatedSchedule& r : results) {
-    const plan::Evaluation& e = r.evaluation;
-    context.out << fmt::format(
-        "{:<14} d={:<3} iteration {:9.3f} ms  forward {:9.3f}  backward {:9.3f}  exposed comm "
-        "{:8.3f}  bubbles {:8.3f}  tasks {}\n",
-        e.schedule, e.degree, e.iteration_ms, e.forward_ms, e.backward_ms, e.exposed_comm_ms, e.bubble_ms, e.tasks);
-    if (const auto& n = r.noise)
-      context.out << fmt::format(
-          "{:<14} noise cv {:g} over {} seeds: mean {:.3f} ms ({:+.1f}%), p95 {:.3f} ms ({:+.1f}%), range {:.3f}..{:.3f}\n",
-          "", n->compute_jitter_cv, n->seeds, n->mean_ms, percent_over(n->mean_ms, e.iteration_ms), n->p95_ms,
-          percent_over(n->p95_ms, e.iteration_ms), n->min_ms, n->max_ms);
-    if (e.routing) {
-      const plan::RoutingReport& routed = *e.routing;
-      const std::size_t slowest = static_cast<std::size_t>(routed.slowest_rank);
-      context.out << fmt::format(
-          "  routing {}: {:.2f}% of token slots dropped; slowest rank {} (its AlltoAlls {:.3f} ms of {} ranks drawn)\n"
-          "  priced: {}\n",
-          routed.routing, 100 * routed.dropped_token_fraction, routed.slowest_rank,
-          slowest < routed.per_rank_a2a_ms.size() ? routed.per_rank_a2a_ms[slowest] : 0.0,
-          routed.per_rank_a2a_ms.size(), routed.priced);
-    }
-  }
+  context.out << output::simulation_to_text(run, sim);
 }
 
 }  // namespace

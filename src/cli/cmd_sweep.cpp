@@ -17,9 +17,9 @@
 #include <moeplan/dist/shard.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
-#include <moeplan/model/families.hpp>
 #include <moeplan/plan/sweep.hpp>
-#include <moeplan/report/sweep_report.hpp>
+#include <moeplan/output/sweep_csv.hpp>
+#include <moeplan/output/sweep_report.hpp>
 
 #include "cli_context.hpp"
 #include "scenario_support.hpp"
@@ -37,18 +37,16 @@ struct SweepOptions {
   bool quiet = false;
 };
 
-std::string ratio_text(double value) { return std::isfinite(value) ? fmt::format("{:.3f}x", value) : "n/a"; }
-
 // One point's share of the output, as text, so that the rank that computed it
 // can send it to rank 0 under mpirun: its CSV rows, then a 0x1e byte, then one
 // "schedule<TAB>vs_none<TAB>vs_tutel" line per row (shortest round-trip
 // numbers, so the means rank 0 forms are the one-process run's, bit for bit).
 // A point that failed is 0x15, the error's kind (I, L or R) and its message.
-std::string point_block(const std::vector<report::SweepRow>& rows) {
+std::string point_block(const std::vector<plan::SweepRow>& rows) {
   std::string stats;
-  for (const report::SweepRow& r : rows)
+  for (const plan::SweepRow& r : rows)
     stats += fmt::format("{}\t{}\t{}\n", r.evaluation.schedule, r.speedup_vs_none, r.speedup_vs_tutel);
-  return report::sweep_csv_rows(rows) + '\x1e' + stats;
+  return output::sweep_csv_rows(rows) + '\x1e' + stats;
 }
 
 std::string error_block(const Error& e) {
@@ -73,7 +71,7 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
 
 void run_sweep_on(const SweepOptions& o, CliContext& context, const dist::Shard& shard) {
   const io::LoadedSweep sweep = io::load_sweep(o.sweep, o.max_points);
-  report::check_sweep_schedules(sweep);
+  plan::check_sweep_schedules(sweep);
   const unsigned threads = thread_count(o.threads, context.err);
   const model::RunLimits limits = with_max_memory(model::ScenarioSpec{}, o.max_memory_gib).limits;
   const std::size_t points = sweep.size();
@@ -89,7 +87,7 @@ void run_sweep_on(const SweepOptions& o, CliContext& context, const dist::Shard&
   const unsigned started = parallel_for(mine.size(), threads, [&](std::size_t k) {
     const std::size_t i = mine[k];
     try {
-      blocks[i] = point_block(report::evaluate_sweep_point(sweep, i, limits));
+      blocks[i] = point_block(plan::evaluate_sweep_point(sweep, i, limits));
       if (bar) bar->advance();
     } catch (const Error& e) {
       failures[i] = std::current_exception();
@@ -111,8 +109,8 @@ void run_sweep_on(const SweepOptions& o, CliContext& context, const dist::Shard&
     }
   }
   // Rows in grid order whatever the thread or rank count.
-  std::string csv = report::sweep_csv_header(sweep);
-  report::SweepSummary totals;
+  std::string csv = output::sweep_csv_header(sweep);
+  plan::SweepSummary totals;
   for (std::size_t i = 0; i < points; ++i) {
     const std::size_t split = blocks[i].find('\x1e');
     MOEPLAN_CHECK(split != std::string::npos, "a sweep point's block has its rows and its figures");
@@ -125,21 +123,13 @@ void run_sweep_on(const SweepOptions& o, CliContext& context, const dist::Shard&
     }
   }
   if (!o.output.empty()) context.outputs.add(o.output, csv);
-  const io::Json summary = totals.to_json();
-  const std::vector<report::SweepSummary::Entry> entries = totals.entries();
   if (o.json) {
-    context.out << summary.dump() << '\n';
+    context.out << output::sweep_summary_to_json(totals).dump() << '\n';
     return;
   }
-  context.out << fmt::format("sweep {}: {} points x {} schedules on {} in {:.2f} s\n", sweep.name, points,
-                             entries.size(),
-                             shard.size() == 1 ? fmt::format("{} threads", started)
-                                               : fmt::format("{} MPI ranks x {} threads", shard.size(), threads),
-                             wall_s);
-  for (const report::SweepSummary::Entry& e : entries)
-    context.out << fmt::format("  {:<14} mean speed-up {} vs none (geomean {}), {} vs tutel\n", e.schedule,
-                               ratio_text(e.mean_speedup_vs_none), ratio_text(e.geomean_speedup_vs_none),
-                               ratio_text(e.mean_speedup_vs_tutel));
+  const std::string ran_on = shard.size() == 1 ? fmt::format("{} threads", started)
+                                                : fmt::format("{} MPI ranks x {} threads", shard.size(), threads);
+  context.out << output::sweep_summary_to_text(sweep.name, points, totals, ran_on, wall_s);
   if (!o.output.empty()) context.out << "  wrote " << o.output << '\n';
 }
 

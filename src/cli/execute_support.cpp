@@ -3,15 +3,12 @@
 #include <moeplan/core/error.hpp>
 #include <moeplan/exec/replay_plan.hpp>
 #include <moeplan/plan/evaluation.hpp>
+#include <moeplan/plan/family_registry.hpp>
 
 namespace moeplan::cli {
 
 void check_executable(const model::ScenarioSpec& spec) {
-  if (spec.schedule.family == "folding")
-    throw Error(ErrorKind::Input,
-                "a folding scenario (pipeline stages with P2P between them) has no replay; execute runs foldmoe, "
-                "fsmoe and flowmoe scenarios in schedule.mode multi_rank",
-                "schedule.family");
+  if (const auto why = plan::family_of(spec).replay_refusal()) throw Error(ErrorKind::Input, *why, "schedule.family");
 }
 
 ExecutedSchedule execute_schedule(const plan::ScenarioRun& run, const std::string& schedule,

@@ -15,6 +15,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/core/version.hpp>
+#include <moeplan/family/builtin.hpp>
 #include <moeplan/io/output_set.hpp>
 #include <moeplan/io/temporary_files.hpp>
 
@@ -106,7 +107,7 @@ int run_reporting_errors(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const moeplan::Error& e) {
-    std::cerr << "moeplan: error: " << moeplan::format_error(e) << '\n';
+    std::cerr << "moeplan: error: " << moeplan::format_error(e, moeplan::cli::flag_of) << '\n';
     return e.kind() == moeplan::ErrorKind::Runtime ? 1 : 2;
   } catch (const std::exception& e) {
     std::cerr << "moeplan: error: " << e.what() << '\n';
@@ -118,6 +119,7 @@ int run_reporting_errors(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   hold_closed_standard_streams();
+  moeplan::family::register_builtin_families();
   moeplan::io::remove_temporaries_on_signal();
   google::protobuf::SetLogHandler(&silence_protobuf_log);
   int status = run_reporting_errors(argc, argv);

@@ -34,6 +34,36 @@ std::string format_error(const Error& error) {
   return out;
 }
 
+namespace {
+
+// An option_ref is the field between two separators that quoted_for_error
+// never lets through from a user's text (it escapes control characters).
+constexpr char kRefOpen = '\x1e', kRefClose = '\x1f';
+
+}  // namespace
+
+std::string option_ref(std::string_view field) { return kRefOpen + std::string(field) + kRefClose; }
+
+std::string name_options(std::string_view text, OptionNamer namer) {
+  std::string out;
+  while (true) {
+    const std::size_t open = text.find(kRefOpen);
+    const std::size_t close = open == std::string_view::npos ? open : text.find(kRefClose, open);
+    if (close == std::string_view::npos) break;
+    out += text.substr(0, open);
+    out += namer(text.substr(open + 1, close - open - 1));
+    text.remove_prefix(close + 1);
+  }
+  return out + std::string(text);
+}
+
+std::string format_error(const Error& error, OptionNamer namer) {
+  const bool option = error.field().rfind(kRequestField, 0) == 0;
+  const Error named(error.kind(), name_options(error.reason(), namer), option ? namer(error.field()) : error.field(),
+                    error.location());
+  return format_error(named);
+}
+
 std::string quoted_for_error(std::string_view value) {
   std::size_t keep = value.size();
   if (keep > kQuotedForErrorMax) {

@@ -11,7 +11,7 @@
 
 #include <moeplan/core/error.hpp>
 
-#include "csv_cells.hpp"
+#include <moeplan/io/csv_cells.hpp>
 #include "proto_text.hpp"
 
 namespace moeplan::io {

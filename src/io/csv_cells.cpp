@@ -1,4 +1,4 @@
-#include "csv_cells.hpp"
+#include <moeplan/io/csv_cells.hpp>
 
 #include <cerrno>
 #include <cmath>

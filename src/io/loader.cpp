@@ -12,6 +12,7 @@
 #include <google/protobuf/descriptor.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/model/family_rules.hpp>
 #include <moeplan/model/validate.hpp>
 
 #include "io/proto/moeplan.pb.h"

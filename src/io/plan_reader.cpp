@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/model/family_rules.hpp>
 
 #include "io/proto/moeplan.pb.h"
 #include "proto_text.hpp"
@@ -73,34 +74,20 @@ model::PlanSpec load_plan(const std::string& name_or_path) {
 }
 
 std::vector<Override> plan_knob_overrides(const model::PlanSpec& plan, const std::string& plan_path) {
+  const model::FamilyRules* family = model::find_family_rules(plan.family);
+  if (family == nullptr)
+    throw Error(ErrorKind::Input,
+                fmt::format("unknown family {} ({})", quoted_for_error(plan.family),
+                            model::join_names(model::family_names())),
+                "family", SourceLocation{plan_path});
+  std::vector<model::KnobSetting> settings;
+  try {
+    settings = family->plan_knob_settings(plan);
+  } catch (const Error& e) {
+    throw e.located(SourceLocation{plan_path});
+  }
   std::vector<Override> out;
-  const model::PlanKnobs& k = plan.knobs;
-  if (plan.family == "folding") {
-    if (!k.parallelism)
-      throw Error(ErrorKind::Input, "a folding plan names its mapping (knobs.parallelism)", "knobs.parallelism",
-                  SourceLocation{plan_path});
-    const model::ParallelSpec& p = *k.parallelism;
-    for (const auto& [field, value] : {std::pair{"tp", p.tp}, {"cp", p.cp}, {"pp", p.pp}, {"vpp", p.vpp},
-                                       {"ep", p.ep}, {"etp", p.etp}})
-      out.push_back(knob(fmt::format("parallelism.{}", field), std::to_string(value), plan_path,
-                         fmt::format("knobs.parallelism.{}", field)));
-    if (k.micro_batch_size)
-      out.push_back(knob("workload.micro_batch_size", std::to_string(*k.micro_batch_size), plan_path,
-                         "knobs.micro_batch_size"));
-    return out;
-  }
-  out.push_back(knob("schedule.name", plan.schedule, plan_path, "schedule"));
-  if (plan.family == "fsmoe") return out;  // the builder derives the closed forms' knobs again
-  if (k.degree) out.push_back(knob("schedule.degree", std::to_string(*k.degree), plan_path, "knobs.degree"));
-  if (plan.family == "foldmoe" && (plan.schedule == "aaam" || plan.schedule == "1a1m") &&
-      !k.slicing_tokens.empty()) {
-    std::string list;
-    for (std::int64_t t : k.slicing_tokens) list += fmt::format("{}{}", list.empty() ? "" : ",", t);
-    out.push_back(knob("schedule.slicing", list, plan_path, "knobs.slicing"));
-  }
-  if (plan.family == "flowmoe" && k.ar_chunk_bytes)
-    out.push_back(
-        knob("schedule.ar_chunk_bytes", std::to_string(*k.ar_chunk_bytes), plan_path, "knobs.ar_chunk_bytes"));
+  for (const model::KnobSetting& k : settings) out.push_back(knob(k.field, k.value, plan_path, k.plan_field));
   return out;
 }
 

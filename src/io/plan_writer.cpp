@@ -40,7 +40,7 @@ Json knobs_to_json(const model::PlanKnobs& k) {
   return j;
 }
 
-Json plan_to_json(const model::PlanSpec& plan) {
+Json plan_spec_to_json(const model::PlanSpec& plan) {
   Json j = Json::object();
   j.set("scenario", plan.scenario);
   j.set("schedule", plan.schedule);

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
-#include <moeplan/model/families.hpp>
+#include <moeplan/model/family_rules.hpp>
 #include <moeplan/model/validate.hpp>
 
 namespace moeplan::io {
@@ -449,8 +449,9 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
   if (o.has_family()) s.schedule.family = o.family();
   // A schedule of another family: say which, and when the family was only
   // defaulted, that schedule.family is what to set (issue 14, item 8b).
-  if (o.has_name() && model::is_family(s.schedule.family) && s.schedule.family != "folding") {
-    const std::vector<std::string>& own = model::family_schedules(s.schedule.family);
+  const model::FamilyRules* family = model::find_family_rules(s.schedule.family);
+  if (o.has_name() && family != nullptr && family->names_schedules()) {
+    const std::vector<std::string>& own = family->schedules();
     const std::vector<std::string> owners = model::families_with_schedule(o.name());
     if (!owners.empty() && std::find(own.begin(), own.end(), o.name()) == own.end())
       throw_input_error(

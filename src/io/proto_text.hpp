@@ -10,6 +10,7 @@
 #include <google/protobuf/message.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/io/text_file.hpp>
 
 namespace moeplan::io {
 
@@ -28,16 +29,6 @@ class LocationIndex {
   std::string file_;
   std::map<std::string, SourceLocation> positions_;
 };
-
-/// The largest input file read: 64 MiB. A timing CSV of a million samples
-/// (rows of about 60 bytes, e.g. "gemm,local,1,8589934592,0.0412") fits; the
-/// largest bundled input is 6 kB (calibration/nccl_bench.cu is not an input,
-/// the largest profile is 4 kB).
-inline constexpr std::size_t kMaxInputFileBytes = std::size_t{64} << 20;
-
-/// Reads a regular file of at most kMaxInputFileBytes. Input errors naming the
-/// path: missing or unreadable, a directory, FIFO, device or socket, too large.
-std::string read_text_file(const std::string& path);
 
 /// Parses text into message; a syntax, type or unknown-field error throws an
 /// input Error located in file and naming the enclosing field.

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/model/family_rules.hpp>
 #include <moeplan/model/options.hpp>
 
 namespace moeplan::model {
@@ -105,11 +106,6 @@ void require_range(double value, double min, double max, const std::string& fiel
   require(std::isfinite(value) && value >= min && value <= max, field,
           fmt::format("{} {} is outside the plausible range [{}, {}] {}", value, unit, min, max, unit));
 }
-
-// Schedule names of the CLI (docs/cli.md); the schedule builders own their meaning.
-constexpr std::array<std::string_view, 12> kScheduleNames{
-    "none",         "tutel",        "aaam",  "1a1m",       "1a1m-uniform", "tutel-improved",
-    "pipemoe-lina", "fsmoe-no-iio", "fsmoe", "flowmoe-at", "flowmoe-ar",   "flowmoe"};
 
 // Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, section 2.1):
 // every size positive; K and V are up-projected per query head, so there is
@@ -340,10 +336,6 @@ void validate_tensor_parallel_heads(const ModelSpec& m, std::int64_t tp) {
                       m.num_heads, m.num_kv_heads, tp));
 }
 
-bool is_known_schedule(const std::string& name) {
-  return std::find(kScheduleNames.begin(), kScheduleNames.end(), name) != kScheduleNames.end();
-}
-
 namespace {
 // workload.routing (docs/cost-model.md, "Uneven expert load"): zipf needs its
 // exponent; a histogram needs one non-negative count per expert, not all zero.
@@ -408,10 +400,7 @@ void validate(const ScenarioSpec& s) {
   require(w.global_batch_size % (w.micro_batch_size * p.dp) == 0, "workload.global_batch_size",
           fmt::format("global_batch_size {} is not divisible by micro_batch_size*dp = {}", w.global_batch_size,
                       w.micro_batch_size * p.dp));
-  require(s.schedule.family == "foldmoe" || s.schedule.family == "fsmoe" || s.schedule.family == "flowmoe" ||
-              s.schedule.family == "folding",
-          "schedule.family",
-          fmt::format("unknown family {} (foldmoe, fsmoe, flowmoe, folding)", quoted_for_error(s.schedule.family)));
+  family_rules(s.schedule.family);  // an unknown family is refused, naming the known ones
   require(
       w.micro_batches_per_rank(p.dp) <= kMaxMicroBatchesPerRank, "workload.global_batch_size",
       fmt::format("{} micro-batches per DP rank; at most {}", w.micro_batches_per_rank(p.dp), kMaxMicroBatchesPerRank));
@@ -452,25 +441,7 @@ void validate(const ScenarioSpec& s) {
   validate_routing(s);
   // and so is what a family's schedules cannot build, however it was written
   // (a referenced model file included): never simulated as something else.
-  const std::string& family = s.schedule.family;
-  if (family == "fsmoe" || family == "flowmoe")
-    require(m.num_moe_layers() == m.num_layers, m.moe.first_k_dense > 0 ? "model.moe.first_k_dense" : "model.moe",
-            fmt::format("{} of {} blocks are dense{}; the {} schedules build every block as an MoE block",
-                        m.num_layers - m.num_moe_layers(), m.num_layers,
-                        m.moe.first_k_dense > 0 ? fmt::format(" (the first {})", m.moe.first_k_dense) : "", family));
-  if (family == "flowmoe") {
-    require(p.etp == 1, "parallelism.etp",
-            fmt::format("etp = {}; FlowMoE's schedule splits experts over ep only", p.etp));
-    require(w.micro_batches_per_rank(p.dp) == 1, "workload.global_batch_size",
-            fmt::format("{} micro-batches per rank; FlowMoE's schedule runs one per iteration (set "
-                        "global_batch_size = micro_batch_size x dp = {})",
-                        w.micro_batches_per_rank(p.dp), w.micro_batch_size * p.dp));
-  }
-  if (family != "folding")
-    require(p.pp == 1 && p.vpp == 1, "parallelism.pp",
-            fmt::format("pp = {}, vpp = {}; the {} schedules run every layer on one pipeline stage (folding maps "
-                        "pipelines)",
-                        p.pp, p.vpp, family));
+  family_rules(s.schedule.family).validate(s);
 }
 
 }  // namespace moeplan::model

@@ -1,57 +1,65 @@
 #include <moeplan/plan/candidate_run.hpp>
 
-#include <moeplan/plan/evaluation.hpp>
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/plan/search_record.hpp>
 
 namespace moeplan::plan {
 namespace {
 
-// The degree schedule `name` was evaluated at in the search record (none is evaluated at one).
-std::optional<std::int64_t> searched_degree(const PlanResult& r, const std::string& name) {
-  if (const auto* p = std::get_if<FoldMoePlan>(&r.search))
-    for (const ScheduleChoice& c : p->schedules)
-      if (c.best.schedule == name) return c.best.degree;
-  if (const auto* p = std::get_if<FlowMoePlan>(&r.search))
-    for (const FlowMoeChoice& c : p->schedules)
-      if (c.best.schedule == name) return c.best.degree;
-  return std::nullopt;
-}
+// Two formulations of one time (a plan's figure and its run again) agree to
+// rounding: anything more is a bug, never drawn.
+constexpr double kSameTimeTolerance = 1e-9;
+
+bool same_time(double a, double b) { return std::abs(a - b) <= kSameTimeTolerance * std::max(std::abs(a), std::abs(b)); }
 
 }  // namespace
 
-CandidateRun run_candidate(const ScenarioRun& run, const PlanResult& r, const Candidate& c) {
-  const model::PlanKnobs& k = c.knobs;
-  if (r.family == "folding") {
-    FoldingTrace trace;
-    price_mapping(run.spec(), run.costs(), FoldingConfig::from(*k.parallelism, *k.micro_batch_size), {}, &trace);
-    return {std::move(trace.built), std::move(trace.timeline)};
-  }
-  model::ScenarioSpec s = run.spec();
-  s.schedule.name = c.schedule;
-  if (r.family == "foldmoe" && (c.schedule == "aaam" || c.schedule == "1a1m")) s.schedule.slicing_tokens = k.slicing_tokens;
-  if (k.ar_chunk_bytes) s.schedule.ar_chunk_bytes = k.ar_chunk_bytes;
-  const ScenarioRun again(std::move(s));
-  // FSMoE's degrees and partition are the closed forms' answer on this cost model.
-  const std::optional<std::int64_t> degree = r.family == "fsmoe" ? std::nullopt : k.degree;
-  sched::BuiltSchedule built = again.build(c.schedule, degree);
-  sim::Timeline timeline = run_schedule(built);
-  return {std::move(built), std::move(timeline)};
+CandidateRun run_candidate(const ScenarioRun& run, const PlanResult& result, const Candidate& candidate) {
+  return run.family().run_candidate(run, result, candidate);
 }
 
-std::optional<CandidateRun> run_baseline(const ScenarioRun& run, const PlanResult& r) {
-  if (const auto* search = std::get_if<FoldingSearch>(&r.search)) {
-    if (r.baseline("coupled") == nullptr || search->coupled.empty()) return std::nullopt;
-    const FoldingConfig& c = search->coupled.front().config;
-    Candidate coupled;
-    coupled.schedule = "coupled";
-    coupled.knobs.parallelism = c.parallel_spec();
-    coupled.knobs.micro_batch_size = c.micro_batch;
-    return run_candidate(run, r, coupled);
+std::optional<BaselineRun> run_baseline(const ScenarioRun& run, const PlanResult& result) {
+  return run.family().run_baseline(run, result);
+}
+
+PlanRuns run_plan_again(const ScenarioRun& run, const PlanResult& r, const std::optional<model::PlanSpec>& plan_file) {
+  PlanRuns out;
+  out.chosen = r.chosen;
+  if (plan_file) {
+    out.chosen.schedule = plan_file->schedule;
+    out.chosen.knobs = plan_file->knobs;
   }
-  if (r.baseline("none") == nullptr) return std::nullopt;
-  Candidate none;
-  none.schedule = "none";
-  none.knobs.degree = searched_degree(r, "none");
-  return run_candidate(run, r, none);
+  out.chosen_run = run_candidate(run, r, out.chosen);
+  const double chosen_ms = out.chosen_run.timeline.makespan_ms;
+  if (plan_file) {
+    if (!same_time(chosen_ms, plan_file->iteration_ms))
+      out.notes.push_back(fmt::format("the plan file says {:.3f} ms per iteration; its knobs simulate to {:.3f} ms now "
+                                      "(the scenario or its cost profile changed since it was written)",
+                                      plan_file->iteration_ms, chosen_ms));
+    const SearchRecord& record = *r.search;
+    if (out.chosen.schedule != r.chosen.schedule || knobs_text(out.chosen.knobs) != knobs_text(r.chosen.knobs))
+      out.notes.push_back(fmt::format("planning the scenario again chooses {} ({}) at {:.3f} ms; the plan file's {} "
+                                      "({}) is drawn as chosen",
+                                      r.chosen.schedule, record.knobs_words(r.chosen.knobs), r.chosen.iteration_ms,
+                                      out.chosen.schedule, record.knobs_words(out.chosen.knobs)));
+  } else {
+    MOEPLAN_CHECK(same_time(chosen_ms, r.chosen.iteration_ms),
+                  fmt::format("the chosen candidate runs again in {} ms, not the plan's {} ms", chosen_ms,
+                              r.chosen.iteration_ms));
+  }
+  out.baseline = run_baseline(run, r);
+  if (out.baseline) {
+    const Baseline& figure = r.baselines.front();
+    MOEPLAN_CHECK(same_time(out.baseline->run.timeline.makespan_ms, figure.iteration_ms),
+                  fmt::format("baseline {} runs again in {} ms, not the plan's {} ms", figure.name,
+                              out.baseline->run.timeline.makespan_ms, figure.iteration_ms));
+  }
+  return out;
 }
 
 }  // namespace moeplan::plan

@@ -8,6 +8,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/cost_model.hpp>
+#include <moeplan/plan/family_registry.hpp>
 #include <moeplan/plan/joint.hpp>
 
 namespace moeplan::plan {
@@ -24,7 +25,7 @@ CapacityPlan plan_of(const JointResult& j) {
   CapacityPlan p;
   p.mapping = j.priced.config;
   p.overlap = j.label();
-  if (j.overlap.family != "none") {
+  if (!j.overlap.none()) {
     p.degree_forward = j.degree_forward;
     p.degree_backward = j.degree_backward;
   }
@@ -35,7 +36,7 @@ CapacityPlan plan_of(const JointResult& j) {
   return p;
 }
 
-std::string mapping_text(const FoldingConfig& c) {
+std::string mapping_text(const cost::MappingConfig& c) {
   return fmt::format("tp {} cp {} pp {} vpp {} ep {} etp {} mb {}", c.tp, c.cp, c.pp, c.vpp, c.ep, c.etp,
                      c.micro_batch);
 }
@@ -52,9 +53,11 @@ void bind(const CapacityRequest& request, const model::ScenarioSpec& s, const co
   double memory_gain = 1.0;
   if (search.fastest && !search.fastest->fits && search.fastest->iteration_ms < best.priced.iteration_ms)
     memory_gain = best.priced.iteration_ms / search.fastest->iteration_ms;
-  model::ScenarioSpec doubled = s;
-  doubled.workload.global_batch_size *= 2;
-  const double doubled_ms = price_mapping(doubled, costs, best.priced.config, {}, nullptr, &best.saved).iteration_ms;
+  // The same mapping's prices at twice the batch: twice the micro-batches per
+  // DP rank, each priced as before (a layer's cost does not depend on how many run).
+  cost::LayerPrices doubled = *best.layers;
+  doubled.micro_batches *= 2;
+  const double doubled_ms = run_pipeline(doubled, costs, s.limits, &best.saved).iteration_ms;
   const double batch_gain = 2.0 * best.priced.iteration_ms / doubled_ms;
   if (std::max(memory_gain, batch_gain) <= 1.0 + kBindingGain) {
     row.bound_by = "none";
@@ -62,7 +65,7 @@ void bind(const CapacityRequest& request, const model::ScenarioSpec& s, const co
     return;
   }
   if (memory_gain >= batch_gain) {
-    const FoldingResult& f = *search.fastest;
+    const MappingResult& f = *search.fastest;
     row.bound_by = "memory";
     row.bound_detail = fmt::format(
         "{} ({:.1f} GiB per GPU, more than the {:.1f} GiB usable) would be {:.1f}% faster even with no overlap",
@@ -77,65 +80,25 @@ void bind(const CapacityRequest& request, const model::ScenarioSpec& s, const co
       2 * request.global_batch, 100 * (1 - 1 / batch_gain));
 }
 
-// A positive integer of the whole text (no sign, no spaces).
-std::optional<std::int64_t> whole_number(const std::string& text) {
-  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  const std::int64_t v = std::stoll(text);
-  return v > 0 ? std::optional<std::int64_t>(v) : std::nullopt;
-}
-
 void check_whole_nodes(const CapacityRequest& r, std::int64_t gpus) {
   if (gpus < 1 || gpus % r.cluster.gpus_per_node != 0)
-    throw Error(ErrorKind::Input,
-                fmt::format("--gpus: {} is not a whole number of {}-GPU nodes", gpus, r.cluster.gpus_per_node));
+    throw Error(ErrorKind::Input, fmt::format("{} is not a whole number of {}-GPU nodes", gpus, r.cluster.gpus_per_node),
+                "request.gpus");
 }
 
 }  // namespace
 
-double parse_token_count(const std::string& text, const std::string& option) {
-  double scale = 1;
-  std::string number = text;
-  if (!number.empty()) {
-    switch (number.back()) {
-      case 'K': case 'k': scale = 1e3; break;
-      case 'M': case 'm': scale = 1e6; break;
-      case 'B': case 'b': case 'G': case 'g': scale = 1e9; break;
-      case 'T': case 't': scale = 1e12; break;
-      default: break;
-    }
-    if (scale != 1) number.pop_back();
-  }
-  char* end = nullptr;
-  const double value = number.empty() ? 0.0 : std::strtod(number.c_str(), &end);
-  if (number.empty() || end == nullptr || *end != '\0' || !std::isfinite(value * scale) || !(value > 0))
-    throw Error(ErrorKind::Input,
-                fmt::format("{}: expected a positive token count such as 2T, 500B or 3e11, got {}", option,
-                            quoted_for_error(text)));
-  return value * scale;
-}
-
-std::pair<std::int64_t, std::int64_t> parse_gpu_range(const std::string& text, const std::string& option) {
-  const std::size_t dots = text.find("..");
-  const std::optional<std::int64_t> lo = whole_number(dots == std::string::npos ? text : text.substr(0, dots));
-  const std::optional<std::int64_t> hi = dots == std::string::npos ? lo : whole_number(text.substr(dots + 2));
-  if (!lo || !hi || *hi < *lo)
-    throw Error(ErrorKind::Input, fmt::format("{}: expected a count N or a range LO..HI of positive counts (LO <= "
-                                              "HI), got {}",
-                                              option, quoted_for_error(text)));
-  return {*lo, *hi};
-}
-
 std::vector<std::int64_t> capacity_gpu_counts(std::int64_t lo, std::int64_t hi, std::int64_t gpn) {
   if (lo < 1 || hi < lo)
-    throw Error(ErrorKind::Input, fmt::format("--gpus: {}..{} is not a range of positive counts", lo, hi));
+    throw Error(ErrorKind::Input, fmt::format("{}..{} is not a range of positive counts", lo, hi), "request.gpus");
   std::vector<std::int64_t> out;
   for (std::int64_t n = gpn; n <= hi; n *= 2)
     if (n >= lo) out.push_back(n);
   if (out.empty())
     throw Error(ErrorKind::Input,
-                fmt::format("--gpus: {}..{} holds no count of whole {}-GPU nodes times a power of two ({}, {}, {}, ...)",
-                            lo, hi, gpn, gpn, 2 * gpn, 4 * gpn));
+                fmt::format("{}..{} holds no count of whole {}-GPU nodes times a power of two ({}, {}, {}, ...)", lo,
+                            hi, gpn, gpn, 2 * gpn, 4 * gpn),
+                "request.gpus");
   return out;
 }
 
@@ -155,11 +118,12 @@ void check_profile_datatype(const CapacityRequest& r) {
   const double rate = flops / (cost::CostModel(r.profile).compute(model::OpClass::Gemm, flops).value / 1000.0);
   if (rate > peak * (1 + 1e-9))
     throw Error(ErrorKind::Input,
-                fmt::format("--profile: {} prices GEMMs at {:.1f} TFLOP/s, above {}'s {} peak of {:.1f} TFLOP/s for "
-                            "{}'s {}-byte elements: a profile of another datatype (moeplan datasheet-profile {} "
-                            "--dtype {})",
+                fmt::format("{} prices GEMMs at {:.1f} TFLOP/s, above {}'s {} peak of {:.1f} TFLOP/s for {}'s "
+                            "{}-byte elements: a profile of another datatype (`moeplan datasheet-profile {}` derives "
+                            "one for {} elements)",
                             r.profile.name, rate / 1e12, gpu.name, fp32 ? "fp32" : "half-precision", peak / 1e12,
-                            r.model.name, r.model.dtype_bytes, r.cluster.name, fp32 ? "fp32" : "half"));
+                            r.model.name, r.model.dtype_bytes, r.cluster.name, fp32 ? "fp32" : "half-precision"),
+                "request.profile");
 }
 
 }  // namespace
@@ -167,9 +131,12 @@ void check_profile_datatype(const CapacityRequest& r) {
 void check_capacity_request(const CapacityRequest& r) {
   check_profile_datatype(r);
   if (r.days && !r.tokens)
-    throw Error(ErrorKind::Input, "--days: a deadline needs a token budget (--tokens) to be met");
+    throw Error(ErrorKind::Input,
+                fmt::format("a deadline needs a token budget ({}) to be met", option_ref("request.tokens")),
+                "request.days");
   if (r.cost_per_gpu_hour && !r.tokens)
-    throw Error(ErrorKind::Input, "--cost-per-gpu-hour: a cost needs a token budget (--tokens) to price");
+    throw Error(ErrorKind::Input, fmt::format("a cost needs a token budget ({}) to price", option_ref("request.tokens")),
+                "request.cost_per_gpu_hour");
   for (std::int64_t g : r.gpus) check_whole_nodes(r, g);
 }
 
@@ -183,7 +150,7 @@ model::ScenarioSpec capacity_scenario(const CapacityRequest& r, std::int64_t gpu
   s.workload.seq_len = r.seq_len;
   s.workload.micro_batch_size = 1;
   s.workload.global_batch_size = r.global_batch;
-  s.schedule.family = "folding";
+  s.schedule.family = mapping_family().name();
   s.schedule.recompute = r.recompute;
   s.limits = r.limits;
   return s;
@@ -206,6 +173,7 @@ CapacityRow capacity_row(const CapacityRequest& r, std::int64_t gpus) {
   row.fitting = search.fitting;
   row.evaluated = search.evaluated;
   row.configurations = search.configurations;
+  row.mappings_priced = search.mappings_priced;
   if (search.mappings == 0) {
     row.bound_by = "divisibility";
     row.bound_detail = fmt::format(
@@ -266,7 +234,7 @@ CapacityResult capacity_summary(const CapacityRequest& r, std::vector<CapacityRo
 
 CapacityResult capacity(const CapacityRequest& r) {
   check_capacity_request(r);
-  if (r.gpus.empty()) throw Error(ErrorKind::Input, "--gpus: no GPU count to answer for");
+  if (r.gpus.empty()) throw Error(ErrorKind::Input, "no GPU count to answer for", "request.gpus");
   std::vector<CapacityRow> rows;
   for (std::int64_t gpus : r.gpus) rows.push_back(capacity_row(r, gpus));
   return capacity_summary(r, std::move(rows));

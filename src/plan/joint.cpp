@@ -9,13 +9,15 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/plan/family_registry.hpp>
+#include <moeplan/plan/mapping_search.hpp>
 
 namespace moeplan::plan {
 namespace {
 
-auto config_key(const FoldingConfig& c) { return std::tie(c.tp, c.cp, c.pp, c.ep, c.etp, c.vpp, c.micro_batch); }
+auto config_key(const cost::MappingConfig& c) { return std::tie(c.tp, c.cp, c.pp, c.ep, c.etp, c.vpp, c.micro_batch); }
 
-LayerShape shape_of(const FoldingConfig& c, bool gradients) {
+LayerShape shape_of(const cost::MappingConfig& c, bool gradients) {
   LayerShape s{c.tp, c.cp, c.ep, c.etp, c.micro_batch, 1, 1};
   if (gradients) {
     s.dp = c.dp;
@@ -24,24 +26,33 @@ LayerShape shape_of(const FoldingConfig& c, bool gradients) {
   return s;
 }
 
-JointResult no_overlap(const FoldingResult& f) {
+// A mapping priced once and run with no overlap: what every schedule on it starts from.
+struct Mapping {
+  std::shared_ptr<const cost::LayerPrices> layers;
+  MappingResult result;
+};
+
+JointResult no_overlap(const Mapping& m) {
   JointResult r;
-  r.priced = f;
-  r.no_overlap_ms = f.iteration_ms;
+  r.priced = m.result;
+  r.layers = m.layers;
+  r.no_overlap_ms = m.result.iteration_ms;
   return r;
 }
 
-// `f` (priced with no overlap) with what `p` hides of its chunks and `g` of its gradients.
-JointResult overlapped(const model::ScenarioSpec& s, const cost::CostModel& costs, const FoldingResult& f,
+// `m` (priced with no overlap) with what `p` hides of its chunks and `g` of its gradients.
+JointResult overlapped(const model::ScenarioSpec& s, const cost::CostModel& costs, const Mapping& m,
                        const ProbedSchedule& p, const GradientProbe& g) {
+  const MappingResult& f = m.result;
   JointResult r;
+  r.layers = m.layers;
   r.overlap = p.schedule;
   r.degree_forward = p.degree_forward;
   r.degree_backward = p.degree_backward;
   r.no_overlap_ms = f.iteration_ms;
   r.gradient_hidden_fraction = g.hidden_fraction(f.stage.layers_per_stage);
   r.saved = stage_overlap(f, p, r.gradient_hidden_fraction);
-  r.priced = price_mapping(s, costs, f.config, {}, nullptr, &r.saved);
+  r.priced = run_pipeline(*m.layers, costs, s.limits, &r.saved);
   return r;
 }
 
@@ -75,13 +86,16 @@ struct Bracket {
 class JointSearcher {
  public:
   JointSearcher(const model::ScenarioSpec& s, const cost::CostModel& costs, const JointOptions& o)
-      : s_(s), costs_(costs), o_(o) {}
+      : s_(s), costs_(costs), o_(o), families_(o.families) {
+    if (families_.empty())
+      for (const Family* f : overlap_families()) families_.push_back(f->name());
+  }
 
   // Each mapping's best schedule. A schedule whose gradient probe is needed
   // only if it could win: its lower bound must beat both the mapping's best
   // upper bound and `threshold` (a mapping above it cannot enter the ranking's
   // exact top; its reported best is then at most too slow, never too fast).
-  std::vector<JointResult> evaluate(const std::vector<const FoldingResult*>& mappings, double threshold,
+  std::vector<JointResult> evaluate(const std::vector<const Mapping*>& mappings, double threshold,
                                     JointSearch& out) {
     probe_shapes(mappings, out.threads);
     std::vector<std::vector<Bracket>> brackets(mappings.size());
@@ -104,16 +118,16 @@ class JointSearcher {
   std::size_t gradient_probes() const { return gradients_.size(); }
 
  private:
-  void probe_shapes(const std::vector<const FoldingResult*>& mappings, ThreadsStarted& threads) {
+  void probe_shapes(const std::vector<const Mapping*>& mappings, ThreadsStarted& threads) {
     std::vector<LayerShape> missing;
-    for (const FoldingResult* f : mappings) {
-      const LayerShape key = shape_of(f->config, false);
+    for (const Mapping* m : mappings) {
+      const LayerShape key = shape_of(m->result.config, false);
       if (!shapes_.count(key) && std::find(missing.begin(), missing.end(), key) == missing.end())
         missing.push_back(key);
     }
     std::vector<std::vector<ProbedSchedule>> probed(missing.size());
     threads.record(o_.threads, missing.size(), parallel_for(missing.size(), o_.threads, [&](std::size_t i) {
-      probed[i] = probe_layer_shape(s_, costs_, missing[i], o_.families);
+      probed[i] = probe_layer_shape(s_, costs_, missing[i], families_);
     }));
     for (std::size_t i = 0; i < missing.size(); ++i) shapes_.emplace(missing[i], std::move(probed[i]));
   }
@@ -121,7 +135,8 @@ class JointSearcher {
   // The schedules of a mapping that could be its best, bracketed. A schedule
   // is priced only if its bound (joint_lower_bound_ms with its own chunk
   // savings) can beat `threshold` and the best upper price so far.
-  std::vector<Bracket> bracket(const FoldingResult& f, double threshold) const {
+  std::vector<Bracket> bracket(const Mapping& m, double threshold) const {
+    const MappingResult& f = m.result;
     const std::vector<const ProbedSchedule*> schedules =
         best_degrees(shapes_.at(shape_of(f.config, false)), f.stage.layers_per_chunk);
     std::vector<double> bound(schedules.size());
@@ -138,7 +153,7 @@ class JointSearcher {
         if (seen.chunk_forward_saved_ms == o.chunk_forward_saved_ms &&
             seen.chunk_backward_saved_ms == o.chunk_backward_saved_ms && seen.optimizer_saved_ms == o.optimizer_saved_ms)
           return ms;
-      priced.emplace_back(o, price_mapping(s_, costs_, f.config, {}, nullptr, &o).iteration_ms);
+      priced.emplace_back(o, run_pipeline(*m.layers, costs_, s_.limits, &o).iteration_ms);
       return priced.back().second;
     };
     std::vector<Bracket> out;
@@ -158,14 +173,14 @@ class JointSearcher {
     return out;
   }
 
-  void probe_gradients_needed(const std::vector<const FoldingResult*>& mappings,
+  void probe_gradients_needed(const std::vector<const Mapping*>& mappings,
                               const std::vector<std::vector<Bracket>>& brackets, ThreadsStarted& threads) {
     // Grouped by (shape with its gradient groups, family): a group shares its none and FSMoE's planner.
     std::vector<std::pair<LayerShape, std::vector<const ProbedSchedule*>>> groups;
     for (std::size_t i = 0; i < mappings.size(); ++i)
       for (const Bracket& b : brackets[i]) {
         if (!b.probe) continue;
-        const LayerShape shape = shape_of(mappings[i]->config, true);
+        const LayerShape shape = shape_of(mappings[i]->result.config, true);
         if (gradients_.count({shape, b.probed->schedule})) continue;
         auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
           return g.first == shape && g.second.front()->schedule.family == b.probed->schedule.family;
@@ -188,14 +203,15 @@ class JointSearcher {
 
   // The mapping at no overlap and at each schedule whose gradient probe
   // decided it (the others cannot win): the fastest, no overlap first on ties.
-  JointResult best_schedule(const FoldingResult& f, const std::vector<Bracket>& brackets) const {
-    JointResult best = no_overlap(f);
+  JointResult best_schedule(const Mapping& m, const std::vector<Bracket>& brackets) const {
+    const MappingResult& f = m.result;
+    JointResult best = no_overlap(m);
     for (const Bracket& b : brackets) {
       JointResult r;
       if (b.probe) {
-        r = overlapped(s_, costs_, f, *b.probed, gradients_.at({shape_of(f.config, true), b.probed->schedule}));
+        r = overlapped(s_, costs_, m, *b.probed, gradients_.at({shape_of(f.config, true), b.probed->schedule}));
       } else if (b.lower_ms == b.upper_ms) {  // no gradient traffic to hide: the bound is the price
-        r = overlapped(s_, costs_, f, *b.probed, GradientProbe{});
+        r = overlapped(s_, costs_, m, *b.probed, GradientProbe{});
       } else {
         continue;
       }
@@ -207,6 +223,7 @@ class JointSearcher {
   const model::ScenarioSpec& s_;
   const cost::CostModel& costs_;
   const JointOptions& o_;
+  std::vector<std::string> families_;
   std::map<LayerShape, std::vector<ProbedSchedule>> shapes_;
   std::map<GradientKey, GradientProbe> gradients_;
   mutable std::atomic<std::size_t> configurations_{0};  // priced by bracket(), from every thread
@@ -220,7 +237,7 @@ bool ranks_before(const JointResult& a, const JointResult& b) {
 }  // namespace
 
 std::string JointResult::label() const {
-  return overlap.family == "none" ? std::string("none") : overlap.family + "/" + overlap.schedule;
+  return overlap.none() ? std::string(OverlapSchedule::kNone) : overlap.family + "/" + overlap.schedule;
 }
 
 double JointResult::hidden_ms() const {
@@ -228,8 +245,8 @@ double JointResult::hidden_ms() const {
   return chunks * (saved.chunk_forward_saved_ms + saved.chunk_backward_saved_ms) + saved.optimizer_saved_ms;
 }
 
-StageOverlap stage_overlap(const FoldingResult& f, const ProbedSchedule& p, double gradient_hidden_fraction) {
-  const FoldingStage& st = f.stage;
+StageOverlap stage_overlap(const MappingResult& f, const ProbedSchedule& p, double gradient_hidden_fraction) {
+  const MappingStage& st = f.stage;
   const std::int64_t n = st.layers_per_chunk;
   const double layers = static_cast<double>(n);
   StageOverlap out;
@@ -241,16 +258,18 @@ StageOverlap stage_overlap(const FoldingResult& f, const ProbedSchedule& p, doub
   return out;
 }
 
-JointResult price_joint(const model::ScenarioSpec& s, const cost::CostModel& costs, const FoldingConfig& mapping,
+JointResult price_joint(const model::ScenarioSpec& s, const cost::CostModel& costs, const cost::MappingConfig& mapping,
                         const OverlapSchedule& schedule) {
-  const FoldingResult f = price_mapping(s, costs, mapping);
-  if (schedule.family == "none") return no_overlap(f);
-  const ProbedSchedule p = probe_schedule(s, costs, shape_of(f.config, false), schedule);
-  return overlapped(s, costs, f, p, probe_gradients(s, costs, shape_of(f.config, true), {&p}).front());
+  Mapping m;
+  m.layers = std::make_shared<const cost::LayerPrices>(cost::price_layers(s, costs, mapping));
+  m.result = run_pipeline(*m.layers, costs, s.limits);
+  if (schedule.none()) return no_overlap(m);
+  const ProbedSchedule p = probe_schedule(s, costs, shape_of(m.result.config, false), schedule);
+  return overlapped(s, costs, m, p, probe_gradients(s, costs, shape_of(m.result.config, true), {&p}).front());
 }
 
-double schedule_lower_bound_ms(const FoldingResult& f, const StageOverlap& o) {
-  const FoldingStage& st = f.stage;
+double schedule_lower_bound_ms(const MappingResult& f, const StageOverlap& o) {
+  const MappingStage& st = f.stage;
   auto kept = [](double chunk_ms, double saved_ms) {
     return chunk_ms > 0 ? std::clamp(1.0 - saved_ms / chunk_ms, 0.0, 1.0) : 1.0;
   };
@@ -260,8 +279,8 @@ double schedule_lower_bound_ms(const FoldingResult& f, const StageOverlap& o) {
   return r * st.pipeline_ms + (st.optimizer_ms - o.optimizer_saved_ms);
 }
 
-double joint_lower_bound_ms(const FoldingResult& f) {
-  const FoldingStage& st = f.stage;
+double joint_lower_bound_ms(const MappingResult& f) {
+  const MappingStage& st = f.stage;
   const double layers = static_cast<double>(st.layers_per_chunk);
   StageOverlap all;  // every chunk's communication and the layers' gradient reduce-scatter hidden
   all.chunk_forward_saved_ms = layers * st.layer_forward_comm_ms;
@@ -271,11 +290,15 @@ double joint_lower_bound_ms(const FoldingResult& f) {
 }
 
 JointSearch search_joint(const model::ScenarioSpec& s, const cost::CostModel& costs, const JointOptions& o,
-                         const std::optional<FoldingConfig>& default_mapping) {
+                         const std::optional<cost::MappingConfig>& default_mapping) {
   JointSearch out;
-  const std::vector<FoldingResult> all = search_mappings(s, costs, o.mode, o.threads, &out.threads);
+  // Every mapping priced once: its layers serve every schedule's run on it.
+  std::vector<Mapping> all;
+  for (PricedMapping& p : price_mappings(s, costs, o.mode, o.threads, &out.threads, nullptr, &out.mappings_priced))
+    all.push_back({std::make_shared<const cost::LayerPrices>(std::move(p.layers)), std::move(p.result)});
   out.mappings = all.size();
-  for (const FoldingResult& f : all) {
+  for (const Mapping& m : all) {
+    const MappingResult& f = m.result;
     if (!out.fastest || f.iteration_ms < out.fastest->iteration_ms) out.fastest = f;
     if (out.least_memory_bytes == 0 || f.memory_bytes_per_gpu < out.least_memory_bytes)
       out.least_memory_bytes = f.memory_bytes_per_gpu;
@@ -286,14 +309,14 @@ JointSearch search_joint(const model::ScenarioSpec& s, const cost::CostModel& co
     throw Error(ErrorKind::Runtime,
                 fmt::format("no {} mapping of {} on {} GPUs fits in GPU memory", o.mode, s.name, s.cluster.world_size()));
   }
-  out.best_no_overlap = no_overlap(all.front());  // search_mappings ranks those that fit first
-  // Fitting mappings by their bound, then by their place in the folding ranking.
+  out.best_no_overlap = no_overlap(all.front());  // price_mappings ranks those that fit first
+  // Fitting mappings by their bound, then by their place in the mapping search's ranking.
   std::vector<std::size_t> order;
   std::vector<double> bound(all.size());
   for (std::size_t i = 0; i < all.size(); ++i)
-    if (all[i].fits) {
+    if (all[i].result.fits) {
       order.push_back(i);
-      bound[i] = joint_lower_bound_ms(all[i]);
+      bound[i] = joint_lower_bound_ms(all[i].result);
     }
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bound[a] < bound[b]; });
   if (o.progress != nullptr) o.progress->add_total(order.size() + (default_mapping ? 1 : 0));
@@ -304,7 +327,7 @@ JointSearch search_joint(const model::ScenarioSpec& s, const cost::CostModel& co
     // The exact_top-th best so far: a mapping whose bound exceeds it cannot enter the best exact_top.
     if (out.ranked.size() >= o.exact_top && bound[order[next]] > out.ranked[o.exact_top - 1].priced.iteration_ms)
       break;
-    std::vector<const FoldingResult*> mappings;
+    std::vector<const Mapping*> mappings;
     for (; next < order.size() && mappings.size() < batch; ++next) mappings.push_back(&all[order[next]]);
     const double threshold = out.ranked.size() >= o.exact_top ? out.ranked[o.exact_top - 1].priced.iteration_ms
                                                               : std::numeric_limits<double>::infinity();
@@ -314,12 +337,31 @@ JointSearch search_joint(const model::ScenarioSpec& s, const cost::CostModel& co
   out.evaluated = next;
   if (o.progress != nullptr) o.progress->advance(order.size() - next);
   if (default_mapping) {
-    const FoldingResult own = price_mapping(s, costs, *default_mapping);
+    // The scenario's own mapping, priced again only when the search did not price it.
+    const auto searched = std::find_if(all.begin(), all.end(), [&](const Mapping& m) {
+      return cost::same_mapping(m.result.config, *default_mapping);
+    });
+    Mapping own;
+    if (searched != all.end()) {
+      own = *searched;
+    } else {
+      own.layers = std::make_shared<const cost::LayerPrices>(cost::price_layers(s, costs, *default_mapping));
+      ++out.mappings_priced;
+      own.result = run_pipeline(*own.layers, costs, s.limits);
+    }
     out.default_mapping = searcher.evaluate({&own}, std::numeric_limits<double>::infinity(), out).front();
   }
   out.shapes_probed = searcher.shapes_probed();
   out.gradient_probes = searcher.gradient_probes();
   return out;
+}
+
+std::string overlap_degree_text(const OverlapSchedule& overlap, std::int64_t degree_forward,
+                                std::int64_t degree_backward) {
+  if (overlap.none()) return "";
+  const OverlapProbing& probing = *family_named(overlap.family).overlap();
+  if (probing.per_phase_degrees()) return fmt::format("{}{}/{}", probing.degree_symbol(), degree_forward, degree_backward);
+  return fmt::format("{}{}", probing.degree_symbol(), degree_forward);
 }
 
 }  // namespace moeplan::plan

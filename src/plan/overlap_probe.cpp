@@ -3,15 +3,12 @@
 #include <algorithm>
 #include <optional>
 
+#include <memory>
+#include <tuple>
+
 #include <moeplan/core/error.hpp>
-#include <moeplan/model/families.hpp>
 #include <moeplan/plan/evaluation.hpp>
-#include <moeplan/plan/flowmoe_planner.hpp>
-#include <moeplan/plan/fsmoe_model.hpp>
-#include <moeplan/plan/fsmoe_planner.hpp>
-#include <moeplan/sched/flowmoe.hpp>
-#include <moeplan/sched/foldmoe.hpp>
-#include <moeplan/sched/fsmoe.hpp>
+#include <moeplan/plan/family_registry.hpp>
 
 namespace moeplan::plan {
 namespace {
@@ -33,48 +30,17 @@ ProbeTime time_of(const sched::BuiltSchedule& built) {
   return t;
 }
 
-// FSMoE's knobs on a probe as plan_fsmoe derives them for an FSMoE scenario
-// (the closed forms' degree per phase, section 5's gradient partition), but
-// PipeMoE's adaptive r for Tutel simulated at the allowed powers of two only
-// (the released solver's kind of degree): plan_fsmoe simulates every allowed
-// r up to 32, which took over half of the joint search's time.
-FsMoePlan fsmoe_probe_plan(const model::ScenarioSpec& probe, const cost::CostModel& costs) {
-  FsMoePlan out;
-  const std::vector<std::int64_t> allowed = allowed_degrees(expert_capacity_tokens(probe));
-  out.degrees = choose_degrees(fsmoe_layer_model(probe, costs, false), fsmoe_layer_model(probe, costs, true), allowed,
-                               ReleasedSolverRules{false, 1.0});
-  out.partition = partition_gradients(probe, costs, allowed, out.degrees.backward.r);
-  std::optional<double> best_ms;
-  for (std::int64_t r : allowed) {
-    if ((r & (r - 1)) != 0) continue;  // not a power of two
-    sched::FsMoeKnobs k;
-    k.schedule = "tutel";
-    k.degree_forward = k.degree_backward = r;
-    const double ms = run_schedule(sched::build_fsmoe(probe, costs, k)).makespan_ms;
-    if (!best_ms || ms < *best_ms) {  // ascending r: ties keep the smaller
-      best_ms = ms;
-      out.tutel_degree = r;
-    }
-  }
-  return out;
+// The family's probes.
+const OverlapProbing& probing(const std::string& family) {
+  const OverlapProbing* p = family_named(family).overlap();
+  MOEPLAN_CHECK(p != nullptr, "a probed family has overlap schedules");
+  return *p;
 }
 
-// A probe built and timed; `schedule` "none" for the family's none.
-ProbeTime run_probe(const model::ScenarioSpec& probe, const cost::CostModel& costs, const std::string& family,
-                    const std::string& schedule, std::int64_t degree, const sched::FsMoeKnobs* fsmoe) {
-  if (family == "foldmoe") return time_of(sched::build_foldmoe(probe, costs, {schedule, degree, {}}));
-  if (family == "flowmoe") {
-    // Sp as FlowMoE's code starts its search (ScenarioRun::build): a quarter
-    // of the largest per-block tensor, at least 128 KiB. Not tuned here.
-    const auto [lo, hi] = chunk_search_space(probe);
-    return time_of(sched::build_flowmoe(probe, costs, flowmoe_knobs(probe, schedule, degree, std::max(lo, hi / 4))));
-  }
-  MOEPLAN_CHECK(family == "fsmoe", "a probed family is foldmoe, fsmoe or flowmoe");
-  if (fsmoe != nullptr) return time_of(sched::build_fsmoe(probe, costs, *fsmoe));
-  MOEPLAN_CHECK(schedule == "none", "an FSMoE schedule is probed at its planner's knobs");
-  sched::FsMoeKnobs none;  // no degrees, no partition: no planner to run
-  none.schedule = "none";
-  return time_of(sched::build_fsmoe(probe, costs, none));
+// A probe built and timed; `schedule` "none" (with no setup) for the family's none.
+ProbeTime run_probe(const model::ScenarioSpec& probe, const cost::CostModel& costs, const OverlapProbing& family,
+                    const std::string& schedule, std::int64_t degree, const ProbeSetup* setup) {
+  return time_of(family.build_probe(probe, costs, schedule, degree, setup));
 }
 
 }  // namespace
@@ -122,36 +88,26 @@ model::ScenarioSpec probe_scenario(const model::ScenarioSpec& s, const LayerShap
 }
 
 std::vector<std::int64_t> probe_degrees(const std::string& family, const model::ScenarioSpec& probe) {
-  if (family == "flowmoe") return flowmoe_degrees();
-  if (family == "fsmoe") return {0};
-  // FoldMoE's own search space (foldmoe.md section 5: {2, 4, 8, 16}; `plan`
-  // of a FoldMoE scenario tries 1..32). A degree needs a token of each
-  // sequence per rank.
-  const std::int64_t tokens = probe.workload.seq_len / probe.parallel.tp;
-  std::vector<std::int64_t> out;
-  for (std::int64_t d = 2; d <= 16 && d <= tokens; d *= 2) out.push_back(d);
-  return out;
+  return probing(family).probe_degrees(probe);
 }
 
 namespace {
 
 // One family's probes of a shape without gradient traffic: its none on 1
-// and 2 layers (and FSMoE's planner on each) once, then any schedule.
+// and 2 layers (and its probe setup on each: FSMoE's planner) once, then any schedule.
 class FamilyProbes {
  public:
   FamilyProbes(const model::ScenarioSpec& s, const cost::CostModel& costs, const LayerShape& in,
                const std::string& family)
-      : costs_(costs), family_(family) {
+      : costs_(costs), family_(family), probing_(probing(family)) {
     LayerShape shape = in;
     shape.dp = shape.edp = 1;  // no gradient traffic
     one_ = probe_scenario(s, shape, 1, family);
     two_ = probe_scenario(s, shape, 2, family);
-    none_one_ = run_probe(one_, costs, family, "none", 1, nullptr);
-    none_two_ = run_probe(two_, costs, family, "none", 1, nullptr);
-    if (family == "fsmoe") {  // FSMoE's planner once per probe: its knobs serve every schedule
-      fs_one_ = fsmoe_probe_plan(one_, costs);
-      fs_two_ = fsmoe_probe_plan(two_, costs);
-    }
+    none_one_ = run_probe(one_, costs, probing_, "none", 1, nullptr);
+    none_two_ = run_probe(two_, costs, probing_, "none", 1, nullptr);
+    setup_one_ = probing_.prepare_probe(one_, costs);
+    setup_two_ = probing_.prepare_probe(two_, costs);
   }
 
   const model::ScenarioSpec& one() const { return one_; }
@@ -162,26 +118,19 @@ class FamilyProbes {
     p.schedule = {family_, name, degree};
     p.none_one = none_one_;
     p.none_two = none_two_;
-    if (family_ == "fsmoe") {
-      const sched::FsMoeKnobs k1 = fsmoe_knobs(*fs_one_, name), k2 = fsmoe_knobs(*fs_two_, name);
-      p.one = run_probe(one_, costs_, family_, name, degree, &k1);
-      p.two = run_probe(two_, costs_, family_, name, degree, &k2);
-      p.degree_forward = k2.degree_forward;
-      p.degree_backward = k2.degree_backward;
-    } else {
-      p.one = run_probe(one_, costs_, family_, name, degree, nullptr);
-      p.two = run_probe(two_, costs_, family_, name, degree, nullptr);
-      p.degree_forward = p.degree_backward = degree;
-    }
+    p.one = run_probe(one_, costs_, probing_, name, degree, setup_one_.get());
+    p.two = run_probe(two_, costs_, probing_, name, degree, setup_two_.get());
+    std::tie(p.degree_forward, p.degree_backward) = probing_.built_degrees(setup_two_.get(), name, degree);
     return p;
   }
 
  private:
   const cost::CostModel& costs_;
   std::string family_;
+  const OverlapProbing& probing_;
   model::ScenarioSpec one_, two_;
   ProbeTime none_one_, none_two_;
-  std::optional<FsMoePlan> fs_one_, fs_two_;
+  std::unique_ptr<ProbeSetup> setup_one_, setup_two_;
 };
 
 }  // namespace
@@ -191,7 +140,7 @@ std::vector<ProbedSchedule> probe_layer_shape(const model::ScenarioSpec& s, cons
   std::vector<ProbedSchedule> out;
   for (const std::string& family : families) {
     const FamilyProbes probes(s, costs, shape, family);
-    for (const std::string& name : model::family_schedules(family)) {
+    for (const std::string& name : family_named(family).rules().schedules()) {
       if (name == "none") continue;
       for (std::int64_t degree : probe_degrees(family, probes.one())) {
         try {
@@ -217,15 +166,13 @@ std::vector<GradientProbe> probe_gradients(const model::ScenarioSpec& s, const c
   const std::string& family = probed.front()->schedule.family;
   const model::ScenarioSpec one = probe_scenario(s, shape, 1, family);
   const model::ScenarioSpec two = probe_scenario(s, shape, 2, family);
-  // The family's none, and FSMoE's planner (its gradient partition is for
-  // these groups), once for every schedule.
-  const double none_one = run_probe(one, costs, family, "none", 1, nullptr).iteration_ms;
-  const double none_two = run_probe(two, costs, family, "none", 1, nullptr).iteration_ms;
-  std::optional<FsMoePlan> fs_one, fs_two;
-  if (family == "fsmoe") {
-    fs_one = fsmoe_probe_plan(one, costs);
-    fs_two = fsmoe_probe_plan(two, costs);
-  }
+  // The family's none, and its probe setup (FSMoE's planner: its gradient
+  // partition is for these groups), once for every schedule.
+  const OverlapProbing& family_probing = probing(family);
+  const double none_one = run_probe(one, costs, family_probing, "none", 1, nullptr).iteration_ms;
+  const double none_two = run_probe(two, costs, family_probing, "none", 1, nullptr).iteration_ms;
+  const std::unique_ptr<ProbeSetup> setup_one = family_probing.prepare_probe(one, costs);
+  const std::unique_ptr<ProbeSetup> setup_two = family_probing.prepare_probe(two, costs);
   for (const ProbedSchedule* p : probed) {
     MOEPLAN_CHECK(p->schedule.family == family, "gradient probes of one family at a time");
     const std::string& name = p->schedule.schedule;
@@ -233,14 +180,10 @@ std::vector<GradientProbe> probe_gradients(const model::ScenarioSpec& s, const c
     GradientProbe g;
     g.none_exposed_one = none_one - p->none_one.iteration_ms;
     g.none_exposed_two = none_two - p->none_two.iteration_ms;
-    if (family == "fsmoe") {
-      const sched::FsMoeKnobs k1 = fsmoe_knobs(*fs_one, name), k2 = fsmoe_knobs(*fs_two, name);
-      g.exposed_one = run_probe(one, costs, family, name, degree, &k1).iteration_ms - p->one.iteration_ms;
-      g.exposed_two = run_probe(two, costs, family, name, degree, &k2).iteration_ms - p->two.iteration_ms;
-    } else {
-      g.exposed_one = run_probe(one, costs, family, name, degree, nullptr).iteration_ms - p->one.iteration_ms;
-      g.exposed_two = run_probe(two, costs, family, name, degree, nullptr).iteration_ms - p->two.iteration_ms;
-    }
+    g.exposed_one =
+        run_probe(one, costs, family_probing, name, degree, setup_one.get()).iteration_ms - p->one.iteration_ms;
+    g.exposed_two =
+        run_probe(two, costs, family_probing, name, degree, setup_two.get()).iteration_ms - p->two.iteration_ms;
     out.push_back(g);
   }
   return out;

@@ -31,13 +31,13 @@ void check_plausible(const Evaluation& e) {
   if (!std::isfinite(e.comm_ms) || e.comm_ms < 0) implausible(e.schedule + " comm_ms", e.comm_ms, "must be finite");
 }
 
-void check_plausible(const FoldingResult& r) {
+void check_plausible(const MappingResult& r) {
   if (!std::isfinite(r.iteration_ms) || r.iteration_ms <= 0)
     implausible("folding iteration_ms", r.iteration_ms, "must be positive and finite");
   if (!std::isfinite(r.mfu) || r.mfu <= 0 || r.mfu >= 1) implausible("folding mfu", r.mfu, "must be in (0, 1)");
   if (!std::isfinite(r.memory_bytes_per_gpu) || r.memory_bytes_per_gpu <= 0)
     implausible("folding memory_bytes_per_gpu", r.memory_bytes_per_gpu, "must be positive and finite");
-  const FoldingBreakdown& b = r.breakdown;
+  const MappingBreakdown& b = r.breakdown;
   for (const auto& [name, ms] : {std::pair{"attention_ms", b.attention_ms}, {"moe_compute_ms", b.moe_compute_ms},
                                  {"a2a_ms", b.a2a_ms}, {"agrs_ms", b.agrs_ms}, {"dp_ms", b.dp_ms},
                                  {"pp_bubble_ms", b.pp_bubble_ms}})

@@ -7,6 +7,10 @@
 
 namespace moeplan::plan {
 
+Simulation simulate(const ScenarioRun& run, const SimulateRequest& request) {
+  return run.family().simulate(run, request);
+}
+
 std::vector<SimulatedSchedule> simulate_schedules(const ScenarioRun& run, const std::vector<std::string>& schedules,
                                                   std::optional<std::int64_t> degree, unsigned threads,
                                                   bool keep_graphs, unsigned* started) {
@@ -25,6 +29,39 @@ std::vector<SimulatedSchedule> simulate_schedules(const ScenarioRun& run, const 
   });
   if (started != nullptr) *started = ran;
   return results;
+}
+
+Simulation Family::simulate(const ScenarioRun& run, const SimulateRequest& request) const {
+  Simulation out;
+  const std::string requested = request.schedule.value_or(run.spec().schedule.name);
+  const std::vector<std::string> names = run.runnable_schedules(requested, &out.notes);
+  out.all = requested == "all";
+  out.schedules =
+      simulate_schedules(run, names, request.degree, request.threads, request.keep_graphs, &out.threads_started);
+  return out;
+}
+
+ScenarioGraph Family::graph(const ScenarioRun& run, const std::string& schedule,
+                            std::optional<std::int64_t> degree) const {
+  const model::ScenarioSpec& spec = run.spec();
+  const std::string requested = schedule.empty() ? spec.schedule.name : schedule;
+  if (requested == "all")
+    throw Error(ErrorKind::Input, "a trace holds one schedule; name one (export each to its own folder)",
+                "request.schedule");
+  const std::vector<std::string> names = run.runnable_schedules(requested);
+  MOEPLAN_CHECK(names.size() == 1, "one named schedule runs or is refused");
+  ScenarioGraph out{run.build(names.front(), degree), {}, !spec.schedule.multi_rank, ""};
+  out.timeline = run_schedule(out.built);
+  if (out.representative)
+    out.note = fmt::format(
+        "{} runs in symmetric mode: only rank 0, which stands for every rank, is in the graph and in the trace "
+        "(--set schedule.mode=multi_rank exports every rank)",
+        spec.name);
+  return out;
+}
+
+ScenarioGraph scenario_graph(const ScenarioRun& run, const std::string& schedule, std::optional<std::int64_t> degree) {
+  return run.family().graph(run, schedule, degree);
 }
 
 void refuse_noise(const model::ScenarioSpec& spec, const char* command) {

@@ -1,58 +1,25 @@
 #include <moeplan/plan/sweep.hpp>
 
 #include <algorithm>
-#include <limits>
+#include <map>
 
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
-#include <moeplan/model/families.hpp>
-#include <moeplan/plan/flowmoe_planner.hpp>
-#include <moeplan/plan/foldmoe_planner.hpp>
-#include <moeplan/plan/folding.hpp>
-#include <moeplan/plan/fsmoe_planner.hpp>
-#include <moeplan/plan/scenario_run.hpp>
-#include <moeplan/sched/flowmoe.hpp>
-#include <moeplan/sched/foldmoe.hpp>
-#include <moeplan/sched/fsmoe.hpp>
+#include <moeplan/model/family_rules.hpp>
+#include <moeplan/plan/family_registry.hpp>
+#include <moeplan/plan/simulate.hpp>
 
 namespace moeplan::plan {
 
-const std::vector<std::string>& family_schedules(const std::string& family) { return model::family_schedules(family); }
-
-namespace {
-
-std::vector<PointResult> folding_point(const model::ScenarioSpec& s, const cost::CostModel& costs,
-                                       const std::vector<std::string>& modes, unsigned threads) {
-  std::vector<PointResult> out;
-  for (const std::string& mode : modes) {
-    const std::vector<FoldingResult> ranked = search_mappings(s, costs, mode, threads);
-    PointResult r;
-    r.evaluation.schedule = mode;
-    r.evaluation.iteration_ms = std::numeric_limits<double>::quiet_NaN();  // no mapping fits
-    if (!ranked.empty() && ranked.front().fits) {
-      const FoldingResult& best = ranked.front();
-      r.evaluation.iteration_ms = best.iteration_ms;
-      r.evaluation.degree = best.config.pp;
-      r.evaluation.bubble_ms = best.breakdown.pp_bubble_ms;
-      r.knobs.degree_forward = r.knobs.degree_backward = best.config.pp;
-      r.knobs.parallelism = best.config.parallel_spec();
-      r.knobs.micro_batch_size = best.config.micro_batch;
-    }
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
-}  // namespace
-
 std::vector<PointResult> evaluate_point(const model::ScenarioSpec& s, const cost::CostModel& costs,
                                         const std::vector<std::string>& requested, unsigned threads) {
-  const std::vector<std::string>& all = family_schedules(s.schedule.family);
+  const Family& family = family_of(s);
+  const std::vector<std::string>& all = family.rules().schedules();
   std::vector<std::string> names;
   if (requested.empty()) {
     for (const std::string& name : all)
-      if (!ruled_out_schedule(s, name)) names.push_back(name);
+      if (!family.rules().ruled_out(s, name)) names.push_back(name);
   } else {
     for (const std::string& name : requested) {
       if (std::find(all.begin(), all.end(), name) == all.end())
@@ -60,40 +27,98 @@ std::vector<PointResult> evaluate_point(const model::ScenarioSpec& s, const cost
                     fmt::format("{} is not a schedule of scenario {} (family {}: {})", quoted_for_error(name), s.name,
                                 s.schedule.family, model::join_names(all)),
                     "schedules");
-      if (auto why = ruled_out_schedule(s, name))
+      if (auto why = family.rules().ruled_out(s, name))
         throw Error(ErrorKind::Input, fmt::format("scenario {}: {}", s.name, *why), "schedules");
       names.push_back(name);
     }
   }
-  std::vector<PointResult> out;
-  if (s.schedule.family == "folding") return folding_point(s, costs, names, threads);
-  if (s.schedule.family == "fsmoe") {
-    const FsMoePlan plan = plan_fsmoe(s, costs, names, threads);
-    for (std::size_t i = 0; i < plan.schedules.size(); ++i) {
-      const sched::FsMoeKnobs& k = plan.knobs[i];
-      PointResult r{plan.schedules[i], {}};
-      r.knobs.degree_forward = k.degree_forward;
-      r.knobs.degree_backward = k.degree_backward;
-      // fsmoe_knobs gives the partition to the schedules that use it (fsmoe, fsmoe-no-iio) only.
-      for (double b : k.grad_during_moe_bytes) r.knobs.grad_partition_bytes += b;
-      for (double b : k.grad_during_dense_bytes) r.knobs.grad_partition_bytes += b;
-      out.push_back(std::move(r));
-    }
-    return out;
+  return family.sweep_point(s, costs, names, threads);
+}
+
+void check_sweep_schedules(const io::LoadedSweep& sweep) {
+  std::vector<std::string> seen;
+  for (const io::SweepBase& point : sweep.bases) {
+    if (std::find(seen.begin(), seen.end(), point.scenario) != seen.end()) continue;
+    seen.push_back(point.scenario);
+    const model::ScenarioSpec base = io::load_scenario(point.scenario);
+    const std::vector<std::string>& own = model::family_rules(base.schedule.family).schedules();
+    for (std::size_t i = 0; i < sweep.schedules.size(); ++i)
+      if (std::find(own.begin(), own.end(), sweep.schedules[i]) == own.end())
+        throw Error(
+            ErrorKind::Input,
+            fmt::format("{} is not a schedule of scenario {} (family {}: {})", quoted_for_error(sweep.schedules[i]),
+                        point.scenario, base.schedule.family, model::join_names(own)),
+            fmt::format("schedules[{}]", i), SourceLocation{sweep.path, 0, 0});
   }
-  if (s.schedule.family == "flowmoe") {
-    for (const FlowMoeChoice& c : plan_flowmoe(s, costs, names, {}, threads).schedules) {
-      PointResult r{c.best, {}};
-      r.knobs.degree_forward = r.knobs.degree_backward = c.best.degree;
-      r.knobs.ar_chunk_bytes = c.ar_chunk_bytes;
-      out.push_back(std::move(r));
-    }
-    return out;
+}
+
+std::vector<SweepRow> evaluate_sweep_point(const io::LoadedSweep& sweep, std::size_t i, const model::RunLimits& limits) {
+  const io::SweepPoint point = sweep.point(i);
+  model::ScenarioSpec spec = io::load_sweep_point(point);
+  spec.limits = limits;
+  refuse_noise(spec, "sweep");
+  if (!spec.profile)
+    throw Error(ErrorKind::Input, fmt::format("scenario {} names no cost profile", quoted_for_error(spec.name)),
+                "profile_ref");
+  const cost::CostModel costs(*spec.profile);
+  // The points are the parallel work: one thread per point.
+  const std::vector<PointResult> results = evaluate_point(spec, costs, sweep.schedules, 1);
+  double none_ms = NAN, tutel_ms = NAN;
+  for (const PointResult& r : results) {
+    if (r.evaluation.schedule == "none") none_ms = r.evaluation.iteration_ms;
+    if (r.evaluation.schedule == "tutel") tutel_ms = r.evaluation.iteration_ms;
   }
-  for (const ScheduleChoice& c : plan_foldmoe(s, costs, names, 32, threads).schedules) {
-    PointResult r{c.best, {}};
-    r.knobs.degree_forward = r.knobs.degree_backward = c.best.degree;
-    out.push_back(std::move(r));
+  const std::map<std::string, std::string> labels(point.labels.begin(), point.labels.end());
+  std::vector<SweepRow> rows;
+  for (const PointResult& r : results) {
+    SweepRow row;
+    row.point = i;
+    row.scenario = point.scenario;
+    for (const std::string& column : sweep.columns) {
+      const auto it = labels.find(column);
+      row.labels.push_back(it == labels.end() ? "" : it->second);
+    }
+    row.evaluation = r.evaluation;
+    // NaN without a baseline row or with a zero-length iteration: an empty cell, left out of the means.
+    row.speedup_vs_none = none_ms / r.evaluation.iteration_ms;
+    row.speedup_vs_tutel = tutel_ms / r.evaluation.iteration_ms;
+    row.knobs = r.knobs;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+void SweepSummary::add(const std::string& schedule, double vs_none, double vs_tutel) {
+  auto it = std::find(order_.begin(), order_.end(), schedule);
+  if (it == order_.end()) {
+    order_.push_back(schedule);
+    totals_.emplace_back();
+    it = order_.end() - 1;
+  }
+  Totals& t = totals_[static_cast<std::size_t>(it - order_.begin())];
+  ++t.points;
+  // Means of the finite values seen: a point without a baseline is left out.
+  if (std::isfinite(vs_none)) {
+    t.sum_none += vs_none;
+    ++t.n_none;
+  }
+  if (const double l = std::log(vs_none); std::isfinite(l)) {
+    t.sum_log_none += l;
+    ++t.n_log_none;
+  }
+  if (std::isfinite(vs_tutel)) {
+    t.sum_tutel += vs_tutel;
+    ++t.n_tutel;
+  }
+}
+
+std::vector<SweepSummary::Entry> SweepSummary::entries() const {
+  auto mean = [](double sum, std::size_t n) { return n > 0 ? sum / static_cast<double>(n) : NAN; };
+  std::vector<Entry> out;
+  for (std::size_t i = 0; i < order_.size(); ++i) {
+    const Totals& t = totals_[i];
+    out.push_back({order_[i], t.points, mean(t.sum_none, t.n_none), std::exp(mean(t.sum_log_none, t.n_log_none)),
+                   mean(t.sum_tutel, t.n_tutel)});
   }
   return out;
 }

@@ -19,19 +19,23 @@
 #include <moeplan/core/error.hpp>
 #include <moeplan/core/parallel.hpp>
 #include <moeplan/core/version.hpp>
+#include <moeplan/family/builtin.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/plan_reader.hpp>
+#include <moeplan/io/quantity_text.hpp>
 #include <moeplan/io/scenario_fields.hpp>
 #include <moeplan/model/model_stats.hpp>
+#include <moeplan/output/capacity_report.hpp>
+#include <moeplan/output/plan_report.hpp>
+#include <moeplan/output/simulation_report.hpp>
+#include <moeplan/output/sweep_report.hpp>
+#include <moeplan/plan/capacity.hpp>
 #include <moeplan/plan/explain.hpp>
 #include <moeplan/plan/planner.hpp>
 #include <moeplan/plan/scenario_run.hpp>
 #include <moeplan/plan/simulate.hpp>
-#include <moeplan/report/capacity_report.hpp>
-#include <moeplan/report/plan_report.hpp>
-#include <moeplan/report/simulation_report.hpp>
-#include <moeplan/report/sweep_report.hpp>
+#include <moeplan/plan/sweep.hpp>
 
 namespace py = pybind11;
 
@@ -55,13 +59,19 @@ py::object new_exception(const char* name, py::tuple bases, const char* doc) {
   return py::reinterpret_steal<py::object>(type);
 }
 
+// A request option the library names by its field ("request.seq_len") is this module's keyword: "seq_len=".
+std::string keyword_of(std::string_view field) {
+  if (field.rfind(moeplan::kRequestField, 0) != 0) return std::string(field);
+  return std::string(field.substr(moeplan::kRequestField.size())) + "=";
+}
+
 void raise(const moeplan::Error& e) {
   const Exceptions& x = exceptions();
   const py::object& type = e.kind() == moeplan::ErrorKind::Runtime ? x.run
                            : e.kind() == moeplan::ErrorKind::Limit ? x.limit
                                                                    : x.input;
-  py::object instance = type(moeplan::format_error(e));
-  instance.attr("field") = e.field();
+  py::object instance = type(moeplan::format_error(e, keyword_of));
+  instance.attr("field") = e.field().rfind(moeplan::kRequestField, 0) == 0 ? keyword_of(e.field()) : e.field();
   instance.attr("file") = e.location().file;
   instance.attr("line") = e.location().line;
   PyErr_SetObject(type.ptr(), instance.ptr());
@@ -157,28 +167,17 @@ Json simulate_json(const std::string& name, const std::optional<std::string>& sc
                    const std::vector<moeplan::io::Override>& set, std::optional<std::int64_t> degree,
                    unsigned threads, std::vector<std::string>& notes) {
   const moeplan::plan::ScenarioRun run(moeplan::io::load_scenario_or_plan(name, set));
-  if (degree && *degree < 1) throw moeplan::Error(moeplan::ErrorKind::Input, "degree=: must be positive");
-  if (run.spec().schedule.family == "folding") {
-    if (schedule)
-      throw moeplan::Error(moeplan::ErrorKind::Input,
-                           "schedule=: a folding scenario has no overlap schedule (the option applies to foldmoe, "
-                           "fsmoe and flowmoe scenarios); its pipeline follows parallelism.pp and parallelism.vpp");
-    if (degree)
-      throw moeplan::Error(moeplan::ErrorKind::Input,
-                           "degree=: applies to foldmoe, fsmoe and flowmoe scenarios; a folding scenario's pipeline "
-                           "degree is parallelism.pp");
-    moeplan::plan::FoldingTrace trace;
-    const moeplan::plan::FoldingResult r = run.price_own_mapping(&trace);
-    return moeplan::report::folding_simulation_to_json(run.spec().name, r, trace);
-  }
-  const std::string requested = schedule ? *schedule : run.spec().schedule.name;
-  const std::vector<std::string> names = run.runnable_schedules(requested, &notes);
-  const std::vector<moeplan::plan::SimulatedSchedule> results =
-      moeplan::plan::simulate_schedules(run, names, degree, threads);
-  if (!run.fits_in_memory())
+  if (degree && *degree < 1) throw moeplan::Error(moeplan::ErrorKind::Input, "must be positive", "request.degree");
+  moeplan::plan::SimulateRequest request;
+  request.schedule = schedule;
+  request.degree = degree;
+  request.threads = threads;
+  const moeplan::plan::Simulation sim = moeplan::plan::simulate(run, request);
+  notes.insert(notes.end(), sim.notes.begin(), sim.notes.end());
+  if (!sim.mapping && !run.fits_in_memory())
     notes.push_back(run.spec().name + " needs more memory per GPU than its GPU holds less its 10% reserve: these "
                                       "times are for a run that would not fit");
-  return moeplan::report::simulation_to_json(run, results, requested == "all");
+  return moeplan::output::simulation_to_json(run, sim);
 }
 
 // `plan NAME [--schedule S] [--set ...] --json`.
@@ -186,26 +185,25 @@ Json plan_json(const std::string& name, const std::string& schedule, const std::
                unsigned threads, std::vector<std::string>& notes) {
   const moeplan::plan::ScenarioRun run(moeplan::io::load_scenario(name, set));
   moeplan::plan::refuse_noise(run.spec(), "plan");
-  const moeplan::plan::Planner& planner = moeplan::plan::planner_for(run.spec().schedule.family);
   moeplan::plan::PlanRequest request;
   request.schedule = schedule;
   request.threads = threads;
-  const moeplan::plan::PlanResult result = planner.plan(run, request);
+  const moeplan::plan::PlanResult result = moeplan::plan::plan_scenario(run, request);
   notes.insert(notes.end(), result.notes.begin(), result.notes.end());
   const moeplan::plan::Explanation why = moeplan::plan::explain(run, result);
-  return moeplan::report::plan_to_json(result, &why);
+  return moeplan::output::plan_to_json(result, &why);
 }
 
 // `sweep FILE --json` (the summary) and `sweep FILE -o F.csv` (the rows).
 Json sweep_json(const std::string& file, unsigned threads) {
   const moeplan::io::LoadedSweep sweep = moeplan::io::load_sweep(file);
-  moeplan::report::check_sweep_schedules(sweep);
+  moeplan::plan::check_sweep_schedules(sweep);
   const moeplan::model::RunLimits limits;
-  std::vector<std::vector<moeplan::report::SweepRow>> points(sweep.size());
+  std::vector<std::vector<moeplan::plan::SweepRow>> points(sweep.size());
   std::vector<std::optional<moeplan::Error>> failures(sweep.size());
   moeplan::parallel_for(sweep.size(), threads, [&](std::size_t i) {
     try {
-      points[i] = moeplan::report::evaluate_sweep_point(sweep, i, limits);
+      points[i] = moeplan::plan::evaluate_sweep_point(sweep, i, limits);
     } catch (const moeplan::Error& e) {
       failures[i] = e;
     }
@@ -213,16 +211,16 @@ Json sweep_json(const std::string& file, unsigned threads) {
   // The first failed point in grid order fails the sweep, as in the CLI.
   for (const std::optional<moeplan::Error>& f : failures)
     if (f) throw *f;
-  std::vector<moeplan::report::SweepRow> rows;
-  moeplan::report::SweepSummary summary;
-  for (std::vector<moeplan::report::SweepRow>& p : points)
-    for (moeplan::report::SweepRow& r : p) {
+  std::vector<moeplan::plan::SweepRow> rows;
+  moeplan::plan::SweepSummary summary;
+  for (std::vector<moeplan::plan::SweepRow>& p : points)
+    for (moeplan::plan::SweepRow& r : p) {
       summary.add(r.evaluation.schedule, r.speedup_vs_none, r.speedup_vs_tutel);
       rows.push_back(std::move(r));
     }
   Json j = Json::object();
-  j.set("summary", summary.to_json());
-  j.set("rows", moeplan::report::sweep_rows_to_json(sweep, rows));
+  j.set("summary", moeplan::output::sweep_summary_to_json(summary));
+  j.set("rows", moeplan::output::sweep_rows_to_json(sweep, rows));
   return j;
 }
 
@@ -242,9 +240,9 @@ py::object call(F&& work) {
 }
 
 // `capacity MODEL --cluster C ... --json`: the same request, rows and summary.
-Json capacity_json(const moeplan::report::CapacityQuery& query) {
-  const moeplan::plan::CapacityRequest request = moeplan::report::capacity_request(query);
-  return moeplan::report::capacity_to_json(request, moeplan::plan::capacity(request));
+Json capacity_json(const moeplan::plan::CapacityQuery& query) {
+  const moeplan::plan::CapacityRequest request = moeplan::plan::capacity_request(query);
+  return moeplan::output::capacity_to_json(request, moeplan::plan::capacity(request));
 }
 
 }  // namespace
@@ -253,6 +251,7 @@ Json capacity_json(const moeplan::report::CapacityQuery& query) {
 PYBIND11_MODULE(moeplan, m) {
   m.doc() = "moeplan: plan and simulate communication/computation overlap in distributed MoE training (docs/python.md)";
   m.attr("__version__") = moeplan::kVersion;
+  moeplan::family::register_builtin_families();
   Exceptions& x = exceptions();
   x.error = new_exception("moeplan.Error", py::make_tuple(py::handle(PyExc_Exception)),
                           "A moeplan failure; the text is the CLI's error line after 'moeplan: error: '.");
@@ -318,12 +317,13 @@ PYBIND11_MODULE(moeplan, m) {
          std::optional<double> days, const std::optional<std::string>& gpus, std::optional<double> cost_per_gpu_hour,
          const std::optional<std::string>& profile, std::optional<std::int64_t> seq_len,
          std::optional<std::int64_t> global_batch, std::optional<unsigned> threads) {
-        moeplan::report::CapacityQuery q;
+        moeplan::plan::CapacityQuery q;
         q.model = model;
         q.cluster = cluster;
-        q.tokens = tokens.value_or("");
+        // Quantities as people write them ("2T", "64..4096"), read here at the edge.
+        if (tokens) q.tokens = moeplan::io::parse_token_count(*tokens, "request.tokens");
         q.days = days;
-        q.gpus = gpus.value_or("");
+        if (gpus) q.gpus = moeplan::io::parse_count_range(*gpus, "request.gpus");
         q.cost_per_gpu_hour = cost_per_gpu_hour;
         q.profile = profile.value_or("");
         if (seq_len) q.seq_len = *seq_len;

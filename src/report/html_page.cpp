@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
-#include <moeplan/io/timeline_writer.hpp>
+#include <moeplan/output/timeline_writer.hpp>
 #include <moeplan/report/html_report.hpp>
 
 #include "assets.hpp"
@@ -59,7 +59,7 @@ std::string html_page(const io::Json& data, const std::string& title) {
       "moeplan-data element of this file.</noscript></main>\n"
       "<script type=\"application/json\" id=\"moeplan-data\">{}</script>\n"
       "<script>\n{}</script>\n</body>\n</html>\n",
-      kContentSecurityPolicy, io::xml_escape(title), css, script_safe(data.dump(0)), js);
+      kContentSecurityPolicy, output::xml_escape(title), css, script_safe(data.dump(0)), js);
 }
 
 }  // namespace moeplan::report

@@ -34,13 +34,13 @@ io::Json optional_number(const std::optional<double>& v) { return v ? io::Json(*
 
 }  // namespace
 
-io::Json sweep_report_data(const io::SweepTable& table, const std::string& input) {
+io::Json sweep_report_data(const output::SweepTable& table, const std::string& input) {
   Levels scenarios, schedules, points;
   std::vector<Levels> axis_levels(table.axes.size());
   io::Json point = io::Json::array(), scenario = io::Json::array(), schedule = io::Json::array(),
            iteration = io::Json::array(), vs_none = io::Json::array(), vs_tutel = io::Json::array();
   std::vector<io::Json> axis_rows(table.axes.size(), io::Json::array());
-  for (const io::SweepRow& row : table.rows) {
+  for (const output::SweepCsvRow& row : table.rows) {
     point.push(row.point);
     points.index(std::to_string(row.point));
     scenario.push(scenarios.index(row.scenario));

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <map>
 
-#include <moeplan/io/timeline_layout.hpp>
+#include <moeplan/output/timeline_layout.hpp>
 #include <moeplan/report/html_report.hpp>
 #include <moeplan/sim/analysis.hpp>
 
@@ -60,7 +60,7 @@ io::Json timeline_to_json(const dag::TaskGraph& g, const sim::Timeline& tl, cons
     }
   }
   io::Json ops = io::Json::array();
-  for (model::OpClass op : io::ops_present(g, shown)) ops.push(model::to_string(op));
+  for (model::OpClass op : output::ops_present(g, shown)) ops.push(model::to_string(op));
   io::Json drawn = io::Json::array();
   for (std::int32_t r : ranks) drawn.push(static_cast<std::int64_t>(r));
   std::vector<std::int32_t> all;
@@ -68,7 +68,7 @@ io::Json timeline_to_json(const dag::TaskGraph& g, const sim::Timeline& tl, cons
   std::sort(all.begin(), all.end());
   io::Json j = io::Json::object();
   j.set("iteration_ms", tl.makespan_ms);
-  const std::optional<double> divider = io::phase_divider_ms(g, tl, shown);
+  const std::optional<double> divider = output::phase_divider_ms(g, tl, shown);
   j.set("divider_ms", divider ? io::Json(*divider) : io::Json(nullptr));
   j.set("ranks", drawn);
   j.set("ranks_total", static_cast<std::int64_t>(std::unique(all.begin(), all.end()) - all.begin()));

@@ -3,7 +3,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <utility>
 
+#include <moeplan/core/error.hpp>
 #include <moeplan/model/specs.hpp>
 
 namespace moeplan::testing {
@@ -21,6 +24,18 @@ inline model::LinearCostSpec cost_line(model::OpClass op, model::LinkClass link,
   c.alpha_ms = alpha_ms;
   c.beta_ms_per_unit = beta_ms_per_unit;
   return c;
+}
+
+/// The field and reason of the Error `call` throws; ("", "") when it throws none
+/// (a CHECK on the field then fails, naming what was expected).
+template <typename Call>
+std::pair<std::string, std::string> error_of(Call&& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return {e.field(), e.reason()};
+  }
+  return {};
 }
 
 }  // namespace moeplan::testing

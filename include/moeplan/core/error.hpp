@@ -48,6 +48,22 @@ class Error : public std::runtime_error {
 /// "FILE:LINE:COL: field.path: reason", leaving out the parts that are unknown.
 std::string format_error(const Error& error);
 
+/// Options of a request (a command's flags, a Python function's keywords) are
+/// named by the edge that takes them, never by the library (docs/architecture.md,
+/// "Library rules"): an error about one has the field "request.NAME", and a
+/// reason that mentions one writes option_ref("request.NAME"). The edge names
+/// them: the CLI "--name-with-dashes", the Python module "name=".
+inline constexpr std::string_view kRequestField = "request.";
+/// A mention of request option `field` ("request.tokens") inside a reason.
+std::string option_ref(std::string_view field);
+/// How an edge names a request option (its field, "request.NAME").
+using OptionNamer = std::string (*)(std::string_view field);
+/// `text` with every option_ref replaced by namer's name for it.
+std::string name_options(std::string_view text, OptionNamer namer);
+/// format_error with a request option's field, and every option_ref in the
+/// reason, named by `namer`.
+std::string format_error(const Error& error, OptionNamer namer);
+
 /// A value the user gave, quoted for an error message: 'value', or when longer
 /// than kQuotedForErrorMax bytes its first ones (cut at a UTF-8 character
 /// boundary) then "... (N bytes)", so that an error stays one short line

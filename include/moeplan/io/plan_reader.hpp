@@ -18,12 +18,8 @@ namespace moeplan::io {
 model::PlanSpec load_plan(const std::string& name_or_path);
 
 /// The overrides that make a scenario of the plan's family run the plan's
-/// knobs, each located at its knob in `plan_path`:
-/// foldmoe: schedule.name, schedule.degree, schedule.slicing (aaam, 1a1m);
-/// flowmoe: schedule.name, schedule.degree (R), schedule.ar_chunk_bytes (Sp);
-/// fsmoe: schedule.name (its degrees and gradient partition are the closed
-/// forms' answer for the scenario, which the builder derives again);
-/// folding: parallelism.tp, cp, pp, vpp, ep, etp and workload.micro_batch_size.
+/// knobs (model::FamilyRules::plan_knob_settings of the plan's family), each
+/// located at its knob in `plan_path`.
 std::vector<Override> plan_knob_overrides(const model::PlanSpec& plan, const std::string& plan_path);
 
 /// The planned run: the plan's scenario (resolved beside the plan file first,

@@ -15,7 +15,7 @@ Json knobs_to_json(const model::PlanKnobs& knobs);
 Json parallelism_to_json(const model::ParallelSpec& parallel);
 
 /// CLI.md's plan keys: scenario, schedule, iteration_ms, baseline_ms, speedup, knobs.
-Json plan_to_json(const model::PlanSpec& plan);
+Json plan_spec_to_json(const model::PlanSpec& plan);
 
 std::string plan_to_textproto(const model::PlanSpec& plan);
 

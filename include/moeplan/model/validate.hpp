@@ -46,7 +46,4 @@ void validate_peak_tflops(double tflops, const std::string& field);
 void validate_memory_gib(double gib, const std::string& field);
 void validate_link_gbit_s(double gbit_s, const std::string& field);
 
-/// True for the schedule names of the CLI (docs/cli.md).
-bool is_known_schedule(const std::string& name);
-
 }  // namespace moeplan::model

@@ -14,7 +14,7 @@
 
 #include <moeplan/core/progress.hpp>
 #include <moeplan/model/specs.hpp>
-#include <moeplan/plan/folding.hpp>
+#include <moeplan/cost/mapping.hpp>
 
 namespace moeplan::plan {
 
@@ -41,9 +41,30 @@ struct CapacityRequest {
   Progress* progress = nullptr;
 };
 
+/// @brief The capacity question as a person asks it (the CLI's options, the
+/// Python module's arguments), quantities already read (io/quantity_text.hpp):
+/// capacity_request loads the files it names.
+struct CapacityQuery {
+  std::string model;    ///< bundled name or path
+  std::string cluster;  ///< bundled name or path
+  std::string profile;  ///< empty: the cluster's <name>-datasheet
+  std::optional<double> tokens;
+  std::optional<double> days;
+  std::optional<std::pair<std::int64_t, std::int64_t>> gpus;  ///< empty: one node to the cluster file's size
+  std::optional<double> cost_per_gpu_hour;
+  std::int64_t seq_len = kCapacitySeqLen;
+  std::int64_t global_batch = kCapacityGlobalBatch;
+  double max_memory_gib = 8;
+  unsigned threads = 1;
+};
+
+/// The request the query asks (files loaded, every option checked: input
+/// Error naming the option as request.NAME).
+CapacityRequest capacity_request(const CapacityQuery& query);
+
 /// @brief The best plan of one GPU count.
 struct CapacityPlan {
-  FoldingConfig mapping;  ///< dp and edp included
+  cost::MappingConfig mapping;  ///< dp and edp included
   std::string overlap;    ///< "none" or "family/schedule"
   std::int64_t degree_forward = 0, degree_backward = 0;  ///< the schedule's (FoldMoE d, FlowMoE R, FSMoE r); 0: none
   double iteration_ms = 0;
@@ -70,6 +91,7 @@ struct CapacityRow {
   std::size_t fitting = 0;         ///< of them, those that fit
   std::size_t evaluated = 0;       ///< of those, evaluated with every schedule
   std::size_t configurations = 0;  ///< mappings x schedules priced on the engine
+  std::size_t mappings_priced = 0;  ///< layer pricings: one per distinct mapping tried
 };
 
 /// @brief The table, and the counts it marks.
@@ -79,16 +101,8 @@ struct CapacityResult {
   std::optional<std::int64_t> cost_optimal_gpus;  ///< the fewest GPU-hours per token (among those that meet the deadline)
 };
 
-/// A token count as people write it: a number with an optional decimal unit
-/// K (1e3), M (1e6), B or G (1e9), T (1e12): "2T", "500B", "1.5e12". Input
-/// Error naming `option` when it is not one, or not positive and finite.
-double parse_token_count(const std::string& text, const std::string& option = "--tokens");
-
-/// "N" or "LO..HI" (positive integers, LO <= HI). Input Error naming `option` otherwise.
-std::pair<std::int64_t, std::int64_t> parse_gpu_range(const std::string& text, const std::string& option = "--gpus");
-
 /// The counts of [lo, hi] that are the node size times a power of two. Input
-/// Error (field --gpus) when there is none.
+/// Error (field request.gpus) when there is none.
 std::vector<std::int64_t> capacity_gpu_counts(std::int64_t lo, std::int64_t hi, std::int64_t gpus_per_node);
 
 /// The folding scenario of one count: the request's model, cluster (num_nodes
@@ -114,7 +128,7 @@ CapacityResult capacity(const CapacityRequest& request);
 /// Checks the request's options against each other (days and a price need
 /// tokens; counts of whole nodes) and the profile against the model (its GEMM
 /// line no faster than the GPU's peak for the model's datatype); Input Error
-/// naming the option.
+/// naming the option (field request.NAME).
 void check_capacity_request(const CapacityRequest& request);
 
 }  // namespace moeplan::plan

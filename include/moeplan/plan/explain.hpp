@@ -4,55 +4,14 @@
 // winner saves against the baseline in the cost breakdown's terms, and whether
 // the ranking survives each bandwidth and the GEMM speed moved by +-20%.
 
-#include <optional>
+#include <cstddef>
 #include <string>
-#include <vector>
 
-#include <moeplan/plan/planner.hpp>
+#include <moeplan/plan/explanation.hpp>
+#include <moeplan/plan/plan_result.hpp>
+#include <moeplan/plan/scenario_run.hpp>
 
 namespace moeplan::plan {
-
-/// @brief A chosen knob at an end of the range the planner searched.
-struct EdgeKnob {
-  std::string knob;  ///< e.g. "degree", "ar_chunk_bytes"
-  std::int64_t value = 0;
-  std::int64_t searched_min = 0;
-  std::int64_t searched_max = 0;
-  std::string advice;
-};
-
-/// @brief What bound the choice.
-struct BindingConstraint {
-  std::string name;    ///< "memory", or "none"
-  std::string detail;  ///< e.g. the faster mapping that did not fit
-};
-
-/// @brief One term of the cost breakdown: the baseline's ms minus the chosen one's.
-struct Saving {
-  std::string term;  ///< exposed_comm_ms, bubble_ms, a2a_critical_ms, ...
-  double baseline_ms = 0;
-  double chosen_ms = 0;
-};
-
-/// @brief The ranking under one perturbed cost profile.
-struct Perturbation {
-  std::string what;  ///< inter_bandwidth, intra_bandwidth or gemm_speed
-  double scale = 1;  ///< 0.8 or 1.2: bandwidth (or GEMM FLOP/s) times this
-  std::size_t winner = 0;  ///< index into PlanResult::candidates of the fastest re-evaluated one
-  double chosen_ms = 0;    ///< the chosen candidate re-evaluated
-  double winner_ms = 0;
-};
-
-/// @brief The explanation of one plan.
-struct Explanation {
-  std::vector<EdgeKnob> edges;
-  BindingConstraint binding;
-  std::string savings_baseline;  ///< the baseline the savings are against (empty: none)
-  std::vector<Saving> savings;
-  std::size_t sensitivity_candidates = 0;  ///< the best candidates re-evaluated under each perturbation
-  std::vector<Perturbation> sensitivity;
-  bool fragile = false;  ///< some perturbation makes another candidate win
-};
 
 /// The perturbations: each of inter-node bandwidth, intra-node bandwidth and
 /// GEMM speed times 0.8 and 1.2 (the +-20% of issue 17; datasheet figures and
@@ -62,8 +21,7 @@ inline constexpr double kSensitivityScales[] = {0.8, 1.2};
 inline constexpr std::size_t kSensitivityCandidates = 5;
 
 /// The iteration time of one candidate at its knobs on `run`'s cost model
-/// (the planner's "evaluate one"): FoldMoE d and slices, FlowMoE R and Sp,
-/// FSMoE's closed forms derived on this cost model, a folding mapping priced.
+/// (the planner's "evaluate one", SearchRecord::evaluate_candidate).
 double evaluate_candidate(const ScenarioRun& run, const PlanResult& result, const Candidate& candidate);
 
 /// The scenario with its cost profile moved: communication lines of `link`

@@ -20,19 +20,26 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include <moeplan/core/parallel.hpp>
 #include <moeplan/core/progress.hpp>
 #include <moeplan/cost/cost_model.hpp>
+#include <moeplan/cost/mapping_pricing.hpp>
 #include <moeplan/model/specs.hpp>
-#include <moeplan/plan/folding.hpp>
+#include <moeplan/plan/mapping_run.hpp>
 #include <moeplan/plan/overlap_probe.hpp>
+#include <moeplan/plan/plan_result.hpp>
+#include <moeplan/plan/scenario_run.hpp>
+#include <moeplan/plan/search_record.hpp>
 
 namespace moeplan::plan {
 
 /// @brief What a joint search is asked for.
 struct JointOptions {
-  std::string mode = "folded";  ///< the mappings: folded or coupled (search_mappings)
-  std::vector<std::string> families = {"foldmoe", "fsmoe", "flowmoe"};
+  std::string mode = "folded";  ///< the mappings: folded or coupled (price_mappings)
+  /// The families whose schedules are tried; empty: every registered family with overlap schedules.
+  std::vector<std::string> families;
   std::size_t exact_top = 10;  ///< the best this many are exact
   /// Mappings evaluated together; the search stops only between batches, so
   /// a fixed size (not the thread count) keeps the answer the same at any thread count.
@@ -45,9 +52,11 @@ struct JointOptions {
 
 /// @brief One mapping at one overlap schedule, priced.
 struct JointResult {
-  FoldingResult priced;  ///< iteration, MFU, memory; breakdown unhidden, stage times with the overlap
-  /// The schedule; family "none" and schedule "none": no overlap (the folding search's price).
-  OverlapSchedule overlap{"none", "none", 0};
+  MappingResult priced;  ///< iteration, MFU, memory; breakdown unhidden, stage times with the overlap
+  /// The mapping's prices (priced once, shared by every schedule run on it).
+  std::shared_ptr<const cost::LayerPrices> layers;
+  /// The schedule; OverlapSchedule::none(): no overlap (the mapping search's price).
+  OverlapSchedule overlap{OverlapSchedule::kNone, OverlapSchedule::kNone, 0};
   std::int64_t degree_forward = 0, degree_backward = 0;  ///< as built (FSMoE's closed forms per phase)
   double no_overlap_ms = 0;                              ///< the same mapping with no overlap
   StageOverlap saved;                                    ///< per chunk of a micro-batch, and the optimizer step
@@ -65,9 +74,9 @@ struct JointSearch {
   /// Every mapping evaluated with every schedule that fits, each at its best
   /// schedule, best first (ties: smaller tp, cp, pp, ep, etp, vpp, micro-batch).
   std::vector<JointResult> ranked;
-  JointResult best_no_overlap;                 ///< the folding search's best mapping that fits
+  JointResult best_no_overlap;                 ///< the mapping search's best mapping that fits
   std::optional<JointResult> default_mapping;  ///< the scenario's own mapping at its best schedule, when asked
-  std::optional<FoldingResult> fastest;        ///< the fastest mapping with no overlap, fitting or not
+  std::optional<MappingResult> fastest;        ///< the fastest mapping with no overlap, fitting or not
   double least_memory_bytes = 0;               ///< per GPU, of the leanest valid mapping (0: none is valid)
   std::size_t mappings = 0;                    ///< valid mappings of the mode
   std::size_t fitting = 0;                     ///< of them, those that fit in memory
@@ -75,6 +84,9 @@ struct JointSearch {
   std::size_t shapes_probed = 0;               ///< distinct layer shapes probed
   std::size_t gradient_probes = 0;             ///< distinct (shape, gradient groups, schedule) probed
   std::size_t configurations = 0;              ///< mappings x schedules priced on the engine
+  /// Layer pricings (cost::price_layers calls) the search made: one per
+  /// distinct mapping tried, valid or not, whatever runs on it.
+  std::size_t mappings_priced = 0;
   ThreadsStarted threads;
 
   const JointResult& best() const { return ranked.front(); }
@@ -86,30 +98,65 @@ struct JointSearch {
 /// options.require_fit false an empty ranking (best() is then not to be called).
 JointSearch search_joint(const model::ScenarioSpec& scenario, const cost::CostModel& costs,
                          const JointOptions& options = {},
-                         const std::optional<FoldingConfig>& default_mapping = std::nullopt);
+                         const std::optional<cost::MappingConfig>& default_mapping = std::nullopt);
 
 /// One mapping at one schedule, probed and priced as the search prices it
 /// (family "none": the folding search's price). Input Error when the mapping
 /// is not valid or the schedule's builder refuses its degree.
-JointResult price_joint(const model::ScenarioSpec& scenario, const cost::CostModel& costs, const FoldingConfig& mapping,
-                        const OverlapSchedule& schedule);
+JointResult price_joint(const model::ScenarioSpec& scenario, const cost::CostModel& costs,
+                        const cost::MappingConfig& mapping, const OverlapSchedule& schedule);
 
 /// The lower bound the search orders mappings by: the pipeline with every
 /// chunk shortened by all of its communication (at most that is hidden) and
 /// the optimizer step less the layers' gradient reduce-scatter. The pipeline
 /// is max-plus in its task times on in-order streams, so shortening every
 /// chunk to at least r times its time shortens the iteration to at least r times.
-double joint_lower_bound_ms(const FoldingResult& no_overlap);
+double joint_lower_bound_ms(const MappingResult& no_overlap);
 
 /// The same bound for one overlap: no_overlap's pipeline with its chunks
 /// shortened by `overlap` (lengthened chunks count as unchanged) and its
 /// optimizer step by `overlap`'s saving.
-double schedule_lower_bound_ms(const FoldingResult& no_overlap, const StageOverlap& overlap);
+double schedule_lower_bound_ms(const MappingResult& no_overlap, const StageOverlap& overlap);
 
 /// What `probed` takes off `mapping`'s stage (no_overlap's stage times), the
 /// hidden part of each chunk capped at the chunk's communication; the optimizer
 /// saving is `gradient_hidden_fraction` of the layers' gradient reduce-scatter.
-StageOverlap stage_overlap(const FoldingResult& no_overlap, const ProbedSchedule& probed,
+StageOverlap stage_overlap(const MappingResult& no_overlap, const ProbedSchedule& probed,
                            double gradient_hidden_fraction);
+
+/// "r8/8" (a family choosing its degree per phase), "R2", "d4" (its degree
+/// symbol), "" for no overlap: how plans and the capacity table name an
+/// overlap schedule's degrees.
+std::string overlap_degree_text(const OverlapSchedule& overlap, std::int64_t degree_forward,
+                                std::int64_t degree_backward);
+
+/// @brief The joint search's record of a plan (plan/search_record.hpp): its
+/// keys of the plan's JSON and text, what bound it (a mapping that does not
+/// fit), its savings against the best mapping with no overlap, --emit megatron.
+class JointRecord final : public SearchRecord {
+ public:
+  explicit JointRecord(JointSearch search) : search_(std::move(search)) {}
+  const JointSearch& search() const { return search_; }
+
+  void write_json(io::Json& doc, const PlanResult& result) const override;
+  std::string text(const PlanResult& result) const override;
+  BindingConstraint binding_constraint(const model::ScenarioSpec& scenario, const PlanResult& result) const override;
+  Savings savings(const PlanResult& result) const override;
+  double evaluate_candidate(const ScenarioRun& run, const PlanResult& result, const Candidate& candidate) const override;
+  SearchPicture picture(const model::ScenarioSpec& scenario, const PlanResult& result,
+                        const Candidate& chosen) const override;
+  std::string emit_format() const override;
+  std::string emit(const PlanResult& result, const model::ScenarioSpec& scenario) const override;
+  std::string emit_refusal_note() const override;
+
+ private:
+  JointSearch search_;
+};
+
+/// The joint search (`plan --joint`) of a scenario whose family searches
+/// mappings: its model, cluster and batch, every mapping with every overlap
+/// family's schedules, as one PlanResult (family "joint"). Input Error (field
+/// request.joint) for a scenario whose mapping its family fixes.
+PlanResult plan_joint(const ScenarioRun& run, const PlanRequest& request);
 
 }  // namespace moeplan::plan

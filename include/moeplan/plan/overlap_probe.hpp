@@ -29,11 +29,15 @@ struct LayerShape {
 
 /// @brief An overlap schedule at its knobs.
 struct OverlapSchedule {
-  std::string family;    ///< foldmoe, fsmoe or flowmoe
-  std::string schedule;  ///< a schedule of the family (never its none)
-  /// FoldMoE d, FlowMoE R; FSMoE: 0 (its planner derives r per phase from
-  /// the closed forms on each probe, as `plan` does for an FSMoE scenario).
+  /// The family and schedule written for no overlap (the mapping search's price).
+  static constexpr const char* kNone = "none";
+  std::string family;    ///< a family with overlap schedules, or kNone
+  std::string schedule;  ///< a schedule of the family (never its none), or kNone
+  /// The family's degree (FoldMoE d, FlowMoE R); 0 for a family whose planner
+  /// derives it per phase on each probe (FSMoE's closed forms, as `plan` does).
   std::int64_t degree = 0;
+  /// No overlap.
+  bool none() const { return family == kNone; }
   friend auto operator<=>(const OverlapSchedule&, const OverlapSchedule&) = default;
 };
 
@@ -63,12 +67,10 @@ struct ProbedSchedule {
 model::ScenarioSpec probe_scenario(const model::ScenarioSpec& scenario, const LayerShape& shape, std::int64_t layers,
                                    const std::string& family);
 
-/// The degrees the joint search tries: FoldMoE d in {2, 4, 8, 16}, FoldMoE's
-/// own search space (no more than a rank's tokens per sequence); FlowMoE R in
-/// flowmoe_degrees(); FSMoE {0}: its closed forms choose r per phase.
+/// The degrees the joint search tries for a family's schedules (OverlapProbing::probe_degrees).
 std::vector<std::int64_t> probe_degrees(const std::string& family, const model::ScenarioSpec& probe);
 
-/// Every schedule of `families` (foldmoe, fsmoe, flowmoe) at every degree the
+/// Every schedule of `families` (with overlap schedules) at every degree the
 /// joint search tries, probed on `shape` without gradient traffic (its dp and
 /// edp are ignored). A degree the builder refuses for this shape is left out.
 /// In family order, then schedule order, then degree.

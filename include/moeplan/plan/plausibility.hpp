@@ -5,7 +5,7 @@
 // ("internal error: ..."; the CLI exits 1) naming the result and the value.
 
 #include <moeplan/plan/evaluation.hpp>
-#include <moeplan/plan/folding.hpp>
+#include <moeplan/plan/mapping_run.hpp>
 
 namespace moeplan::plan {
 
@@ -16,7 +16,7 @@ void check_plausible(const Evaluation& e);
 
 /// A priced mapping: iteration > 0 and finite, MFU in (0, 1), memory per GPU
 /// finite and positive, the breakdown finite and non-negative.
-void check_plausible(const FoldingResult& r);
+void check_plausible(const MappingResult& r);
 
 /// A speed-up: finite and positive.
 void check_plausible_speedup(double speedup, const char* what);

@@ -71,7 +71,7 @@
     return (Number.isInteger(b) ? b.toFixed(0) : b.toFixed(1)) + ' ' + units[i];
   }
 
-  // Ticks at 1, 2 or 5 times a power of ten: the rule of io::axis_ticks
+  // Ticks at 1, 2 or 5 times a power of ten: the rule of output::axis_ticks
   // (include/moeplan/io/timeline_layout.hpp), so the SVG chart and the page
   // label their axes alike.
   function tickStep(lo, hi, maxTicks) {
@@ -716,23 +716,24 @@
     return el('table', {class: 'summary'}, rows);
   }
 
+  // The picture of the search its record names (data.chart): each family's own.
   function familyChart(section) {
     const plan = data.plan;
-    if (data.family === 'foldmoe') {
+    if (data.chart === 'degree-curve') {
       const series = plan.schedules.filter((s) => s.degrees_tried.length > 1).map((s) => ({name: s.schedule, points: s.degrees_tried}));
       if (series.length)
         section.append(lineChart('degree-curve', 'FoldMoE: iteration time against the overlap degree d', 'each schedule at every degree searched',
           series, {xLabel: 'd', yLabel: 'ms', mark: {series: plan.chosen.schedule, x: plan.knobs.degree}}));
-    } else if (data.family === 'flowmoe' && plan.bo_trace) {
+    } else if (data.chart === 'sp-curve' && plan.bo_trace) {
       const t = plan.bo_trace;
       section.append(lineChart('sp-curve', 'FlowMoE: Bayesian optimisation of the all-reduce chunk Sp',
         'samples in the order BO took them (R = ' + t.degree + ')',
         [{name: 'flowmoe, R = ' + t.degree, points: t.samples.map((s) => [s.ar_chunk_bytes, s.iteration_ms])}],
         {xLog: true, xLabel: 'Sp', xFormat: bytes, yLabel: 'ms', numbered: true, mark: {series: 'flowmoe, R = ' + t.degree, x: t.best_ar_chunk_bytes}}));
-    } else if (data.family === 'fsmoe') {
+    } else if (data.chart === 'gradient-partition') {
       section.append(gradientPartition(plan));
-    } else if (data.family === 'folding' && data.mappings) {
-      section.append(mappingScatter(data.mappings, data.memory_limit_bytes));
+    } else if (data.chart === 'mfu-memory' && data.chart_data) {
+      section.append(mappingScatter(data.chart_data, data.memory_limit_bytes));
     }
   }
 
@@ -743,10 +744,10 @@
     const grid = el('div', {class: 'grid'});
     const left = el('section', {id: 'plan-summary'}, [el('h2', {text: 'The plan'}), summaryTable(plan, data.timelines[0])]);
     left.append(el('details', {}, [el('summary', {text: 'The planner\'s explanation'}), el('pre', {text: data.plan_text})]));
-    const folding = data.family === 'folding';
-    const right = el('section', {id: 'bars'}, [el('h2', {text: folding ? 'Iteration time by mapping' : 'Iteration time by schedule'})]);
-    right.append(splitBars('schedule-bars', folding ? 'The best folded mappings and the best coupled one' : 'Every schedule at its best knobs',
-      folding ? 'communication inside a pipeline chunk runs in line with compute: all of it is exposed' : 'on the critical rank',
+    const byMapping = data.bars_by === 'mapping';
+    const right = el('section', {id: 'bars'}, [el('h2', {text: byMapping ? 'Iteration time by mapping' : 'Iteration time by schedule'})]);
+    right.append(splitBars('schedule-bars', byMapping ? 'The best folded mappings and the best coupled one' : 'Every schedule at its best knobs',
+      byMapping ? 'communication inside a pipeline chunk runs in line with compute: all of it is exposed' : 'on the critical rank',
       data.bars));
     grid.append(left, right);
     root.append(grid);

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include <moeplan/model/specs.hpp>
-#include <moeplan/plan/folding.hpp>
+#include <moeplan/plan/mapping_search.hpp>
 
 #include "../test_support.hpp"
 
@@ -60,8 +60,8 @@ inline model::ScenarioSpec toy_scenario() {
   return s;
 }
 
-inline plan::FoldingConfig mapping(std::int64_t tp, std::int64_t cp, std::int64_t pp, std::int64_t ep, std::int64_t etp) {
-  plan::FoldingConfig c;
+inline cost::MappingConfig mapping(std::int64_t tp, std::int64_t cp, std::int64_t pp, std::int64_t ep, std::int64_t etp) {
+  cost::MappingConfig c;
   c.tp = tp;
   c.cp = cp;
   c.pp = pp;

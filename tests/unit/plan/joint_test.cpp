@@ -66,8 +66,8 @@ TEST_CASE("plan::price_mapping with a StageOverlap: a hand-built overlap changes
   // ETP 0.128 per pass). One layer, pp 1: a chunk is the layer, one micro-batch.
   const model::ScenarioSpec s = toy_scenario_for_overlap();
   const cost::CostModel costs(*s.profile);
-  const plan::FoldingResult x = plan::price_mapping(s, costs, mapping(2, 1, 1, 2, 1));
-  const plan::FoldingResult y = plan::price_mapping(s, costs, mapping(2, 1, 1, 1, 2));
+  const plan::MappingResult x = plan::price_mapping(s, costs, mapping(2, 1, 1, 2, 1));
+  const plan::MappingResult y = plan::price_mapping(s, costs, mapping(2, 1, 1, 1, 2));
   REQUIRE(x.iteration_ms == Approx(4.836));
   REQUIRE(y.iteration_ms == Approx(4.964));
   CHECK(y.stage.layer_forward_comm_ms == Approx(0.256));
@@ -77,7 +77,7 @@ TEST_CASE("plan::price_mapping with a StageOverlap: a hand-built overlap changes
     CHECK(o.chunk_forward_saved_ms == Approx(0.2));
     CHECK(o.chunk_backward_saved_ms == Approx(0.2));
     CHECK(o.optimizer_saved_ms == 0.0);
-    const plan::FoldingResult yo = plan::price_mapping(s, costs, y.config, {}, nullptr, &o);
+    const plan::MappingResult yo = plan::price_mapping(s, costs, y.config, nullptr, &o);
     CHECK(yo.iteration_ms == Approx(4.564));
     CHECK(yo.iteration_ms < x.iteration_ms);
     CHECK(yo.stage.chunk_forward_ms == Approx(1.484 + 0.256 - 0.2));
@@ -85,21 +85,21 @@ TEST_CASE("plan::price_mapping with a StageOverlap: a hand-built overlap changes
   SECTION("no more than the layer's communication is hidden: 4.964 - 2 x 0.256 = 4.452, the compute alone") {
     const plan::StageOverlap o = plan::stage_overlap(y, hand_probe(0.5, 0.5), 0.0);
     CHECK(o.chunk_forward_saved_ms == Approx(0.256));
-    CHECK(plan::price_mapping(s, costs, y.config, {}, nullptr, &o).iteration_ms == Approx(4.452));
+    CHECK(plan::price_mapping(s, costs, y.config, nullptr, &o).iteration_ms == Approx(4.452));
   }
   SECTION("a schedule slower than its none lengthens the chunks: 4.964 + 2 x 0.1") {
     const plan::StageOverlap o = plan::stage_overlap(y, hand_probe(-0.1, -0.1), 0.0);
-    CHECK(plan::price_mapping(s, costs, y.config, {}, nullptr, &o).iteration_ms == Approx(5.164));
+    CHECK(plan::price_mapping(s, costs, y.config, nullptr, &o).iteration_ms == Approx(5.164));
   }
   SECTION("hidden gradients shorten the optimizer step: tp 2 ep 1 etp 1, 5.476 - 0.5 x 0.512 = 5.22") {
     // Experts have edp = 2: their reduce-scatter moves 4 B x 128 parameters =
     // 512 B at 1e-3 ms/B = 0.512 ms; the dense groups have one rank (dp x cp = 1).
-    const plan::FoldingResult z = plan::price_mapping(s, costs, mapping(2, 1, 1, 1, 1));
+    const plan::MappingResult z = plan::price_mapping(s, costs, mapping(2, 1, 1, 1, 1));
     REQUIRE(z.iteration_ms == Approx(5.476));
     CHECK(z.stage.layer_gradient_rs_ms == Approx(0.512));
     const plan::StageOverlap o = plan::stage_overlap(z, hand_probe(0, 0), 0.5);
     CHECK(o.optimizer_saved_ms == Approx(0.256));
-    CHECK(plan::price_mapping(s, costs, z.config, {}, nullptr, &o).iteration_ms == Approx(5.22));
+    CHECK(plan::price_mapping(s, costs, z.config, nullptr, &o).iteration_ms == Approx(5.22));
   }
   SECTION("the search's lower bound: every chunk's communication hidden") {
     // x: forward chunk 1.484 + 0.192 = 1.676, backward 2.968 + 0.192 = 3.160;
@@ -151,10 +151,10 @@ TEST_CASE("plan::search_joint is never worse than the folding search or the over
     const model::ScenarioSpec s = io::load_scenario(name);
     const cost::CostModel costs(*s.profile);
     // The folding search by its own path: its best fitting mapping with no overlap.
-    const std::vector<plan::FoldingResult> folded = plan::search_mappings(s, costs, "folded", 1);
+    const std::vector<plan::MappingResult> folded = plan::search_mappings(s, costs, "folded", 1);
     REQUIRE(folded.front().fits);
     // A fixed mapping that fits (the scenarios' own do not): the tenth of the folding ranking.
-    const plan::FoldingConfig fixed = folded[9].config;
+    const cost::MappingConfig fixed = folded[9].config;
     plan::JointOptions o;
     o.threads = 1;
     const plan::JointSearch j = plan::search_joint(s, costs, o, fixed);
@@ -167,7 +167,7 @@ TEST_CASE("plan::search_joint is never worse than the folding search or the over
       CHECK(j.ranked[i].priced.fits);
       if (i > 0) CHECK(j.ranked[i - 1].priced.iteration_ms <= j.ranked[i].priced.iteration_ms);
       // The bound the search orders by never exceeds what a mapping achieves.
-      const plan::FoldingResult alone = plan::price_mapping(s, costs, j.ranked[i].priced.config);
+      const plan::MappingResult alone = plan::price_mapping(s, costs, j.ranked[i].priced.config);
       CHECK(plan::joint_lower_bound_ms(alone) <= j.ranked[i].priced.iteration_ms * (1 + 1e-12));
     }
     // The best again, priced on its own (price_joint probes its shape afresh).
@@ -200,11 +200,11 @@ TEST_CASE("plan::search_joint: the pruned search's best are the exhaustive searc
   }
 }
 
-TEST_CASE("plan::planner_for(joint) plans a folding scenario's joint search and refuses other families",
-          "[plan][joint]") {
+TEST_CASE("plan::plan_joint plans a mapping family's joint search and refuses other families", "[plan][joint]") {
   const plan::ScenarioRun run(io::load_scenario("folding-mixtral-8x22b-128k-1024"));
-  const plan::PlanResult r = plan::planner_for("joint").plan(run, {"all", 1});
-  const auto& j = std::get<plan::JointSearch>(r.search);
+  const plan::PlanResult r = plan::plan_joint(run, {"all", 1});
+  REQUIRE(r.search_as<plan::JointRecord>() != nullptr);
+  const plan::JointSearch& j = r.search_as<plan::JointRecord>()->search();
   CHECK(r.family == "joint");
   CHECK(r.chosen.schedule == j.best().label());
   CHECK(r.chosen.iteration_ms == j.best().priced.iteration_ms);
@@ -214,5 +214,11 @@ TEST_CASE("plan::planner_for(joint) plans a folding scenario's joint search and 
   CHECK(r.baselines[1].name == "default-mapping");
   CHECK(r.candidates.size() == j.ranked.size());
   const plan::ScenarioRun other(io::load_scenario("foldmoe-gpt-moe-s-4k"));
-  CHECK_THROWS_WITH(plan::planner_for("joint").plan(other, {"all", 1}), Catch::Contains("--joint"));
+  try {
+    plan::plan_joint(other, {"all", 1});
+    FAIL("accepted");
+  } catch (const Error& e) {
+    CHECK(e.field() == "request.joint");  // the CLI names it --joint, the Python module joint=
+    CHECK_THAT(e.reason(), Catch::Contains("searches the mappings of a folding scenario"));
+  }
 }

@@ -23,7 +23,8 @@
 #include <moeplan/core/error.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/scenario_fields.hpp>
-#include <moeplan/model/families.hpp>
+#include <moeplan/model/family_rules.hpp>
+#include <moeplan/plan/mapping_run.hpp>
 #include <moeplan/model/options.hpp>
 #include <moeplan/plan/evaluation.hpp>
 #include <moeplan/plan/scenario_run.hpp>
@@ -39,9 +40,10 @@ std::string result_of(const moeplan::model::ScenarioSpec& spec) {
   const moeplan::plan::ScenarioRun run(spec);
   // simulate without --schedule runs the scenario's own schedule
   std::string out = spec.schedule.name + ";";
-  if (spec.schedule.family == "folding") {
-    const moeplan::plan::FoldingResult r = run.price_own_mapping();
-    const moeplan::plan::FoldingBreakdown& b = r.breakdown;
+  if (run.family().searches_mappings()) {
+    const moeplan::plan::MappingResult r = moeplan::plan::price_mapping(
+        spec, run.costs(), moeplan::cost::MappingConfig::from(spec.parallel, spec.workload.micro_batch_size));
+    const moeplan::plan::MappingBreakdown& b = r.breakdown;
     return fmt::format("{} {} {} {} {} {} {} {} {} {}", r.iteration_ms, r.mfu, r.memory_bytes_per_gpu, r.fits,
                        b.attention_ms, b.moe_compute_ms, b.a2a_ms, b.agrs_ms, b.dp_ms, b.pp_bubble_ms);
   }
@@ -100,7 +102,7 @@ std::vector<std::string> perturbations(const ScenarioField& f, const std::string
   };
   std::vector<std::string> out;
   if (f.path == "schedule.name") {
-    out = moeplan::model::family_schedules(family);
+    out = moeplan::model::family_rules(family).schedules();
     out.push_back("none");
   } else if (f.path == "schedule.slicing") {
     // Two slices of the sequence, even and uneven (the slices hold seq_len tokens).

@@ -5,7 +5,13 @@
 #include <moeplan/cost/cost_model.hpp>
 #include <moeplan/cost/gemm_shape_model.hpp>
 #include <moeplan/io/loader.hpp>
-#include <moeplan/model/families.hpp>
+#include <moeplan/family/flowmoe/family.hpp>
+#include <moeplan/family/folding/family.hpp>
+#include <moeplan/family/foldmoe/family.hpp>
+#include <moeplan/model/family_rules.hpp>
+#include <moeplan/plan/explain.hpp>
+#include <moeplan/plan/family_registry.hpp>
+#include <moeplan/plan/mapping_search.hpp>
 #include <moeplan/plan/planner.hpp>
 
 using namespace moeplan;
@@ -13,11 +19,11 @@ using namespace moeplan;
 // The Planner interface (issue 17 item 1) must give each family's own answer:
 // the expected values come from the family planners called directly, and the
 // choice is recomputed here as the minimum over what they evaluated.
-TEST_CASE("plan::planner_for gives each family's own planner answer, ranked", "[plan][planner]") {
+TEST_CASE("plan::plan_scenario gives each family's own planner answer, ranked", "[plan][planner]") {
   SECTION("FoldMoE: the chosen degree and time are plan_foldmoe's best requested schedule") {
     const plan::ScenarioRun run(io::load_scenario("foldmoe-gpt-moe-s-4k"));
-    const plan::PlanResult r = plan::planner_for("foldmoe").plan(run, {"all", 1});
-    const plan::FoldMoePlan direct = plan::plan_foldmoe(run.spec(), run.costs(), model::family_schedules("foldmoe"));
+    const plan::PlanResult r = plan::plan_scenario(run, {"all", 1});
+    const foldmoe::FoldMoePlan direct = foldmoe::plan_foldmoe(run.spec(), run.costs(), model::family_rules("foldmoe").schedules());
     const auto best = std::min_element(direct.schedules.begin(), direct.schedules.end(), [](auto& a, auto& b) {
       return a.best.iteration_ms < b.best.iteration_ms;
     });
@@ -34,16 +40,16 @@ TEST_CASE("plan::planner_for gives each family's own planner answer, ranked", "[
   }
   SECTION("a single requested schedule is the only candidate, the baselines stay") {
     const plan::ScenarioRun run(io::load_scenario("foldmoe-gpt-moe-s-4k"));
-    const plan::PlanResult r = plan::planner_for("foldmoe").plan(run, {"aaam", 1});
+    const plan::PlanResult r = plan::plan_scenario(run, {"aaam", 1});
     REQUIRE(r.candidates.size() == 1);
     CHECK(r.chosen.schedule == "aaam");
     CHECK(r.baselines.size() == 2);
   }
   SECTION("FlowMoE: R and Sp of plan_flowmoe's best") {
     const plan::ScenarioRun run(io::load_scenario("flowmoe-gpt2-tiny-moe-c1"));
-    const plan::PlanResult r = plan::planner_for("flowmoe").plan(run, {"all", 1});
-    const plan::FlowMoePlan direct =
-        plan::plan_flowmoe(run.spec(), run.costs(), model::family_schedules("flowmoe"), {}, 1);
+    const plan::PlanResult r = plan::plan_scenario(run, {"all", 1});
+    const flowmoe::FlowMoePlan direct =
+        flowmoe::plan_flowmoe(run.spec(), run.costs(), model::family_rules("flowmoe").schedules(), {}, 1);
     const auto best = std::min_element(direct.schedules.begin(), direct.schedules.end(), [](auto& a, auto& b) {
       return a.best.iteration_ms < b.best.iteration_ms;
     });
@@ -55,7 +61,7 @@ TEST_CASE("plan::planner_for gives each family's own planner answer, ranked", "[
   }
   SECTION("folding: the best fitting folded mapping; coupled is the baseline") {
     const plan::ScenarioRun run(io::load_scenario("folding-qwen2-57b-a14b-64"));
-    const plan::PlanResult r = plan::planner_for("folding").plan(run, {"all", 1});
+    const plan::PlanResult r = plan::plan_scenario(run, {"all", 1});
     const auto folded = plan::search_mappings(run.spec(), run.costs(), "folded", 1);
     const auto coupled = plan::search_mappings(run.spec(), run.costs(), "coupled", 1);
     CHECK(r.chosen.iteration_ms == folded.front().iteration_ms);
@@ -69,9 +75,14 @@ TEST_CASE("plan::planner_for gives each family's own planner answer, ranked", "[
     CHECK(r.chosen.iteration_ms <= coupled.front().iteration_ms);
   }
   SECTION("an unknown family and a schedule on folding are input errors naming the field") {
-    CHECK_THROWS_WITH(plan::planner_for("bogus"), Catch::Contains("no planner for family"));
+    CHECK_THROWS_WITH(plan::family_named("bogus"), Catch::Contains("unknown family 'bogus' (foldmoe, fsmoe, flowmoe, folding)"));
     const plan::ScenarioRun run(io::load_scenario("folding-qwen2-57b-a14b-64"));
-    CHECK_THROWS_WITH(plan::planner_for("folding").plan(run, {"1a1m", 1}), Catch::Contains("--schedule"));
+    try {
+      plan::plan_scenario(run, {"1a1m", 1});
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.field() == "request.schedule");
+    }
   }
 }
 
@@ -91,7 +102,6 @@ TEST_CASE("plan::plan_spec is the chosen candidate against the first baseline", 
   CHECK(spec.family == "foldmoe");
 }
 
-#include <moeplan/plan/explain.hpp>
 
 TEST_CASE("plan::perturbed moves only the lines it names, and only their beta", "[plan][explain]") {
   model::ScenarioSpec s = io::load_scenario("foldmoe-gpt-moe-s-4k");
@@ -139,7 +149,7 @@ TEST_CASE("plan::evaluate_candidate rebuilds each candidate at its knobs: the pl
                            "folding-qwen2-57b-a14b-64"}) {
     INFO(name);
     const plan::ScenarioRun run(io::load_scenario(name));
-    const plan::PlanResult r = plan::planner_for(run.spec().schedule.family).plan(run, {"all", 1});
+    const plan::PlanResult r = plan::plan_scenario(run, {"all", 1});
     const std::size_t n = std::min<std::size_t>(r.candidates.size(), 6);
     for (std::size_t i = 0; i < n; ++i) {
       INFO(r.candidates[i].schedule);
@@ -156,7 +166,7 @@ TEST_CASE("plan::explain: edges, binding memory, savings, and a lead that moves 
     model::ScenarioSpec spec = io::load_scenario("flowmoe-ablation-c1");
     spec.profile->gemm_shape.reset();
     const plan::ScenarioRun run(std::move(spec));
-    const plan::PlanResult r = plan::planner_for("flowmoe").plan(run, {"all", 1});
+    const plan::PlanResult r = plan::plan_scenario(run, {"all", 1});
     REQUIRE(*r.chosen.knobs.degree == 16);
     const plan::Explanation e = plan::explain(run, r);
     const bool has_degree_edge = std::any_of(e.edges.begin(), e.edges.end(), [](const plan::EdgeKnob& k) {
@@ -166,16 +176,17 @@ TEST_CASE("plan::explain: edges, binding memory, savings, and a lead that moves 
   }
   SECTION("folding: a faster mapping that does not fit makes memory the binding constraint") {
     const plan::ScenarioRun run(io::load_scenario("folding-qwen2-57b-a14b-64"));
-    const plan::PlanResult r = plan::planner_for("folding").plan(run, {"all", 1});
-    const auto& folded = std::get<plan::FoldingSearch>(r.search).folded;
-    const bool faster_unfit = std::any_of(folded.begin(), folded.end(), [&](const plan::FoldingResult& f) {
+    const plan::PlanResult r = plan::plan_scenario(run, {"all", 1});
+    REQUIRE(r.search_as<folding::FoldingRecord>() != nullptr);
+    const auto& folded = r.search_as<folding::FoldingRecord>()->folded();
+    const bool faster_unfit = std::any_of(folded.begin(), folded.end(), [&](const plan::MappingResult& f) {
       return !f.fits && f.iteration_ms < r.chosen.iteration_ms;
     });
     CHECK(plan::explain(run, r).binding.name == (faster_unfit ? "memory" : "none"));
   }
   SECTION("FoldMoE S-16K: the sensitivity runs agree with re-evaluating the candidates by hand") {
     const plan::ScenarioRun run(io::load_scenario("foldmoe-gpt-moe-s-16k"));
-    const plan::PlanResult r = plan::planner_for("foldmoe").plan(run, {"all", 1});
+    const plan::PlanResult r = plan::plan_scenario(run, {"all", 1});
     const plan::Explanation e = plan::explain(run, r);
     REQUIRE(e.sensitivity.size() == 6);  // 3 quantities x {0.8, 1.2}
     bool any_flip = false;
@@ -195,7 +206,8 @@ TEST_CASE("plan::explain: edges, binding memory, savings, and a lead that moves 
     CHECK(e.fragile == any_flip);
     // The savings against none are its breakdown minus the chosen one's.
     REQUIRE(e.savings_baseline == "none");
-    const auto& schedules = std::get<plan::FoldMoePlan>(r.search).schedules;
+    REQUIRE(r.search_as<foldmoe::FoldMoeRecord>() != nullptr);
+    const auto& schedules = r.search_as<foldmoe::FoldMoeRecord>()->plan().schedules;
     CHECK(e.savings[1].term == "exposed_comm_ms");
     CHECK(e.savings[1].baseline_ms == schedules[0].best.exposed_comm_ms);
   }

@@ -7,6 +7,7 @@
 #include <moeplan/io/loader.hpp>
 #include <moeplan/plan/candidate_run.hpp>
 #include <moeplan/plan/explain.hpp>
+#include <moeplan/plan/planner.hpp>
 #include <moeplan/report/html_report.hpp>
 #include <moeplan/sim/engine.hpp>
 
@@ -71,32 +72,15 @@ TEST_CASE("report::html_page embeds its data so that no text in it ends the scri
 }
 
 TEST_CASE("report::split_of divides an iteration into compute, exposed communication and idle", "[report]") {
-  SECTION("overlap schedule: 10 ms with 6 ms compute and 3 ms exposed leaves 1 ms idle") {
-    plan::Evaluation e;
-    e.schedule = "1a1m";
-    e.iteration_ms = 10;
-    e.compute_ms = 6;
-    e.exposed_comm_ms = 3;
-    const report::IterationSplit s = report::split_of(e);
+  SECTION("10 ms with 6 ms compute and 3 ms exposed leaves 1 ms idle") {
+    const report::IterationSplit s = report::split_of(plan::SearchBar{"1a1m (d 4)", 10, 6, 3, "chosen"});
+    CHECK(s.name == "1a1m (d 4)");
     CHECK(s.compute_ms == 6);
     CHECK(s.exposed_comm_ms == 3);
     CHECK(s.idle_ms == 1);
   }
-  SECTION("folding mapping: attention 2 + MoE 3 = 5 compute; 1 + 0.5 + 0.5 = 2 communication; 9 - 7 = 2 idle") {
-    plan::FoldingResult f;
-    f.iteration_ms = 9;
-    f.breakdown = {2, 3, 1, 0.5, 0.5, 1.5};
-    const report::IterationSplit s = report::split_of(f, "m");
-    CHECK(s.compute_ms == 5);
-    CHECK(s.exposed_comm_ms == 2);
-    CHECK(s.idle_ms == 2);
-  }
   SECTION("a split that exceeds its iteration is an internal error, never drawn") {
-    plan::Evaluation e;
-    e.iteration_ms = 10;
-    e.compute_ms = 8;
-    e.exposed_comm_ms = 3;
-    CHECK_THROWS_AS(report::split_of(e), Error);
+    CHECK_THROWS_AS(report::split_of(plan::SearchBar{"x", 10, 8, 3, ""}), Error);
   }
 }
 
@@ -144,7 +128,7 @@ TEST_CASE("report::report_ranks draws every rank up to 8, else ranks 0-7 and the
 }
 
 TEST_CASE("report::sweep_report_data indexes a sweep's rows by first-seen values", "[report]") {
-  io::SweepTable t;
+  output::SweepTable t;
   t.path = "s.csv";
   t.axes = {"model.d_model"};
   t.rows = {{0, "a", {"1024"}, "none", 10.0, {}, {}, 1.0, std::nullopt},
@@ -165,8 +149,9 @@ TEST_CASE("report::sweep_report_data indexes a sweep's rows by first-seen values
 
 TEST_CASE("report::plan_report_data draws the plan's chosen run and its baseline", "[report]") {
   const plan::ScenarioRun run(io::load_scenario("foldmoe-gpt-moe-s-4k"));
-  const plan::PlanResult r = plan::planner_for("foldmoe").plan(run, {"all", 1});
-  const io::Json d = report::plan_report_data(run, r, plan::explain(run, r), {"foldmoe-gpt-moe-s-4k", {}});
+  const plan::PlanResult r = plan::plan_scenario(run, {"all", 1});
+  const io::Json d =
+      report::plan_report_data(run.spec(), r, plan::explain(run, r), plan::run_plan_again(run, r), {"foldmoe-gpt-moe-s-4k"});
   const io::Json::Array& timelines = d.find("timelines")->as_array();
   REQUIRE(timelines.size() == 2);
   // The timelines end at the planner's own figures for the chosen schedule and for none.
@@ -178,7 +163,8 @@ TEST_CASE("report::plan_report_data draws the plan's chosen run and its baseline
   CHECK(timelines[1].find("tasks")->as_array().size() == 6 * none.graph.size());
   // One bar per schedule the search evaluated, each adding up to its iteration; the chosen one marked.
   const io::Json::Array& bars = d.find("bars")->as_array();
-  CHECK(bars.size() == std::get<plan::FoldMoePlan>(r.search).schedules.size());
+  CHECK(bars.size() == r.search->evaluations().size());
+  CHECK(bars.size() == 5);  // FoldMoE's five schedules
   std::size_t chosen = 0;
   for (const io::Json& bar : bars) {
     const double sum = bar.find("compute_ms")->as_number() + bar.find("exposed_comm_ms")->as_number() +

@@ -1,0 +1,76 @@
+#pragma once
+// A mapping's layers priced once (docs/cost-model.md, "MoE Parallel
+// Folding"): per micro-batch and GPU, the attention, MoE and dense blocks of
+// Megatron-Core under TP + SP, CP, EP and ETP, the stage-to-stage transfer,
+// the distributed optimizer's collectives, the memory per GPU and what MFU
+// divides by. Every pipeline run of the mapping (with or without an overlap
+// schedule, plan::run_pipeline) reuses these prices: they do not depend on
+// what an overlap hides.
+
+#include <cstdint>
+#include <vector>
+
+#include <moeplan/cost/cost_model.hpp>
+#include <moeplan/cost/mapping.hpp>
+#include <moeplan/cost/memory.hpp>
+#include <moeplan/model/specs.hpp>
+
+namespace moeplan::cost {
+
+/// @brief One mapping's prices (ms, FLOPs, bytes), what its pipeline is built from.
+struct LayerPrices {
+  MappingConfig config;            ///< dp and edp filled in from the world size
+  std::int64_t micro_batches = 0;  ///< per DP rank per iteration
+  /// The blocks of the model, true where MoE (ModelSpec::moe_layer), for the
+  /// chunks of a model with dense blocks.
+  std::vector<bool> moe_block;
+  bool dense_blocks = false;  ///< some block has a dense FFN
+
+  // Per MoE block and micro-batch, one direction (forward unless named).
+  double attention_ms = 0;         ///< projections and core, forward
+  double tp_comm_ms = 0;           ///< TP/SP AllGather + ReduceScatter of one layer
+  double cp_exposed_ms = 0;        ///< CP ring exchange not hidden under the attention core
+  double router_ms = 0;            ///< the gate, forward
+  double experts_forward_ms = 0;   ///< routed (and shared) experts
+  double experts_backward_ms = 0;
+  double a2a_ms = 0;               ///< EP dispatch + combine
+  double etp_comm_ms = 0;          ///< ETP AllGather + ReduceScatter
+  double dense_ffn_ms = 0;         ///< a dense block's FFN, forward (0 without dense blocks)
+  double layer_forward_ms = 0;     ///< a whole MoE block
+  double layer_backward_ms = 0;
+  double dense_layer_forward_ms = 0;  ///< a whole dense block
+  double dense_layer_backward_ms = 0;
+  /// The communication priced in one MoE block (A2A, TP/SP and ETP
+  /// collectives, CP exchange not hidden), per direction: what an overlap can hide.
+  double layer_comm_ms = 0;
+  double layer_forward_flops = 0;  ///< weight GEMMs, attention core and router
+  double layer_backward_flops = 0;
+  double dense_layer_forward_flops = 0;
+
+  double p2p_ms = 0;     ///< one stage-to-stage activation transfer (0 with pp = 1)
+  double p2p_bytes = 0;
+  /// The distributed optimizer's step: gradient ReduceScatter and parameter
+  /// AllGather over dp x cp (dense) and edp (experts), for the stage holding the most.
+  double optimizer_ms = 0;
+  double optimizer_bytes = 0;       ///< gradient and parameter bytes it moves
+  double layer_gradient_rs_ms = 0;  ///< its gradient ReduceScatter of the layers' parameters (not the ends')
+
+  StageBlocks busiest_moe_stage;  ///< the stage holding the most MoE blocks (the breakdown's)
+  double memory_bytes_per_gpu = 0;
+  bool fits = false;
+  /// MFU's numerator and denominator's parts: model FLOPs per iteration
+  /// (3 x forward, causal attention, LM head), GPUs, the peak of the model's datatype.
+  double model_flops = 0;
+  std::int64_t world = 0;
+  double peak_flops_per_s = 0;
+
+  double layers_per_chunk() const;
+};
+
+/// Prices mapping `c` of the scenario (throws an input Error, naming the
+/// field, if it is not valid for the scenario: divisibility of layers, heads,
+/// sequence and batch, Megatron's rank-group rules).
+LayerPrices price_layers(const model::ScenarioSpec& scenario, const CostModel& costs, const MappingConfig& c,
+                         const MemoryModel& memory = {});
+
+}  // namespace moeplan::cost

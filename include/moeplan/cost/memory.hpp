@@ -1,0 +1,44 @@
+#pragma once
+// Bytes one GPU holds for a mapping (docs/cost-model.md, "Memory"): weights,
+// gradients, the distributed optimizer's shard and activations. The same
+// model for every family: a plan of any family is checked against the GPU's
+// memory with it.
+
+#include <string>
+
+#include <moeplan/cost/mapping.hpp>
+#include <moeplan/model/specs.hpp>
+
+namespace moeplan::cost {
+
+/// @brief Memory assumptions (docs/cost-model.md, "Memory"); recomputation comes from the scenario.
+struct MemoryModel {
+  double reserve_fraction = 0.1;  ///< CUDA context, NCCL buffers, fragmentation
+};
+
+/// @brief Parameters one GPU of the largest pipeline stage holds, by the group that reduces their gradients.
+struct HeldParams {
+  double dense = 0;   ///< attention, norms, router, shared experts, embeddings: over dp x cp
+  double expert = 0;  ///< routed experts: over edp
+};
+
+/// Parameters one GPU holds: its layers, plus the embedding (first stage) or LM
+/// head and final norm (last stage), both when pp = 1.
+HeldParams held_params(const model::ModelSpec& model, const MappingConfig& c);
+
+/// The part of held_params that the stage's layers hold (no embedding, LM head or final norm).
+HeldParams held_params_of_layers(const model::ModelSpec& model, const MappingConfig& c);
+
+/// held_params(model, c).dense + .expert.
+double params_per_gpu(const model::ModelSpec& model, const MappingConfig& c);
+
+/// Bytes one GPU of the first pipeline stage holds for mapping c with the
+/// workload's batch and sequence and activation recomputation `recompute`
+/// (none, selective, full).
+double memory_per_gpu(const model::ModelSpec& model, const model::WorkloadSpec& workload, const std::string& recompute,
+                      const MappingConfig& c);
+
+/// Whether `bytes` fit in the GPU less the model's reserve.
+bool fits_in_memory(const model::GpuSpec& gpu, double bytes, const MemoryModel& memory = {});
+
+}  // namespace moeplan::cost

@@ -1,0 +1,175 @@
+#include <moeplan/cost/mapping_pricing.hpp>
+
+#include <algorithm>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/cost/expert_pricing.hpp>
+#include <moeplan/cost/workload_sizing.hpp>
+#include <moeplan/model/model_stats.hpp>
+#include <moeplan/model/validate.hpp>
+#include <moeplan/parallel/rank_groups.hpp>
+
+namespace moeplan::cost {
+namespace {
+
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+using model::OpClass;
+
+// The shape of a kind of group of the mapping (the first group stands for all;
+// all groups of the kind run at once).
+GroupShape group_of(const parallel::RankGroups& groups, const model::ClusterSpec& cluster) {
+  return group_shape(groups.front(), cluster);
+}
+
+double comm(const CostModel& costs, OpClass op, const GroupShape& g, double bytes) {
+  return costs.communication(op, g, bytes).value;
+}
+
+// A point-to-point transfer between two members of a group (pipeline
+// neighbours, context-parallel ring steps): every such pair of the node at once.
+GroupShape pair_of(const parallel::RankGroups& groups, const model::ClusterSpec& cluster) {
+  const std::vector<std::int64_t>& g = groups.front();
+  return group_shape(g.size() > 1 ? std::vector<std::int64_t>{g[0], g[1]} : g, cluster);
+}
+
+}  // namespace
+
+double LayerPrices::layers_per_chunk() const {
+  return static_cast<double>(moe_block.size()) / as_double(config.pp * config.vpp);
+}
+
+LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, const MappingConfig& in,
+                         const MemoryModel& mem) {
+  const model::ModelSpec& m = s.model;
+  LayerPrices out;
+  out.config = in;
+  MappingConfig& c = out.config;
+  const std::int64_t world = s.cluster.world_size();
+  const parallel::Mapping map =
+      parallel::make_mapping({world, c.tp, c.cp, c.pp, c.ep, c.etp, c.vpp, s.parallel.order, m.moe.num_experts, true});
+  c.dp = map.dp;
+  c.edp = map.edp;
+  if (m.num_layers % (c.pp * c.vpp) != 0) throw_input_error("parallelism.pp", "layers do not split over pp x vpp");
+  model::validate_tensor_parallel_heads(m, c.tp);
+  if (s.workload.seq_len % (2 * c.cp * c.tp) != 0) throw_input_error("workload.seq_len", "sequence does not split");
+  if (s.workload.global_batch_size % (c.micro_batch * c.dp) != 0)
+    throw_input_error("workload.global_batch_size", "batch does not split into micro-batches over dp");
+  const std::int64_t micro_batches = s.workload.global_batch_size / (c.micro_batch * c.dp);
+  if (c.vpp > 1 && micro_batches % c.pp != 0)
+    throw_input_error("parallelism.vpp", "micro-batches not a multiple of pp");
+  out.micro_batches = micro_batches;
+  out.moe_block = m.moe_layer;
+  out.dense_blocks = has_dense_blocks(m);
+
+  const model::ClusterSpec& cl = s.cluster;
+  const GroupShape tp_g = group_of(map.attention.at("tp"), cl), dp_cp_g = group_of(map.attention.at("dp-cp"), cl),
+                   ep_g = group_of(map.expert.at("ep"), cl), etp_g = group_of(map.expert.at("etp"), cl),
+                   edp_g = group_of(map.expert.at("edp"), cl), cp_pair = pair_of(map.attention.at("cp"), cl),
+                   pp_pair = pair_of(map.attention.at("pp"), cl);
+  const double b = as_double(s.model.dtype_bytes);
+  const double d = as_double(m.d_model);
+  const double seq = as_double(s.workload.seq_len);
+  const double mbs = as_double(c.micro_batch);
+  // Per micro-batch, per layer, per GPU (Megatron with TP + SP, CP, EP, ETP).
+  model::ParallelSpec ps;
+  ps.tp = c.tp;
+  ps.cp = c.cp;
+  ps.ep = c.ep;
+  ps.etp = c.etp;
+  ps.sequence_parallel = true;
+  model::WorkloadSpec w = s.workload;
+  w.micro_batch_size = c.micro_batch;
+  const MoeLayerSizes moe = moe_layer_sizes(m, ps, w);
+  // Attention, split over tp (heads) and cp (load-balanced causal chunks):
+  // projections of the local tokens, 2 x (2 d h k + 2 d g k) FLOPs each (GQA:
+  // g KV heads). Weights only: bias adds are element-wise GEMM epilogues, not
+  // multiply-adds, and the MFU numerator counts weights only too. The core is
+  // the project's one causal rule: every query-key pair of the sequence once.
+  const double tokens_local = mbs * seq / as_double(c.cp);
+  const double proj_flops = attention_projection_flops(m, tokens_local) / as_double(c.tp);
+  const double core_flops = mbs * attention_core_flops(m, seq, seq) / (as_double(c.tp) * as_double(c.cp));
+  const std::int64_t local_seq = std::max<std::int64_t>(1, w.seq_len / c.cp);
+  const double core_ms = costs.attention_core(m, local_seq, local_seq, core_flops).value;
+  const double att_fwd = costs.compute(OpClass::Gemm, proj_flops).value + core_ms;
+  const double act_bytes = tokens_local * d * b;  // one layer's activation on a tp group
+  const double tp_fwd =
+      comm(costs, OpClass::AllGather, tp_g, act_bytes) + comm(costs, OpClass::ReduceScatter, tp_g, act_bytes);
+  // CP: cp - 1 ring steps of this rank's K and V block, overlapped with attention compute.
+  // With MLA the ring carries every head's up-projected key (qk wide) and value (v wide).
+  const double kv_bytes = m.mla ? tokens_local * as_double(m.num_heads * (m.head_dim + m.value_head_dim())) /
+                                      as_double(c.tp) * b
+                                : 2.0 * tokens_local * as_double(m.num_kv_heads * m.head_dim) / as_double(c.tp) * b;
+  const double cp_fwd =
+      c.cp > 1 ? as_double(c.cp - 1) * costs.communication(OpClass::P2P, cp_pair, kv_bytes).value : 0.0;
+  const double cp_exposed = std::max(0.0, cp_fwd - core_ms);
+  const double router = costs.compute(OpClass::Gemm, moe.gating_forward_flops).value;
+  // By shape when the profile has a GEMM shape model; else the gemm line on the FLOPs.
+  const double experts_fwd = expert_ffn_time(costs, m, ps, moe, false, 1.0).value;
+  const double experts_bwd = expert_ffn_time(costs, m, ps, moe, true, 1.0).value;
+  const double a2a = 2 * comm(costs, OpClass::A2A, ep_g, moe.dispatch_bytes);
+  const double etp_agrs = comm(costs, OpClass::AllGather, etp_g, moe.etp_allgather_bytes) +
+                          comm(costs, OpClass::ReduceScatter, etp_g, moe.etp_reducescatter_bytes);
+  out.attention_ms = att_fwd;
+  out.tp_comm_ms = tp_fwd;
+  out.cp_exposed_ms = cp_exposed;
+  out.router_ms = router;
+  out.experts_forward_ms = experts_fwd;
+  out.experts_backward_ms = experts_bwd;
+  out.a2a_ms = a2a;
+  out.etp_comm_ms = etp_agrs;
+  out.layer_forward_ms = att_fwd + tp_fwd + cp_exposed + router + experts_fwd + a2a + etp_agrs;
+  out.layer_backward_ms = 2 * att_fwd + tp_fwd + cp_exposed + 2 * router + experts_bwd + a2a + etp_agrs;
+  out.layer_comm_ms = tp_fwd + cp_exposed + a2a + etp_agrs;
+  // A dense block (first_k_dense, interval rules): attention, then the dense
+  // FFN split over tp with its own AllGather / ReduceScatter (Megatron-Core's MLP under TP + SP).
+  const double dense_ffn_flops = tokens_local * (m.ffn_type == model::FfnType::GeluFfn ? 2.0 : 3.0) * 2.0 * d *
+                                 as_double(m.ffn_hidden) / as_double(c.tp);
+  const double dense_ffn_fwd = out.dense_blocks ? costs.compute(OpClass::Gemm, dense_ffn_flops).value : 0.0;
+  out.dense_ffn_ms = dense_ffn_fwd;
+  out.dense_layer_forward_ms = att_fwd + tp_fwd + cp_exposed + dense_ffn_fwd + tp_fwd;
+  out.dense_layer_backward_ms = 2 * att_fwd + tp_fwd + cp_exposed + 2 * dense_ffn_fwd + tp_fwd;
+  // LM head (first/last stage) is left to the chunk costs of every stage alike.
+  out.p2p_ms = c.pp > 1 ? comm(costs, OpClass::P2P, pp_pair, act_bytes / as_double(c.tp)) : 0.0;
+  out.p2p_bytes = c.pp > 1 ? act_bytes / as_double(c.tp) : 0.0;
+  // Distributed optimizer (Megatron-Core DDP): after a stage's last backward,
+  // the fp32 gradients are reduce-scattered and the updated bf16 parameters
+  // all-gathered. Every parameter that is not a routed expert (attention,
+  // norms, router, shared experts, embeddings) is reduced over the
+  // data-parallel group with context parallelism (dp x cp: CP ranks hold the
+  // same weights and see other tokens of the same samples); routed experts
+  // over edp. Priced for the stage that holds the most (embedding or LM head).
+  const HeldParams held = held_params(m, c);
+  out.optimizer_ms = comm(costs, OpClass::ReduceScatter, dp_cp_g, held.dense * 4) +
+                     comm(costs, OpClass::AllGather, dp_cp_g, held.dense * b) +
+                     comm(costs, OpClass::ReduceScatter, edp_g, held.expert * 4) +
+                     comm(costs, OpClass::AllGather, edp_g, held.expert * b);
+  out.optimizer_bytes = (held.dense + held.expert) * (4 + b);
+  // The layers' share of the gradient reduce-scatter (the ends' embedding and
+  // LM head gradients are left out): what an overlap schedule can hide under
+  // the last backward pass (the joint search).
+  const HeldParams layers_only = held_params_of_layers(m, c);
+  out.layer_gradient_rs_ms = comm(costs, OpClass::ReduceScatter, dp_cp_g, layers_only.dense * 4) +
+                             comm(costs, OpClass::ReduceScatter, edp_g, layers_only.expert * 4);
+  // The sizes the chunk's tasks stand for (trace args): weight GEMMs, attention core and router FLOPs.
+  out.layer_forward_flops = proj_flops + core_flops + moe.gating_forward_flops + moe.expert_forward_flops;
+  out.layer_backward_flops = 2 * (proj_flops + core_flops + moe.gating_forward_flops) + moe.expert_backward_flops;
+  out.dense_layer_forward_flops = proj_flops + core_flops + dense_ffn_flops;
+  // The breakdown's stage: the one holding the most MoE blocks.
+  StageBlocks n = stage_blocks(m, c, 0);
+  for (std::int64_t stage = 1; stage < c.pp; ++stage)
+    if (const StageBlocks here = stage_blocks(m, c, stage); here.moe > n.moe) n = here;
+  out.busiest_moe_stage = n;
+  // MFU: model FLOPs (3 x forward, causal attention, LM head) per iteration over peak.
+  const double tokens = as_double(s.workload.global_batch_size) * seq;
+  out.model_flops = 3.0 * tokens * model::forward_flops_per_token(m, s.workload.seq_len);
+  // The peak of the model's datatype: fp32 for 4-byte elements, else BF16 (FP16 where the GPU has no BF16).
+  const double half_peak = s.cluster.gpu.peak_flops_per_s_bf16 > 0 ? s.cluster.gpu.peak_flops_per_s_bf16
+                                                                   : s.cluster.gpu.peak_flops_per_s_fp16;
+  out.peak_flops_per_s = m.dtype_bytes == 4 ? s.cluster.gpu.peak_flops_per_s_fp32 : half_peak;
+  out.world = world;
+  out.memory_bytes_per_gpu = memory_per_gpu(m, s.workload, s.schedule.recompute, c);
+  out.fits = fits_in_memory(s.cluster.gpu, out.memory_bytes_per_gpu, mem);
+  return out;
+}
+
+}  // namespace moeplan::cost

@@ -1,0 +1,153 @@
+#include <moeplan/cost/memory.hpp>
+
+#include <algorithm>
+
+#include <moeplan/model/model_stats.hpp>
+
+namespace moeplan::cost {
+namespace {
+
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+
+// A dense block's FFN weights, split over tp as Megatron-Core's MLP is.
+double dense_ffn_params(const model::ModelSpec& m) {
+  return as_double(model::ffn_params(m.d_model, m.ffn_hidden, m.ffn_type, m.linear_bias));
+}
+
+// What one GPU of pipeline stage `stage` holds: its blocks (MoE blocks:
+// attention, norms, router, shared and routed experts; dense blocks: attention,
+// norms and the dense FFN), plus, with `ends`, the word embedding (first stage)
+// or the LM head and final norm (last stage), both when pp = 1.
+HeldParams stage_held_params(const model::ModelSpec& m, const MappingConfig& c, std::int64_t stage, bool ends) {
+  const double d = as_double(m.d_model);
+  // Megatron-Core TP splits the attention and shared-expert weights (and the
+  // Q, K, V biases) over tp; norms, the router and MLA's down-projections stay
+  // whole on every TP rank (their gradients are all-reduced over tp under
+  // sequence parallelism).
+  const double attention = model::attention_params_per_rank(m, c.tp);
+  const double norms = 2.0 * as_double(model::norm_params(m));
+  const double router = d * as_double(m.moe.num_experts) + (m.moe.shared_expert_gate ? d : 0.0);
+  const double shared =
+      as_double(m.moe.num_shared_experts) *
+      as_double(model::ffn_params(m.d_model, m.moe.shared_expert_ffn_hidden, m.moe.expert_type, m.linear_bias)) /
+      as_double(c.tp);
+  const double expert =
+      as_double(model::ffn_params(m.d_model, m.moe.expert_ffn_hidden, m.moe.expert_type, m.linear_bias));
+  const double dense_ffn = has_dense_blocks(m) ? dense_ffn_params(m) / as_double(c.tp) : 0.0;
+  // The first stage holds the word embedding (vocabulary split over tp) and any
+  // learned positions; the last the LM head (a copy of the word embedding when
+  // tied) and the final norm. With pp = 1 one stage holds both.
+  const double words = as_double(m.vocab_size) * d / as_double(c.tp);
+  const double first = words + as_double(m.max_position_embeddings) * d;
+  const double last = words + as_double(model::norm_params(m));
+  double end_params = 0;
+  if (ends) {
+    if (c.pp == 1)
+      end_params = (m.tie_embeddings ? first : first + words) + as_double(model::norm_params(m));
+    else if (stage == 0)
+      end_params = first;
+    else if (stage == c.pp - 1)
+      end_params = last;
+  }
+  const StageBlocks n = stage_blocks(m, c, stage);
+  HeldParams here;
+  here.dense = n.moe * (attention + norms + router + shared) + n.dense * (attention + norms + dense_ffn) + end_params;
+  here.expert = n.moe * as_double(m.moe.num_experts) / as_double(c.ep) * expert / as_double(c.etp);
+  return here;
+}
+
+// The stage that holds the most parameters stands for the pipeline.
+HeldParams largest_stage(const model::ModelSpec& m, const MappingConfig& c, bool ends) {
+  HeldParams h;
+  for (std::int64_t stage = 0; stage < c.pp; ++stage) {
+    const HeldParams here = stage_held_params(m, c, stage, ends);
+    if (stage == 0 || here.dense + here.expert > h.dense + h.expert) h = here;
+  }
+  return h;
+}
+
+}  // namespace
+
+HeldParams held_params_of_layers(const model::ModelSpec& m, const MappingConfig& c) {
+  return largest_stage(m, c, false);
+}
+
+HeldParams held_params(const model::ModelSpec& m, const MappingConfig& c) { return largest_stage(m, c, true); }
+
+double params_per_gpu(const model::ModelSpec& m, const MappingConfig& c) {
+  const HeldParams h = held_params(m, c);
+  return h.dense + h.expert;
+}
+
+double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, const std::string& recompute,
+                      const MappingConfig& c) {
+  const HeldParams held = held_params(m, c);
+  const double b = as_double(m.dtype_bytes);
+  const double d = as_double(m.d_model);
+  const double seq = as_double(w.seq_len);
+  const double tokens_local = as_double(c.micro_batch) * seq / as_double(c.cp);
+  const std::int64_t micro_batches = w.global_batch_size / (c.micro_batch * c.dp);
+  // Memory: bf16 weights (2 B) and fp32 gradients (4 B) per parameter held; fp32
+  // master weights and Adam moments (12 B) sharded by the distributed optimizer
+  // over the groups that reduce them: dp x cp (dense) and edp (experts).
+  double bytes = (held.dense + held.expert) * (b + 4.0) + held.dense * 12.0 / as_double(c.dp * c.cp) +
+                 held.expert * 12.0 / as_double(c.edp);
+  // Activations (Korthikanti et al. 2023, selective recompute, flash attention):
+  // 34 s b h bytes per layer at 2-byte elements, / (tp x cp); the MoE part
+  // scales with the tokens the experts see (top-k x capacity) and their width.
+  // Shared experts are MLPs on every token, split over tp like attention.
+  const double dense_part = 34.0 * tokens_local * d / as_double(c.tp) * (b / 2.0);
+  const double mlp_share = 19.0 / 34.0;  // of the 34: the 4h MLP's share (Korthikanti Table 2)
+  // The rest, 15/34: attention 11 (QKV input 2, Q and K 4, V 2, projection
+  // input 2, dropout mask 1, in units of s b h) and two LayerNorm inputs 4.
+  // MLA stores Q and K of h x qk and V and the projection input of h x v per
+  // token (split over tp by heads), and its latents whole: the q and kv
+  // latents, each as a norm input and an up-projection input (gathered over
+  // tp, multi_latent_attention.py), 4 (q_lora + kv_lora) bytes per token at
+  // 2-byte elements.
+  double attention_share = 1.0 - mlp_share;
+  double latent_bytes = 0;
+  if (m.mla) {
+    const double heads = as_double(m.num_heads);
+    attention_share = (7.0 * d + 4.0 * heads * as_double(m.head_dim + m.value_head_dim())) / (34.0 * d);
+    latent_bytes =
+        4.0 * as_double(m.mla->q_lora_rank.value_or(0) + m.mla->kv_lora_rank) * tokens_local * (b / 2.0);
+  }
+  const double moe_scale = as_double(m.moe.top_k) * m.moe.capacity_factor.value_or(1.0) *
+                           as_double(m.moe.expert_ffn_hidden) / (4.0 * d) * as_double(c.tp) / as_double(c.etp);
+  const double shared_scale = as_double(m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden) / (4.0 * d);
+  // A dense block's MLP: its hidden over the 4h of the 34, split over tp like attention.
+  const double dense_scale = as_double(m.ffn_hidden) / (4.0 * d);
+  double per_layer = dense_part * (attention_share + mlp_share * (moe_scale + shared_scale)) + latent_bytes;
+  double per_dense_layer = dense_part * (attention_share + mlp_share * dense_scale) + latent_bytes;
+  // Recomputation (Korthikanti et al. 2023): none adds the attention scores
+  // 5 a s / h per 34 (no flash attention); full keeps each layer's input only
+  // (2 s b h / tp) and recomputes one layer at a time.
+  if (recompute == "none") {
+    const double scores = 1.0 + 5.0 * as_double(m.num_heads) * seq / as_double(c.cp) / d / 34.0;
+    per_layer *= scores;
+    per_dense_layer *= scores;
+  }
+  const double full_layer = has_dense_blocks(m) ? std::max(per_layer, per_dense_layer) : per_layer;
+  if (recompute == "full")
+    per_layer = per_dense_layer = 2.0 * tokens_local * d / as_double(c.tp) * (b / 2.0);
+  // 1F1B keeps pp - r micro-batches in flight on stage r (pp on the first);
+  // interleaving adds (pp - 1) / (pp vpp). The stage holding the most counts.
+  double activations = 0;
+  for (std::int64_t stage = 0; stage < c.pp; ++stage) {
+    const double in_flight =
+        std::min(as_double(c.pp - stage), as_double(micro_batches)) *
+        (c.vpp > 1 ? 1.0 + (as_double(c.pp) - 1.0) / (as_double(c.pp) * as_double(c.vpp)) : 1.0);
+    const StageBlocks n = stage_blocks(m, c, stage);
+    activations = std::max(activations, (per_layer * n.moe + per_dense_layer * n.dense) * in_flight);
+  }
+  bytes += activations;
+  if (recompute == "full") bytes += full_layer;  // the layer being recomputed
+  return bytes;
+}
+
+bool fits_in_memory(const model::GpuSpec& gpu, double bytes, const MemoryModel& mem) {
+  return bytes <= gpu.memory_bytes * (1.0 - mem.reserve_fraction);
+}
+
+}  // namespace moeplan::cost

@@ -1,0 +1,129 @@
+#include <moeplan/family/folding/rules.hpp>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+
+namespace moeplan::folding {
+namespace {
+
+using S = const model::ScenarioSpec&;
+
+std::vector<model::OptionRule> make_rules() {
+  std::vector<model::OptionRule> r;
+  auto always = [](S) { return true; };
+  // Knobs of the layer schedules: folding searches mappings and runs none.
+  r.push_back({"schedule.name", "", "the folding planner searches mappings and runs no named schedule", always});
+  r.push_back({"schedule.degree", "",
+               "a per-layer overlap degree of the FoldMoE, FSMoE and FlowMoE schedules; folding pipelines over pp, vpp",
+               always});
+  for (const char* f : {"schedule.degree_forward", "schedule.degree_backward"})
+    r.push_back({f, "", "FSMoE's per-phase pipeline degrees r_f and r_b; other families take one degree", always});
+  r.push_back({"schedule.slicing", "", "FoldMoE's attention slices (token counts of each slice)", always});
+  r.push_back({"schedule.ar_chunk_bytes", "", "FlowMoE's all-reduce chunk size Sp", always});
+  r.push_back({"schedule.fsmoe_released_solver_rules", "", "a rule set of FSMoE's degree solver", always});
+  r.push_back({"schedule.mode", "",
+               "the FoldMoE, FSMoE and FlowMoE schedules build a graph with one rank per GPU (multi_rank); folding "
+               "prices mappings in closed form",
+               always});
+  for (const char* f : {"schedule.slow_ranks_compute_factor", "schedule.slow_ranks_fraction"})
+    r.push_back({f, "",
+                 "a straggler slows some ranks, which needs a graph with one rank per GPU: FoldMoE, FSMoE or FlowMoE "
+                 "in multi_rank mode",
+                 always});
+  // Sequence parallelism splits activations over the tp group.
+  // (With tp = 1 it splits by one: true and false are the same, as in Megatron-LM, which turns it off.)
+  r.push_back({"parallelism.sequence_parallel", "when false",
+               "folding prices Megatron-Core's MoE layers, which require sequence parallelism whenever tp > 1",
+               [](S s) { return !s.parallel.sequence_parallel; }});
+  // The MFU divides by the peak of the model's datatype (plan/mapping_run.cpp).
+  r.push_back({"cluster.gpu.peak_tflops_fp32", "with 2-byte elements",
+               "times come from the cost profile; the peak enters folding's MFU, for 4-byte elements only",
+               [](S s) { return s.model.dtype_bytes != 4; }});
+  r.push_back({"cluster.gpu.peak_tflops_bf16", "with 4-byte elements",
+               "times come from the cost profile; the peak enters folding's MFU, for 2-byte elements only",
+               [](S s) { return s.model.dtype_bytes == 4; }});
+  r.push_back({"cluster.gpu.peak_tflops_fp16", "unless 2-byte elements on a GPU without BF16",
+               "times come from the cost profile; folding's MFU reads the FP16 peak only for 2-byte elements on a "
+               "GPU without a BF16 peak",
+               [](S s) { return s.model.dtype_bytes == 4 || s.cluster.gpu.peak_flops_per_s_bf16 > 0; }});
+  // Folding's pipeline overlaps only its stage-to-stage P2P transfers with compute.
+  for (const char* f : {"profile.overlap_compute_slowdown", "profile.overlap_comm_slowdown"})
+    r.push_back({f, "when pp is 1",
+                 "folding prices a layer's collectives as exposed and overlaps only the P2P transfers between pipeline "
+                 "stages with compute; with pp = 1 there are none",
+                 [](S s) { return s.parallel.pp == 1; }});
+  // Noise is a question simulate answers (mean and p95 over seeds) for the layer schedules.
+  r.push_back({"schedule.compute_jitter_cv", "",
+               "noise on compute tasks is simulated for the FoldMoE, FSMoE and FlowMoE schedules; folding prices each "
+               "mapping once",
+               always});
+  r.push_back({"model.tie_embeddings", "when pp > 1",
+               "the FoldMoE, FSMoE and FlowMoE schedules time the transformer blocks only; with pp > 1 Megatron "
+               "keeps the tied output weights on the last stage, so tying changes no stage's memory",
+               [](S s) { return s.parallel.pp > 1; }});
+  // Routing (docs/cost-model.md, "Uneven expert load"): the planner prices the expected, balanced load.
+  r.push_back({"workload.routing", "unless balanced", "folding's planner prices the balanced (expected) load",
+               [](S s) { return s.workload.routing != model::Routing::Balanced; }});
+  r.push_back({"workload.routing_zipf_s", "", "the Zipf exponent of routing = zipf", always});
+  r.push_back({"workload.routing_histogram_ref", "", "the per-expert token histogram of routing = histogram", always});
+  r.push_back({"workload.routing_seed", "",
+               "seeds the sampler of zipf and histogram routing; balanced routing is the exact expected load and "
+               "draws nothing",
+               always});
+  return r;
+}
+
+class FoldingRules final : public model::FamilyRules {
+ public:
+  const std::string& name() const override { return name_; }
+  const std::vector<std::string>& schedules() const override { return schedules_; }
+  bool names_schedules() const override { return false; }
+  const std::vector<std::string>& read_fields() const override { return read_fields_; }
+  const std::vector<model::OptionRule>& option_rules() const override { return option_rules_; }
+
+  std::vector<model::KnobSetting> plan_knob_settings(const model::PlanSpec& plan) const override {
+    const model::PlanKnobs& k = plan.knobs;
+    if (!k.parallelism)
+      throw Error(ErrorKind::Input, "a folding plan names its mapping (knobs.parallelism)", "knobs.parallelism");
+    const model::ParallelSpec& p = *k.parallelism;
+    std::vector<model::KnobSetting> out;
+    for (const auto& [field, value] : {std::pair{"tp", p.tp}, {"cp", p.cp}, {"pp", p.pp}, {"vpp", p.vpp},
+                                       {"ep", p.ep}, {"etp", p.etp}})
+      out.push_back({fmt::format("parallelism.{}", field), std::to_string(value),
+                     fmt::format("knobs.parallelism.{}", field)});
+    if (k.micro_batch_size)
+      out.push_back({"workload.micro_batch_size", std::to_string(*k.micro_batch_size), "knobs.micro_batch_size"});
+    return out;
+  }
+
+ private:
+  std::string name_ = "folding";
+  std::vector<std::string> schedules_{"folded", "coupled"};
+  std::vector<std::string> read_fields_{"parallelism.pp",
+                                        "parallelism.vpp",
+                                        "parallelism.order",
+                                        "parallelism.etp",
+                                        "schedule.recompute",
+                                        "cluster.gpu.memory_gib",
+                                        "model.vocab_size",
+                                        "model.max_position_embeddings",
+                                        "model.norm_type",
+                                        "model.qkv_bias",
+                                        "model.moe.shared_expert_gate",
+                                        "model.moe.moe_layer_interval",
+                                        "model.moe.moe_layer_offset",
+                                        "model.moe.moe_layers",
+                                        "model.moe.first_k_dense",
+                                        "workload.global_batch_size"};
+  std::vector<model::OptionRule> option_rules_ = make_rules();
+};
+
+}  // namespace
+
+const model::FamilyRules& rules() {
+  static const FoldingRules r;
+  return r;
+}
+
+}  // namespace moeplan::folding

@@ -1,0 +1,112 @@
+#include <moeplan/family/layer_schedule_rules.hpp>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+
+namespace moeplan::family {
+namespace {
+
+using S = const model::ScenarioSpec&;
+
+// Megatron-Core's default rank order (docs/formats.md, parallelism.order).
+constexpr const char* kDefaultOrder = "tp-cp-ep-dp-pp";
+
+}  // namespace
+
+std::vector<model::OptionRule> layer_schedule_option_rules() {
+  std::vector<model::OptionRule> r;
+  for (const char* f : {"schedule.slow_ranks_compute_factor", "schedule.slow_ranks_fraction"})
+    r.push_back({f, "in symmetric mode",
+                 "a straggler slows some ranks, which needs a graph with one rank per GPU: FoldMoE, FSMoE or FlowMoE "
+                 "in multi_rank mode",
+                 [](S s) { return !s.schedule.multi_rank; }});
+  // Pipeline parallelism and rank order are mapped by the folding planner only;
+  // the layer schedules run one stage holding every layer.
+  r.push_back({"parallelism.pp", "when pp is not 1",
+               "the FoldMoE, FSMoE and FlowMoE schedules run every layer on one pipeline stage",
+               [](S s) { return s.parallel.pp != 1; }});
+  r.push_back({"parallelism.vpp", "when vpp is not 1", "virtual pipeline stages are mapped by the folding planner only",
+               [](S s) { return s.parallel.vpp != 1; }});
+  r.push_back({"parallelism.order", "when not tp-cp-ep-dp-pp",
+               "the FoldMoE, FSMoE and FlowMoE schedules place groups in Megatron's default order",
+               [](S s) { return s.parallel.order != kDefaultOrder; }});
+  r.push_back({"schedule.recompute", "",
+               "activation recomputation enters folding's memory check; the other families' schedules time "
+               "no recomputation",
+               [](S) { return true; }});
+  r.push_back({"cluster.gpu.memory_gib", "",
+               "times come from the cost profile; the GPU's memory enters folding's memory check only",
+               [](S) { return true; }});
+  // Folding's MFU divides by the peak of the model's datatype.
+  r.push_back({"cluster.gpu.peak_tflops_fp32", "",
+               "times come from the cost profile; the peak enters folding's MFU, for 4-byte elements only",
+               [](S) { return true; }});
+  r.push_back({"cluster.gpu.peak_tflops_bf16", "",
+               "times come from the cost profile; the peak enters folding's MFU, for 2-byte elements only",
+               [](S) { return true; }});
+  r.push_back({"cluster.gpu.peak_tflops_fp16", "",
+               "times come from the cost profile; folding's MFU reads the FP16 peak only for 2-byte elements on a "
+               "GPU without a BF16 peak",
+               [](S) { return true; }});
+  // Model parts the layer schedules do not contain.
+  for (const char* f : {"model.vocab_size", "model.max_position_embeddings"})
+    r.push_back({f, "",
+                 "the FoldMoE, FSMoE and FlowMoE schedules time the transformer blocks, not the embedding and "
+                 "output layer; folding counts them",
+                 [](S) { return true; }});
+  r.push_back({"model.tie_embeddings", "",
+               "the FoldMoE, FSMoE and FlowMoE schedules time the transformer blocks only; with pp > 1 Megatron "
+               "keeps the tied output weights on the last stage, so tying changes no stage's memory",
+               [](S) { return true; }});
+  for (const char* f : {"model.norm_type", "model.qkv_bias"})
+    r.push_back({f, "",
+                 "norm and Q/K/V bias parameters are not in the layer schedules' compute or gradients (each under "
+                 "0.1% of a block's parameters); folding counts them in memory",
+                 [](S) { return true; }});
+  r.push_back({"model.moe.shared_expert_gate", "",
+               "Qwen2-MoE's d_model x 1 gate on the shared experts' output is not in the layer schedules' compute or "
+               "gradients (under 0.01% of a block's parameters); folding counts it in memory",
+               [](S) { return true; }});
+  return r;
+}
+
+std::vector<model::OptionRule> all_moe_block_option_rules() {
+  std::vector<model::OptionRule> r;
+  for (const char* f : {"model.moe.moe_layer_interval", "model.moe.moe_layer_offset", "model.moe.moe_layers",
+                        "model.moe.first_k_dense"})
+    r.push_back({f, "",
+                 "the FSMoE and FlowMoE schedules build every block as an MoE block (the papers' models); a model "
+                 "with dense blocks is refused on them",
+                 [](S) { return true; }});
+  return r;
+}
+
+void validate_one_stage(const model::ScenarioSpec& s, const std::string& family) {
+  if (s.parallel.pp != 1 || s.parallel.vpp != 1)
+    throw_input_error("parallelism.pp",
+                      fmt::format("pp = {}, vpp = {}; the {} schedules run every layer on one pipeline stage (folding "
+                                  "maps pipelines)",
+                                  s.parallel.pp, s.parallel.vpp, family));
+}
+
+void validate_all_moe_blocks(const model::ScenarioSpec& s, const std::string& family) {
+  const model::ModelSpec& m = s.model;
+  if (m.num_moe_layers() != m.num_layers)
+    throw_input_error(m.moe.first_k_dense > 0 ? "model.moe.first_k_dense" : "model.moe",
+                      fmt::format("{} of {} blocks are dense{}; the {} schedules build every block as an MoE block",
+                                  m.num_layers - m.num_moe_layers(), m.num_layers,
+                                  m.moe.first_k_dense > 0 ? fmt::format(" (the first {})", m.moe.first_k_dense) : "",
+                                  family));
+}
+
+std::vector<std::string> layer_schedule_read_fields() {
+  return {"schedule.name",          "schedule.degree",
+          "schedule.mode",          "schedule.compute_jitter_cv",
+          "parallelism.sequence_parallel",
+          "profile.overlap_compute_slowdown", "profile.overlap_comm_slowdown",
+          "workload.routing",       "workload.routing_zipf_s",
+          "workload.routing_histogram_ref",   "workload.routing_seed"};
+}
+
+}  // namespace moeplan::family

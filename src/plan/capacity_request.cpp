@@ -1,0 +1,39 @@
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/io/loader.hpp>
+#include <moeplan/plan/capacity.hpp>
+
+namespace moeplan::plan {
+
+CapacityRequest capacity_request(const CapacityQuery& q) {
+  CapacityRequest r;
+  r.model = io::load_model(q.model);
+  r.cluster = io::load_cluster(q.cluster);
+  // The cluster's datasheet profile (datasheet-profile writes one for every bundled cluster) unless named.
+  const std::string profile = q.profile.empty() ? r.cluster.name + "-datasheet" : q.profile;
+  try {
+    r.profile = io::load_profile(profile);
+  } catch (const Error& e) {
+    if (!q.profile.empty() || e.kind() != ErrorKind::Input) throw;
+    throw Error(ErrorKind::Input,
+                fmt::format("cluster {} has no bundled profile {}; name one ({})", r.cluster.name, profile, e.reason()),
+                "request.profile");
+  }
+  r.seq_len = q.seq_len;
+  r.global_batch = q.global_batch;
+  r.tokens = q.tokens;
+  r.days = q.days;
+  r.cost_per_gpu_hour = q.cost_per_gpu_hour;
+  // Default counts: one node up to the cluster file's size.
+  const auto [lo, hi] = q.gpus.value_or(std::pair{r.cluster.gpus_per_node, r.cluster.world_size()});
+  r.gpus = capacity_gpu_counts(lo, hi, r.cluster.gpus_per_node);
+  if (!(q.max_memory_gib > 0))
+    throw Error(ErrorKind::Input, fmt::format("must be positive, got {}", q.max_memory_gib), "request.max_memory");
+  r.limits.max_memory_bytes = static_cast<std::size_t>(q.max_memory_gib * static_cast<double>(std::size_t{1} << 30));
+  r.threads = q.threads;
+  check_capacity_request(r);
+  return r;
+}
+
+}  // namespace moeplan::plan

@@ -1,0 +1,110 @@
+#include <moeplan/plan/mapping_run.hpp>
+
+#include <algorithm>
+
+#include <moeplan/core/error.hpp>
+#include <moeplan/plan/evaluation.hpp>
+#include <moeplan/plan/plausibility.hpp>
+#include <moeplan/sched/pipeline.hpp>
+#include <moeplan/sim/analysis.hpp>
+
+namespace moeplan::plan {
+namespace {
+
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+
+}  // namespace
+
+MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& costs, const model::RunLimits& limits,
+                           const StageOverlap* overlap, MappingTrace* trace) {
+  const cost::MappingConfig& c = l.config;
+  MappingResult out;
+  out.config = c;
+  const std::int64_t num_layers = static_cast<std::int64_t>(l.moe_block.size());
+  const double layers_per_chunk = l.layers_per_chunk();
+  const StageOverlap none;
+  const StageOverlap& saved = overlap != nullptr ? *overlap : none;
+  sched::PipelineSpec pipe;
+  pipe.stages = c.pp;
+  pipe.virtual_stages = c.vpp;
+  pipe.micro_batches = l.micro_batches;
+  pipe.chunk = {layers_per_chunk * l.layer_forward_ms - saved.chunk_forward_saved_ms,
+                layers_per_chunk * l.layer_backward_ms - saved.chunk_backward_saved_ms, c.pp > 1 ? l.p2p_ms : 0.0};
+  MOEPLAN_CHECK(pipe.chunk.forward_ms >= 0 && pipe.chunk.backward_ms >= 0 && saved.optimizer_saved_ms <= l.optimizer_ms,
+                "an overlap hides no more than a stage's work");
+  // The sizes the chunk's tasks stand for (trace args): weight GEMMs, attention core and router FLOPs; the
+  // P2P activation; the optimizer step's gradient and parameter bytes.
+  pipe.chunk.forward_flops = layers_per_chunk * l.layer_forward_flops;
+  pipe.chunk.backward_flops = layers_per_chunk * l.layer_backward_flops;
+  pipe.chunk.p2p_bytes = l.p2p_bytes;
+  if (l.dense_blocks) {
+    // Chunks differ: each virtual stage sums its own blocks. An overlap's
+    // saving (the joint search) was priced for chunks of MoE blocks: each MoE
+    // block keeps its share of it, dense blocks have nothing to overlap.
+    const std::int64_t per_chunk = num_layers / (c.pp * c.vpp);
+    const double forward_saved = saved.chunk_forward_saved_ms / layers_per_chunk;
+    const double backward_saved = saved.chunk_backward_saved_ms / layers_per_chunk;
+    pipe.chunks.assign(static_cast<std::size_t>(c.pp * c.vpp), sched::PipelineChunkCost{});
+    for (std::int64_t v = 0; v < c.pp * c.vpp; ++v) {
+      sched::PipelineChunkCost& cc = pipe.chunks[static_cast<std::size_t>(v)];
+      cc.p2p_ms = pipe.chunk.p2p_ms;
+      cc.p2p_bytes = pipe.chunk.p2p_bytes;
+      for (std::int64_t i = v * per_chunk; i < (v + 1) * per_chunk; ++i) {
+        const bool moe_block = l.moe_block[static_cast<std::size_t>(i)];
+        cc.forward_ms += moe_block ? l.layer_forward_ms - forward_saved : l.dense_layer_forward_ms;
+        cc.backward_ms += moe_block ? l.layer_backward_ms - backward_saved : l.dense_layer_backward_ms;
+        cc.forward_flops += moe_block ? l.layer_forward_flops : l.dense_layer_forward_flops;
+        cc.backward_flops += moe_block ? l.layer_backward_flops : 2 * l.dense_layer_forward_flops;
+      }
+    }
+  }
+  pipe.optimizer_ms = l.optimizer_ms - saved.optimizer_saved_ms;
+  pipe.optimizer_bytes = l.optimizer_bytes;
+  pipe.limits = limits;
+  sched::BuiltSchedule built = sched::build_pipeline(pipe);
+  built.overlap_compute_slowdown = costs.overlap_compute_slowdown();
+  built.overlap_comm_slowdown = costs.overlap_comm_slowdown();
+  sim::Timeline tl = run_schedule(built);
+  // Stage 0 runs the last backward, so the iteration ends with its optimizer step.
+  out.iteration_ms = tl.makespan_ms;
+  // Breakdown for the stage: per micro-batch costs times micro-batches and
+  // layers per stage; with dense blocks, for the stage holding the most MoE blocks.
+  const cost::StageBlocks& n = l.busiest_moe_stage;
+  const double per_stage = as_double(l.micro_batches) * n.moe;
+  const double per_stage_dense = as_double(l.micro_batches) * n.dense;
+  out.breakdown.attention_ms = (per_stage + per_stage_dense) * 3 * l.attention_ms;
+  out.breakdown.moe_compute_ms =
+      per_stage * (3 * l.router_ms + l.experts_forward_ms + l.experts_backward_ms) + per_stage_dense * 3 * l.dense_ffn_ms;
+  out.breakdown.a2a_ms = per_stage * 2 * l.a2a_ms;
+  out.breakdown.agrs_ms = per_stage * 2 * (l.tp_comm_ms + l.etp_comm_ms + l.cp_exposed_ms) +
+                          per_stage_dense * 2 * (2 * l.tp_comm_ms + l.cp_exposed_ms);
+  out.breakdown.dp_ms = l.optimizer_ms;
+  const sim::Summary summary = sim::summarize(built.graph, tl);
+  // Stage 0's idle time, less its optimizer step (counted in dp_ms).
+  out.breakdown.pp_bubble_ms =
+      summary.ranks.empty() ? 0.0 : std::max(0.0, summary.ranks.front().bubble_ms - pipe.optimizer_ms);
+  out.stage.layers_per_chunk = num_layers / (c.pp * c.vpp);
+  out.stage.layers_per_stage = num_layers / c.pp;
+  out.stage.micro_batches = l.micro_batches;
+  out.stage.chunk_forward_ms = pipe.chunk.forward_ms;
+  out.stage.chunk_backward_ms = pipe.chunk.backward_ms;
+  out.stage.layer_forward_comm_ms = l.layer_comm_ms;
+  out.stage.layer_backward_comm_ms = l.layer_comm_ms;
+  out.stage.optimizer_ms = pipe.optimizer_ms;
+  out.stage.layer_gradient_rs_ms = l.layer_gradient_rs_ms;
+  // Every stage's optimizer step lasts as long, so the iteration is the last backward's end plus one.
+  out.stage.pipeline_ms = out.iteration_ms - pipe.optimizer_ms;
+  out.mfu = l.model_flops / (out.iteration_ms / 1e3 * as_double(l.world) * l.peak_flops_per_s);
+  out.memory_bytes_per_gpu = l.memory_bytes_per_gpu;
+  out.fits = l.fits;
+  if (trace != nullptr) *trace = MappingTrace{std::move(built), std::move(tl)};
+  check_plausible(out);
+  return out;
+}
+
+MappingResult price_mapping(const model::ScenarioSpec& s, const cost::CostModel& costs, const cost::MappingConfig& c,
+                            MappingTrace* trace, const StageOverlap* overlap) {
+  return run_pipeline(cost::price_layers(s, costs, c), costs, s.limits, overlap, trace);
+}
+
+}  // namespace moeplan::plan

@@ -1,0 +1,104 @@
+#include <moeplan/plan/mapping_search.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include <moeplan/core/error.hpp>
+
+namespace moeplan::plan {
+
+std::vector<cost::MappingConfig> enumerate_mappings(const model::ScenarioSpec& s, const std::string& mode) {
+  if (mode != "coupled" && mode != "folded")
+    throw Error(ErrorKind::Input, fmt::format("unknown search mode '{}' (coupled, folded)", mode));
+  const model::ModelSpec& m = s.model;
+  const std::int64_t world = s.cluster.world_size();
+  const std::int64_t gpn = s.cluster.gpus_per_node;
+  std::vector<cost::MappingConfig> configs;
+  auto divides = [](std::int64_t a, std::int64_t b) { return b % a == 0; };
+  for (std::int64_t tp = 1; tp <= gpn; tp *= 2)
+    for (std::int64_t cp = 1; cp <= 16; cp *= 2)
+      for (std::int64_t pp = 1; pp <= 32; pp *= 2) {
+        if (!divides(tp * cp * pp, world) || !divides(pp, m.num_layers)) continue;
+        const std::int64_t dp = world / (tp * cp * pp);
+        for (std::int64_t vpp = 1; vpp <= 4; vpp *= 2) {
+          if ((vpp > 1 && pp == 1) || !divides(pp * vpp, m.num_layers)) continue;
+          for (std::int64_t ep = 1; ep <= m.moe.num_experts; ep *= 2) {
+            if (!divides(ep, m.moe.num_experts)) continue;
+            for (std::int64_t etp = 1; etp <= gpn; etp *= 2) {
+              if (!divides(etp * ep * pp, world)) continue;
+              if (mode == "coupled" && (etp != tp || !divides(ep, dp * cp))) continue;
+              for (std::int64_t mb : {1, 2, 4}) configs.push_back({tp, cp, pp, vpp, ep, etp, mb, 0, 0});
+            }
+          }
+        }
+      }
+  return configs;
+}
+
+std::vector<PricedMapping> price_mappings(const model::ScenarioSpec& s, const cost::CostModel& costs,
+                                          const std::string& mode, unsigned threads, ThreadsStarted* started,
+                                          Progress* progress, std::size_t* pricings) {
+  const std::vector<cost::MappingConfig> configs = enumerate_mappings(s, mode);
+  std::vector<std::optional<PricedMapping>> priced(configs.size());
+  std::atomic<std::size_t> calls{0};
+  if (progress != nullptr) progress->add_total(configs.size());
+  const unsigned started_now = parallel_for(configs.size(), threads, [&](std::size_t i) {
+    try {
+      ++calls;
+      cost::LayerPrices layers = cost::price_layers(s, costs, configs[i]);
+      MappingResult result = run_pipeline(layers, costs, s.limits);
+      priced[i] = PricedMapping{std::move(layers), std::move(result)};
+    } catch (const Error& e) {
+      // An invalid combination is skipped; one too large to simulate is not:
+      // the search would silently answer from the others.
+      if (e.kind() == ErrorKind::Limit) {
+        const cost::MappingConfig& c = configs[i];
+        throw Error(ErrorKind::Limit,
+                    fmt::format("mapping tp {} cp {} pp {} vpp {} ep {} etp {} mb {}: {}", c.tp, c.cp, c.pp, c.vpp,
+                                c.ep, c.etp, c.micro_batch, e.reason()));
+      }
+      if (e.kind() != ErrorKind::Input) throw;
+    }
+    if (progress != nullptr) progress->advance();
+  });
+  if (started != nullptr) started->record(threads, configs.size(), started_now);
+  if (pricings != nullptr) *pricings += calls.load();
+  std::vector<PricedMapping> out;
+  for (auto& p : priced)
+    if (p) out.push_back(std::move(*p));
+  std::stable_sort(out.begin(), out.end(), [](const PricedMapping& pa, const PricedMapping& pb) {
+    const MappingResult &a = pa.result, &b = pb.result;
+    if (a.fits != b.fits) return a.fits;
+    if (a.iteration_ms != b.iteration_ms) return a.iteration_ms < b.iteration_ms;
+    return std::tie(a.config.tp, a.config.cp, a.config.pp, a.config.ep, a.config.etp, a.config.vpp,
+                    a.config.micro_batch) < std::tie(b.config.tp, b.config.cp, b.config.pp, b.config.ep, b.config.etp,
+                                                     b.config.vpp, b.config.micro_batch);
+  });
+  return out;
+}
+
+Candidate mapping_candidate(const std::string& schedule, const MappingResult& f) {
+  Candidate c;
+  c.schedule = schedule;
+  c.knobs.parallelism = f.config.parallel_spec();
+  c.knobs.micro_batch_size = f.config.micro_batch;
+  c.iteration_ms = f.iteration_ms;
+  c.memory_bytes_per_gpu = f.memory_bytes_per_gpu;
+  c.fits = f.fits;
+  c.mfu = f.mfu;
+  return c;
+}
+
+std::vector<MappingResult> search_mappings(const model::ScenarioSpec& s, const cost::CostModel& costs,
+                                           const std::string& mode, unsigned threads, ThreadsStarted* started,
+                                           Progress* progress) {
+  std::vector<MappingResult> out;
+  for (PricedMapping& p : price_mappings(s, costs, mode, threads, started, progress)) out.push_back(std::move(p.result));
+  return out;
+}
+
+}  // namespace moeplan::plan

@@ -1,0 +1,305 @@
+#include <catch2/catch.hpp>
+
+#include <moeplan/plan/scenario_run.hpp>
+#include <moeplan/core/error.hpp>
+#include <moeplan/io/loader.hpp>
+#include <moeplan/model/validate.hpp>
+#include <moeplan/plan/mapping_search.hpp>
+
+#include "../test_support.hpp"
+#include "folding_toy.hpp"
+
+using namespace moeplan;
+using model::LinkClass;
+using model::OpClass;
+
+using moeplan::testing::mapping;
+using moeplan::testing::toy_scenario;
+
+TEST_CASE("plan::search_mappings: folding EP into TP beats every coupled mapping (toy, by hand)", "[plan][folding]") {
+  // The space. One layer: pp = vpp = 1. Global batch 1: micro-batch 1 and
+  // dp = 1, so tp x cp = 2. Two GPUs: ep x etp divides 2. That leaves
+  //   tp 2 cp 1 with (ep, etp) = (2, 1), (1, 1), (1, 2), and
+  //   tp 1 cp 2 with (ep, etp) = (2, 1), (1, 1), (1, 2)  -> 6 folded mappings.
+  // Coupled (etp = tp, ep divides dp x cp): tp 2 cp 1 ep 1 etp 2; tp 1 cp 2
+  // etp 1 with ep 1 or 2  -> 3 coupled mappings.
+  //
+  // Compute, the same in every mapping (each splits the work over 2 GPUs):
+  //   projections 2 (2 d h k + 2 d g k) x 8 tokens / 2 = 2 x 64 x 8 / 2 = 512 FLOPs,
+  //   causal core (4 h k + 3 h) x s (s + 1) / 2 / 2 = 22 x 36 / 2 = 396 FLOPs,
+  //   router 2 x 4 tokens x d E = 64, experts 4 tokens x 2 GEMMs x 2 d F = 512 (backward 1024).
+  //   forward 512 + 396 + 64 + 512 = 1484, backward 2 (512 + 396 + 64) + 1024 = 2968:
+  //   4.452 ms per iteration.
+  // Communication per pass (forward = backward), in bytes x 1e-3 ms:
+  //   TP (tp 2): AllGather + ReduceScatter of 8 tokens x d x 2 B = 64 B each -> 0.128 ms.
+  //   CP (cp 2): one ring step of K and V, 2 x 4 tokens x g k x 2 B = 64 B at
+  //     1e-2 ms/B = 0.64 ms, of which 0.64 - 0.396 (the core) = 0.244 ms is exposed.
+  //   EP (ep 2): dispatch + combine of 4 tokens x d x 2 B = 32 B -> 0.064 ms.
+  //   ETP (etp 2): AllGather + ReduceScatter of 2 x 32 B -> 0.128 ms.
+  // Distributed optimizer, RS of 4 B + AG of 2 B per parameter on groups of 2:
+  //   dense (dp x cp = 2 only when cp = 2; tp = 1): attention 64 + norms 8 +
+  //     router 8 + embedding and LM head 2 x V d = 64 + final norm 4 = 148
+  //     parameters -> 6 x 148 = 888 B = 0.888 ms.
+  //   experts (edp = 2 / (ep etp) = 2 only for ep = etp = 1): 2 experts x 2 d F
+  //     = 128 parameters -> 768 B = 0.768 ms.
+  // Iterations:
+  //   tp 2 cp 1 ep 2 etp 1: 4.452 + 2 (0.128 + 0.064)         = 4.836  folded only
+  //   tp 2 cp 1 ep 1 etp 2: 4.452 + 2 (0.128 + 0.128)         = 4.964  coupled
+  //   tp 2 cp 1 ep 1 etp 1: 4.452 + 2 (0.128) + 0.768         = 5.476  folded only
+  //   tp 1 cp 2 ep 2 etp 1: 4.452 + 2 (0.244 + 0.064) + 0.888 = 5.956  coupled
+  //   tp 1 cp 2 ep 1 etp 2: 4.452 + 2 (0.244 + 0.128) + 0.888 = 6.084  folded only
+  //   tp 1 cp 2 ep 1 etp 1: 4.452 + 2 (0.244) + 0.888 + 0.768 = 6.596  coupled
+  // Folding wins by putting EP on the two GPUs that TP uses, which coupled
+  // forbids (ep must divide dp x cp = 1 when tp = 2).
+  const model::ScenarioSpec s = toy_scenario();
+  const cost::CostModel costs(*s.profile);
+  const auto folded = plan::search_mappings(s, costs, "folded", 2);
+  const auto coupled = plan::search_mappings(s, costs, "coupled", 2);
+  REQUIRE(folded.size() == 6);
+  REQUIRE(coupled.size() == 3);
+  struct Expected {
+    std::int64_t tp, cp, ep, etp;
+    double iteration_ms;
+  };
+  auto check = [](const std::vector<plan::MappingResult>& got, const std::vector<Expected>& want) {
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      INFO("rank " << i);
+      CHECK(got[i].config.tp == want[i].tp);
+      CHECK(got[i].config.cp == want[i].cp);
+      CHECK(got[i].config.ep == want[i].ep);
+      CHECK(got[i].config.etp == want[i].etp);
+      CHECK(got[i].config.pp == 1);
+      CHECK(got[i].config.micro_batch == 1);
+      CHECK(got[i].fits);
+      CHECK(got[i].iteration_ms == Approx(want[i].iteration_ms));
+    }
+  };
+  check(folded, {{2, 1, 2, 1, 4.836},
+                 {2, 1, 1, 2, 4.964},
+                 {2, 1, 1, 1, 5.476},
+                 {1, 2, 2, 1, 5.956},
+                 {1, 2, 1, 2, 6.084},
+                 {1, 2, 1, 1, 6.596}});
+  check(coupled, {{2, 1, 1, 2, 4.964}, {1, 2, 2, 1, 5.956}, {1, 2, 1, 1, 6.596}});
+  // The optimizer step of the cp = 2 mappings runs on dp x cp = 2 ranks even though dp = 1.
+  CHECK(folded[3].config.dp == 1);
+  CHECK(folded[3].breakdown.dp_ms == Approx(0.888));
+  CHECK(folded[5].breakdown.dp_ms == Approx(0.888 + 0.768));
+}
+
+TEST_CASE("plan::price_mapping: MFU from its formula (toy, by hand)", "[plan][folding]") {
+  // The winning toy mapping (tp 2, ep 2) takes 4.836 ms (derivation above).
+  // Model FLOPs per token: 2 x (LM head V d = 32 + attention weights 2 d h k +
+  // 2 d g k = 64 + router d E = 8 + top-1 expert 2 d F = 64) = 336, plus causal
+  // attention 2 x layers x s x h k = 2 x 1 x 8 x 4 = 64: 400. One iteration
+  // trains 8 tokens: 3 x 8 x 400 = 9600 FLOPs, on 2 GPUs of 1e6 FLOP/s.
+  const model::ScenarioSpec s = toy_scenario();
+  const cost::CostModel costs(*s.profile);
+  const plan::MappingResult r = plan::price_mapping(s, costs, mapping(2, 1, 1, 2, 1));
+  REQUIRE(r.iteration_ms == Approx(4.836));
+  CHECK(r.mfu == Approx(9600.0 / (4.836e-3 * 2 * 1e6)));  // 0.99256
+  // Held: attention 64 / 2 + norms 8 + router 8 + embedding and LM head
+  // 2 x 32 / 2 + final norm 4 = 84 dense; 1 expert of 64 parameters.
+  const cost::HeldParams held = cost::held_params(s.model, r.config);
+  CHECK(held.dense == Approx(84));
+  CHECK(held.expert == Approx(64));
+}
+
+TEST_CASE("plan::price_mapping: dense blocks (first_k_dense) cost and hold their own stage (toy, by hand)",
+          "[plan][folding]") {
+  // The toy with two blocks, the first dense (DeepSeek's first_k_dense_replace:
+  // 1), a GELU FFN of hidden 8, on pp 2 (tp, cp, ep, etp 1; dp = edp = 1): stage
+  // 0 holds the dense block, stage 1 the MoE block. Per block and micro-batch
+  // (8 tokens): attention projections 2 x 64 x 8 = 1024 FLOPs + core (4 h k +
+  // 3 h) x 8 x 9 / 2 = 22 x 36 = 792: 1.816 ms. MoE block: router 2 x 8 x 4 x 2
+  // = 128, expert 8 x 2 GEMMs x 2 x 4 x 8 = 1024 FLOPs: forward 2.968 ms,
+  // backward 5.936 ms (one-rank groups: no AlltoAll). Dense block: FFN 8 x 2 x 2
+  // x 4 x 8 = 1024 FLOPs: forward 2.84 ms, backward 5.68 ms. P2P of 8 x 4 x 2 =
+  // 64 bytes: 0.64 ms. One micro-batch: F0 + send + F1 + B1 + send + B0 =
+  // 2.84 + 0.64 + 2.968 + 5.936 + 0.64 + 5.68 = 18.704 ms (every block MoE:
+  // 19.088 ms).
+  model::ScenarioSpec s = toy_scenario();
+  s.model.num_layers = 2;
+  s.model.ffn_hidden = 8;
+  s.model.ffn_type = model::FfnType::GeluFfn;
+  s.model.moe.first_k_dense = 1;
+  s.model.moe_layer = {false, true};
+  const cost::CostModel costs(*s.profile);
+  const plan::MappingResult r = plan::price_mapping(s, costs, mapping(1, 1, 2, 1, 1));
+  CHECK(r.iteration_ms == Approx(18.704));
+  model::ScenarioSpec all_moe = s;
+  all_moe.model.moe_layer = {true, true};
+  CHECK(plan::price_mapping(all_moe, costs, mapping(1, 1, 2, 1, 1)).iteration_ms == Approx(19.088));
+  // Held: stage 0 = attention 64 + norms 8 + dense FFN 2 x 4 x 8 = 64 + embedding
+  // 32 = 168; stage 1 = attention 64 + norms 8 + router 8 + LM head 32 + final
+  // norm 4 = 116 dense and 2 experts of 64 = 128: the larger stage, 244.
+  const cost::HeldParams held = cost::held_params(s.model, r.config);
+  CHECK(held.dense == Approx(116));
+  CHECK(held.expert == Approx(128));
+  // Memory: 244 x (2 + 4) + 116 x 12 + 128 x 12 (dp x cp = edp = 1) + one
+  // micro-batch's activations: 34 x 8 x 4 = 1088 B per block x (15 + 19 x 8 /
+  // 16) / 34 for either block (expert top-1 x 8 / 4d = dense 8 / 4d = 0.5): 784.
+  CHECK(r.memory_bytes_per_gpu == Approx(244 * 6 + 116 * 12 + 128 * 12 + 784));
+  // The breakdown is the MoE stage's: 3 x 1.816 ms of attention, 1.024 + 2.048 + 3 x 0.128 of MoE compute.
+  CHECK(r.breakdown.attention_ms == Approx(3 * 1.816));
+  CHECK(r.breakdown.moe_compute_ms == Approx(1.024 + 2.048 + 3 * 0.128));
+}
+
+TEST_CASE("plan::held_params: MLA's down-projections are whole on every tp rank (toy, by hand)", "[plan][folding]") {
+  // The toy (d 4, 2 heads) with MLA q_lora 2, kv_lora 2, nope 1, rope 1, v 2:
+  // q_a 4 x 2 = 8 and kv_a 4 x (2 + 1) = 12 weights and the latent norms 2 + 2
+  // whole on each rank (24); q_b 2 x 2 x 2 = 8, kv_b 2 x 2 x 3 = 12, O 2 x 2 x
+  // 4 = 16 split over tp 2 (18). Held at tp 2, ep 2: 42 + norms 8 + router 8 +
+  // embedding and LM head 2 x 32 / 2 + final norm 4 = 94 (84 with the plain attention).
+  model::ScenarioSpec s = toy_scenario();
+  s.model.mla = model::MlaSpec{2, 2, 1, 1, 2};
+  CHECK(cost::held_params(s.model, mapping(2, 1, 1, 2, 1)).dense == Approx(94));
+}
+
+TEST_CASE("plan::price_mapping: dense gradients and optimizer shards over dp x cp, shared expert included",
+          "[plan][folding]") {
+  // Qwen2-57B-A14B (models/qwen2-57b-a14b.textproto: d 3584, 28 layers, 28
+  // heads and 4 KV heads of 128, QKV bias, RMSNorm, 64 SwiGLU experts of 2560,
+  // top-8, one shared SwiGLU expert of 20480, vocabulary 151936, untied) on 32
+  // H100 (4 nodes of 8), tp 2 cp 2 pp 4 ep 4 etp 1: dp = 32 / 16 = 2,
+  // edp = 32 / 16 = 2. Megatron's order tp-cp-ep-dp-pp: the dp x cp group is
+  // ranks {0, 2, 4, 6} (4 ranks, one node), edp is {0, 4} (2 ranks, one node).
+  const model::ScenarioSpec s = io::load_scenario("folding-qwen2-57b-a14b-64", {{"cluster.num_nodes", "4"}});
+  const cost::CostModel costs(*s.profile);
+  const cost::MappingConfig c = mapping(2, 2, 4, 4, 1);
+  const plan::MappingResult r = plan::price_mapping(s, costs, c);
+  REQUIRE(r.config.dp == 2);
+  REQUIRE(r.config.edp == 2);
+
+  // Parameters of one GPU of the first or last stage (7 layers):
+  const double d = 3584;
+  const double attention = (2 * d * 3584 + 2 * d * 512 + 3584 + 2 * 512) / 2;  // Q, O; K, V (GQA); QKV bias; / tp
+  const double norms = 2 * d;                                                  // whole on every TP rank
+  const double router = d * 64;
+  const double shared = 3 * d * 20480 / 2;  // SwiGLU, / tp: 110,100,480
+  const double ends = 151936 * d / 2 + d;   // LM head / tp and the final norm (the larger end)
+  const double dense = 7 * (attention + norms + router + shared) + ends;  // 1,147,408,640
+  const double expert = 7 * (64.0 / 4) * 3 * d * 2560;                    // 3,082,813,440
+  // dgx-h100-datasheet: intra-node AllGather and ReduceScatter at NVLink 4's
+  // 450 GB/s x 0.8 bus bandwidth and 0.015 ms startup; n ranks move (n - 1) / n
+  // of the buffer (nccl-tests). Gradients are fp32 (RS of 4 B per parameter),
+  // parameters bf16 (AG of 2 B).
+  auto ag_rs_ms = [](double bytes, double n) { return 0.015 + bytes * (n - 1) / n / (450e9 * 0.8) * 1e3; };
+  const double dense_ms = ag_rs_ms(4 * dense, 4) + ag_rs_ms(2 * dense, 4);     // 14.38 ms
+  const double expert_ms = ag_rs_ms(4 * expert, 2) + ag_rs_ms(2 * expert, 2);  // 25.72 ms
+  CHECK(r.breakdown.dp_ms == Approx(dense_ms + expert_ms));                    // 40.09 ms
+
+  // The shared expert's bytes are in the dense sync: without it, the dense
+  // collectives lose 7 x 110,100,480 parameters x 6 B over the 4 dp x cp ranks.
+  model::ScenarioSpec no_shared = s;
+  no_shared.model.moe.num_shared_experts = 0;
+  const plan::MappingResult r0 = plan::price_mapping(no_shared, costs, c);
+  CHECK(r.breakdown.dp_ms - r0.breakdown.dp_ms == Approx(7 * shared * 6 * 3 / 4 / (450e9 * 0.8) * 1e3));  // 9.63 ms
+
+  // Memory: 2 B bf16 weight + 4 B fp32 gradient per parameter held, 12 B of
+  // fp32 master weight and Adam moments sharded over dp x cp = 4 (dense) and
+  // edp = 2 (experts); activations (Korthikanti et al. 2023, selective
+  // recompute) per layer 34 x 2048 local tokens x d / tp, the MLP's 19 of the
+  // 34 scaled to the routed experts (top-8 x 2560 / 4d x tp / etp = 20 / 7)
+  // plus the shared expert (20480 / 4d = 10 / 7): 2048 x d / 2 x (15 + 19 x 30 / 7)
+  // = 353,894,400 B, x 7 layers x 4 micro-batches in flight (1F1B, pp 4).
+  const double activations = 2048 * d / 2 * (15 + 19.0 * 30 / 7) * 7 * 4;
+  const double bytes = (dense + expert) * 6 + dense * 12 / 4 + expert * 12 / 2 + activations;  // 57,229,482,240
+  CHECK(r.memory_bytes_per_gpu == Approx(bytes));
+  CHECK(r.fits);  // 53.3 GiB <= 0.9 x 80 GiB
+}
+
+TEST_CASE("plan::search_mappings: coupled mappings obey Megatron v0.9, results are sorted and thread-independent",
+          "[plan][folding]") {
+  const model::ScenarioSpec s = io::load_scenario("folding-qwen2-57b-a14b-64");
+  const cost::CostModel costs(*s.profile);
+  const auto folded = plan::search_mappings(s, costs, "folded", 2);
+  const auto coupled = plan::search_mappings(s, costs, "coupled", 2);
+  REQUIRE(!folded.empty());
+  REQUIRE(!coupled.empty());
+  for (const auto& r : coupled) {
+    CHECK(r.config.etp == r.config.tp);                     // before folding
+    CHECK((r.config.dp * r.config.cp) % r.config.ep == 0);  // EP inside DP x CP
+  }
+  // Sorted: fitting mappings first, by iteration time.
+  for (std::size_t i = 1; i < folded.size(); ++i) {
+    if (folded[i].fits) CHECK(folded[i - 1].fits);
+    if (folded[i].fits) CHECK(folded[i - 1].iteration_ms <= folded[i].iteration_ms);
+  }
+  // Results do not depend on the thread count.
+  const auto one = plan::search_mappings(s, costs, "folded", 1);
+  REQUIRE(one.size() == folded.size());
+  CHECK(one.front().iteration_ms == folded.front().iteration_ms);
+  CHECK(one.front().config.tp == folded.front().config.tp);
+  CHECK(one.front().config.ep == folded.front().config.ep);
+}
+
+TEST_CASE("plan::price_mapping: invalid mappings and memory limits", "[plan][folding]") {
+  const model::ScenarioSpec s = io::load_scenario("folding-mixtral-8x22b-128");
+  const cost::CostModel costs(*s.profile);
+  const cost::MappingConfig c = mapping(4, 1, 4, 8, 1);
+  const plan::MappingResult r = plan::price_mapping(s, costs, c);
+  CHECK(r.config.dp == 8);   // 128 / (4 x 4)
+  CHECK(r.config.edp == 4);  // 128 / (1 x 8 x 4)
+  // Held by a GPU of the last stage: 14 layers x (attention / tp + 2 norms + router
+  // + 1 expert / etp) + LM head / tp + final norm (Mixtral: d 6144, 48 heads and
+  // 8 KV heads of 128, RMSNorm, no biases, 8 SwiGLU experts of 16384, vocabulary 32000).
+  const double attention = (2.0 * 6144 * 6144 + 2.0 * 6144 * 1024) / 4;
+  const double expert = 3.0 * 6144 * 16384;
+  CHECK(cost::params_per_gpu(s.model, r.config) ==
+        Approx(14 * (attention + 2 * 6144 + 6144.0 * 8 + expert) + 32000.0 * 6144 / 4 + 6144));
+  // A GPU too small for anything: nothing fits, and the planner says so.
+  model::ScenarioSpec tiny = s;
+  tiny.cluster.gpu.memory_bytes = 1e9;
+  CHECK_FALSE(plan::price_mapping(tiny, costs, c).fits);
+  CHECK_THROWS_AS(plan::price_mapping(s, costs, cost::MappingConfig{3, 1, 1, 1, 1, 1, 1, 0, 0}), Error);
+}
+
+TEST_CASE("plan::price_mapping: the head rule and its message are scenario validation's", "[plan][folding]") {
+  // Mixtral 8x22B (48 query, 8 KV heads) at tp 16: the search and simulate of a
+  // folding scenario must refuse it with the words `validate` uses.
+  model::ScenarioSpec s = io::load_scenario("folding-mixtral-8x22b-128");
+  const cost::CostModel costs(*s.profile);
+  std::string priced, validated;
+  try {
+    plan::price_mapping(s, costs, mapping(16, 1, 4, 8, 1));
+  } catch (const Error& e) {
+    CHECK(e.field() == "parallelism.tp");
+    priced = e.reason();
+  }
+  s.parallel.tp = 16;
+  s.parallel.dp = 2;
+  try {
+    model::validate(s);
+  } catch (const Error& e) {
+    CHECK(e.field() == "parallelism.tp");
+    validated = e.reason();
+  }
+  CHECK_FALSE(priced.empty());
+  CHECK(priced == validated);
+  CHECK_THAT(priced, Catch::Contains("num_heads 48") && Catch::Contains("num_kv_heads 8") && Catch::Contains("tp 16"));
+}
+
+TEST_CASE("plan::price_mapping: recomputation trades memory", "[plan][folding]") {
+  const cost::MappingConfig c = mapping(4, 1, 4, 8, 1);
+  auto memory = [&](const char* recompute) {
+    const model::ScenarioSpec s = io::load_scenario("folding-mixtral-8x22b-128", {{"schedule.recompute", recompute}});
+    const cost::CostModel costs(*s.profile);
+    return plan::price_mapping(s, costs, c).memory_bytes_per_gpu;
+  };
+  CHECK(memory("full") < memory("selective"));
+  CHECK(memory("selective") < memory("none"));
+}
+
+TEST_CASE("every family's memory check is the folding planner's memory model", "[plan][memory]") {
+  // Second formulation: the folding planner prices the scenario's own mapping,
+  // memory included; ScenarioRun's check (used by simulate and plan of every
+  // family) must give the same bytes and the same verdict.
+  const moeplan::plan::ScenarioRun run(moeplan::io::load_scenario("folding-mixtral-8x22b-128"));
+  const moeplan::plan::MappingResult priced = moeplan::plan::price_mapping(
+      run.spec(), run.costs(), moeplan::cost::MappingConfig::from(run.spec().parallel, run.spec().workload.micro_batch_size));
+  CHECK(run.memory_bytes_per_gpu() == Approx(priced.memory_bytes_per_gpu).epsilon(1e-12));
+  CHECK(run.fits_in_memory() == priced.fits);
+  // 72.7 GiB on an 80 GiB H100 less its 10% reserve (72 GiB): does not fit.
+  CHECK_FALSE(run.fits_in_memory());
+}
