@@ -10,31 +10,9 @@
 set -u
 bin=$1
 src=$2
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$src/tests/cli/lib.sh"
 proto=$src/proto/chakra/et_def.proto
 
-check() {  # check NAME EXPECTED_RC COMMAND...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [[ $rc == "$want" ]]; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); echo "FAIL $name: exit $rc, wanted $want"; head -3 "$tmp/err"; fi
-}
-expect_err() {  # expect_err NAME SUBSTRING: the last command's stderr is one line holding SUBSTRING
-  local lines
-  lines=$(wc -l <"$tmp/err")
-  if [[ $lines == 1 ]] && grep -qF -- "$2" "$tmp/err"; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); echo "FAIL $1: stderr was:"; cat "$tmp/err"; fi
-}
-expect() {  # expect NAME COMMAND...: passes when the command succeeds
-  local name=$1
-  shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
 # messages FILE DIR: each length-delimited message of FILE into DIR/N (0 = the GlobalMetadata).
 messages() {
   mkdir -p "$2"
@@ -68,10 +46,10 @@ check "help import-chakra" 0 "$bin" import-chakra --help
 check "export flowmoe multi-rank" 0 "$bin" export-chakra flowmoe-gpt2-tiny-moe-c1 --set schedule.mode=multi_rank -o "$tmp/flow"
 messages "$tmp/flow/trace.3.et" "$tmp/m3"
 check "decode GlobalMetadata" 0 protoc --decode=ChakraProtoMsg.GlobalMetadata --proto_path="$src/proto/chakra" et_def.proto <"$tmp/m3/0"
-expect "GlobalMetadata: version and rank" grep -qx 'version: "0.0.4"' "$tmp/out"
+is_true "GlobalMetadata: version and rank" grep -qx 'version: "0.0.4"' "$tmp/out"
 protoc --decode_raw <"$tmp/m3/0" >"$tmp/raw"
-expect "GlobalMetadata raw: version is field 1" grep -qx '1: "0.0.4"' "$tmp/raw"
-expect "GlobalMetadata raw: moeplan_rank int64_val 3" raw_attr "$tmp/raw" moeplan_rank 9 3
+is_true "GlobalMetadata raw: version is field 1" grep -qx '1: "0.0.4"' "$tmp/raw"
+is_true "GlobalMetadata raw: moeplan_rank int64_val 3" raw_attr "$tmp/raw" moeplan_rank 9 3
 # An AlltoAll of rank 3's file (FlowMoE's dispatch or combine): type
 # COMM_COLL_NODE (7) at field 3, comm_type ALL_TO_ALL (6) as int64_val (9).
 coll=
@@ -80,18 +58,18 @@ for m in "$tmp"/m3/*; do
   protoc --decode_raw <"$m" >"$tmp/raw"
   if grep -qx '3: 7' "$tmp/raw" && raw_attr "$tmp/raw" comm_type 9 6; then coll=$m; break; fi
 done
-expect "an ALL_TO_ALL COMM_COLL_NODE in rank 3's file" test -n "$coll"
+is_true "an ALL_TO_ALL COMM_COLL_NODE in rank 3's file" test -n "$coll"
 check "decode Node" 0 protoc --decode=ChakraProtoMsg.Node --proto_path="$src/proto/chakra" et_def.proto <"$coll"
-expect "decoded type" grep -qx 'type: COMM_COLL_NODE' "$tmp/out"
-expect "decoded comm_type" grep -A1 -x '  name: "comm_type"' "$tmp/out" | grep -qx '  int64_val: 6'
+is_true "decoded type" grep -qx 'type: COMM_COLL_NODE' "$tmp/out"
+is_true "decoded comm_type" grep -A1 -x '  name: "comm_type"' "$tmp/out" | grep -qx '  int64_val: 6'
 # is_cpu_op = false as bool_val (27); decode_raw may read its 9-byte name as a message, so only the value is matched.
-expect "raw: a bool_val (27) attribute, is_cpu_op false" grep -qx '  27: 0' "$tmp/raw"
-expect "raw: comm_size is int64_val (9)" raw_attr "$tmp/raw" comm_size 9 1048576
-expect "raw: pg_name is string_val (29)" grep -A1 -x '  1: "pg_name"' "$tmp/raw" | grep -q '^  29: "'
-expect "raw: duration_micros is field 7" grep -qE '^7: [0-9]+$' "$tmp/raw"
-expect "raw: start_time_micros is field 6" grep -qE '^6: [0-9]+$' "$tmp/raw"
+is_true "raw: a bool_val (27) attribute, is_cpu_op false" grep -qx '  27: 0' "$tmp/raw"
+is_true "raw: comm_size is int64_val (9)" raw_attr "$tmp/raw" comm_size 9 1048576
+is_true "raw: pg_name is string_val (29)" grep -A1 -x '  1: "pg_name"' "$tmp/raw" | grep -q '^  29: "'
+is_true "raw: duration_micros is field 7" grep -qE '^7: [0-9]+$' "$tmp/raw"
+is_true "raw: start_time_micros is field 6" grep -qE '^6: [0-9]+$' "$tmp/raw"
 # FlowMoE's EP groups of 16 ranks with ep 16: one group, every rank.
-expect "comm_groups.json: one group of the 16 ranks" python3 -c "
+is_true "comm_groups.json: one group of the 16 ranks" python3 -c "
 import json, sys
 g = json.load(open(sys.argv[1]))
 sys.exit(0 if g == {'1': list(range(16))} else 1)" "$tmp/flow/comm_groups.json"
@@ -108,7 +86,7 @@ roundtrip() {  # roundtrip NAME COMM SCENARIO CLUSTER PROFILE [ARGS...]
   check "$name: simulate" 0 "$bin" simulate "$scenario" --json "$@"
   cp "$tmp/out" "$tmp/simulated.json"
   check "$name: import" 0 "$bin" import-chakra "$tmp/rt" --cluster "$cluster" --profile "$profile" --comm "$comm" --json
-  expect "$name: the same iteration" python3 - "$tmp/simulated.json" "$tmp/out" "$comm" <<'PY'
+  is_true "$name: the same iteration" python3 - "$tmp/simulated.json" "$tmp/out" "$comm" <<'PY'
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 keys = ["iteration_ms", "tasks"]
@@ -132,7 +110,7 @@ roundtrip "folding" trace folding-mixtral-8x22b-128 dgx-h100 dgx-h100-datasheet
 check "folding: the cost model refuses a representative trace" 2 "$bin" import-chakra "$tmp/rt" --cluster dgx-h100 \
   --profile dgx-h100-datasheet
 expect_err "folding: the cost model refuses a representative trace" "rt/trace.0.et: is a representative trace"
-expect "folding: P2P as send and receive" python3 -c "
+is_true "folding: P2P as send and receive" python3 -c "
 import json, subprocess, sys
 r = json.loads(subprocess.run([sys.argv[1], 'import-chakra', sys.argv[2], '--cluster', 'dgx-h100', '--profile',
                                'dgx-h100-datasheet', '--comm', 'trace', '--json'], capture_output=True).stdout)
@@ -148,7 +126,7 @@ roundtrip "plan" model "$tmp/plan.textproto" flowmoe-cluster1 flowmoe-cluster1-d
 # Same input, same bytes.
 rm -rf "$tmp/again"
 check "export again" 0 "$bin" export-chakra flowmoe-gpt2-tiny-moe-c1 --set schedule.mode=multi_rank -o "$tmp/again"
-expect "the same bytes" diff -r "$tmp/flow" "$tmp/again"
+is_true "the same bytes" diff -r "$tmp/flow" "$tmp/again"
 check "export over its own files" 0 "$bin" export-chakra flowmoe-gpt2-tiny-moe-c1 --set schedule.mode=multi_rank -o "$tmp/again"
 
 # --- A trace as Chakra's PyTorch converter writes it (no moeplan attributes).
@@ -157,14 +135,14 @@ check "export over its own files" 0 "$bin" export-chakra flowmoe-gpt2-tiny-moe-c
 # 4096 bytes to rank 1 (8), rank 1 computes 20 after it: 100 + 40 + 50 + 8 + 20.
 fixture "$src/tests/data/chakra/good/two-ranks" "$tmp/two"
 check "two ranks, trace times" 0 "$bin" import-chakra "$tmp/two" --cluster host-2 --profile host-2 --comm trace --json
-expect "two ranks: 0.218 ms" python3 -c "
+is_true "two ranks: 0.218 ms" python3 -c "
 import json, sys
 r = json.load(open(sys.argv[1]))
 sys.exit(0 if abs(r['iteration_ms'] - 0.218) < 1e-12 and r['tasks'] == 7 and r['collectives'] == 1 and r['transfers'] == 1 else 1)" "$tmp/out"
 # With the cost model: the allreduce and the transfer as `moeplan cost` prices them on the placed pair.
 check "two ranks, cost model" 0 "$bin" import-chakra "$tmp/two" --cluster host-2 --profile host-2 --json
 cp "$tmp/out" "$tmp/two.json"
-expect "two ranks: compute + cost's allreduce and p2p" python3 - "$bin" "$tmp/two.json" <<'PY'
+is_true "two ranks: compute + cost's allreduce and p2p" python3 - "$bin" "$tmp/two.json" <<'PY'
 import json, subprocess, sys
 def cost(op, size):
     r = subprocess.run([sys.argv[1], "cost", "--profile", "host-2", "--op", op, "--size", str(size), "--group", "2",
@@ -202,5 +180,4 @@ check "export beside a larger trace" 2 "$bin" export-chakra foldmoe-gpt-moe-m-16
 expect_err "export beside a larger trace" "already holds trace.1.et and 14 more .et files, which this export (1 ranks) would not replace"
 [[ ! -e $tmp/all && ! -e $tmp/noise ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL a refused export made its folder"; }
 
-echo "chakra tests: $pass passed, $fail failed"
-[[ $fail == 0 ]]
+summary

@@ -8,46 +8,13 @@
 set -u
 bin=$1
 src=$2
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$src/tests/cli/lib.sh"
 
-check() {  # check NAME EXPECTED_RC COMMAND...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [[ $rc == "$want" ]]; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); echo "FAIL $name: exit $rc, wanted $want"; head -3 "$tmp/err"; fi
-}
-expect_err() {  # expect_err NAME SUBSTRING: the last command's stderr is one line holding SUBSTRING
-  if [[ $(wc -l <"$tmp/err") == 1 ]] && grep -qF -- "$2" "$tmp/err"; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); echo "FAIL $1: stderr was:"; cat "$tmp/err"; fi
-}
-is_true() {  # is_true NAME COMMAND...
-  local name=$1
-  shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
-pycheck() {  # pycheck NAME [ARGS...] < SCRIPT: passes when the script exits 0
-  local name=$1
-  shift
-  if python3 - "$@" >"$tmp/py" 2>&1; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); echo "FAIL $name:"; head -12 "$tmp/py"; fi
-}
-export MOEPLAN_BIN=$bin PYTHONPATH=$tmp
+# report_check: cli_check's moeplan, expect and done (tests/cli/lib.sh), and the page's data.
 cat >"$tmp/report_check.py" <<'PY'
-import json, os, re, subprocess, sys
+import json, re, sys
 
-failures = []
-
-
-def moeplan(*args):
-    r = subprocess.run([os.environ["MOEPLAN_BIN"], *args, "--json"], capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"moeplan {' '.join(args)}: exit {r.returncode}: {r.stderr.strip()}")
-    return json.loads(r.stdout)
+from cli_check import done, expect, moeplan
 
 
 def page_data(path):
@@ -61,17 +28,6 @@ def page_data(path):
 
 def close(a, b, rel=1e-9):
     return abs(a - b) <= rel * max(abs(a), abs(b), 1e-300)
-
-
-def expect(ok, what):
-    if not ok:
-        failures.append(what)
-
-
-def done():
-    if failures:
-        print("\n".join(failures[:12]))
-        sys.exit(1)
 PY
 
 # --- A page per family, its numbers against plan --json and simulate --json.
@@ -244,5 +200,4 @@ expect(len([e for e in trace["traceEvents"] if e["ph"] == "X"]) == fsim["tasks"]
 done()
 PY
 
-echo "$pass passed, $fail failed"
-[[ $fail == 0 ]]
+summary

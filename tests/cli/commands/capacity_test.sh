@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# capacity (issue 17 item 4): GPU counts against a token budget and deadline;
+# days, GPU-hours, cost and marks from the rows' own numbers; JSON against
+# docs/capacity.schema.json; the CSV; refusals; the progress bar.
+# Usage: capacity_test.sh MOEPLAN_BINARY SOURCE_DIR
+set -u
+bin=$1
+src=$2
+source "$src/tests/cli/lib.sh"
+
+cap=(capacity gpt-moe-s --cluster dgx-h100 --gpus 8..16 --global-batch 64 --threads 2)
+check "capacity" 0 "$bin" "${cap[@]}" --tokens 100B --days 30 --cost-per-gpu-hour 2
+grep -q "^capacity: gpt-moe-s on dgx-h100" "$tmp/out" && grep -q "  answer: 8 GPUs train it in" "$tmp/out" &&
+  pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL capacity text"; cat "$tmp/out"; }
+check "capacity --json -o csv" 0 "$bin" "${cap[@]}" --tokens 100B --days 30 --cost-per-gpu-hour 2 --json -o "$tmp/cap.csv"
+cp "$tmp/out" "$tmp/cap.json"
+python3 "$src/tests/cli/json_schema.py" "$src/docs/capacity.schema.json" "$tmp/cap.json" && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL capacity --json against docs/capacity.schema.json"; }
+pycheck "capacity: days, GPU-hours, cost and the marks from the rows' own numbers" "$tmp/cap.json" "$tmp/cap.csv" <<'PY'
+import csv, sys
+from cli_check import *
+j = load(sys.argv[1])
+expect(j["tokens"] == 1e11 and j["deadline_days"] == 30 and j["cost_per_gpu_hour"] == 2, "the request")
+expect([r["gpus"] for r in j["rows"]] == [8, 16], "8 and 16 GPUs: the node size times 1 and 2")
+tokens_per_iteration = 64 * 4096
+for r in j["rows"]:
+    p = r["plan"]
+    expect_close(r["tokens_per_s"], tokens_per_iteration / (p["iteration_ms"] / 1000), f"{r['gpus']}: tokens/s")
+    expect_close(r["days"], 1e11 / r["tokens_per_s"] / 86400, f"{r['gpus']}: days")
+    expect_close(r["gpu_hours"], r["gpus"] * r["days"] * 24, f"{r['gpus']}: GPU-hours")
+    expect_close(r["cost"], 2 * r["gpu_hours"], f"{r['gpus']}: cost")
+    expect(r["meets_deadline"] == (r["days"] <= 30), f"{r['gpus']}: meets_deadline")
+    expect(p["iteration_ms"] <= p["no_overlap_ms"], f"{r['gpus']}: the overlap is no slower than none")
+in_time = [r for r in j["rows"] if r["meets_deadline"]]
+expect(j["smallest_gpus"] == min(r["gpus"] for r in in_time), "smallest_gpus")
+expect(j["cost_optimal_gpus"] == min(in_time, key=lambda r: r["gpu_hours"])["gpus"], "cost_optimal_gpus: fewest GPU-hours")
+rows = list(csv.DictReader(open(sys.argv[2])))
+expect([int(r["gpus"]) for r in rows] == [8, 16], "CSV rows")
+expect(all(float(c["days"]) == r["days"] for c, r in zip(rows, j["rows"])), "CSV days are the JSON's")
+expect(rows[0]["mark"].startswith("smallest"), f"CSV mark {rows[0]['mark']}")
+done()
+PY
+check "capacity --csv" 0 "$bin" "${cap[@]}" --tokens 100B --days 30 --cost-per-gpu-hour 2 --csv
+cmp -s "$tmp/out" "$tmp/cap.csv" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL capacity --csv differs from -o x.csv"; }
+check "capacity, no budget" 0 "$bin" "${cap[@]}" --json
+pycheck "capacity without --tokens: no days, no marks of a deadline" "$tmp/out" <<'PY'
+import sys
+from cli_check import *
+j = load(sys.argv[1])
+expect(all(r["days"] is None and r["meets_deadline"] is None and r["cost"] is None for r in j["rows"]), "null budget figures")
+expect(j["smallest_gpus"] is None, "no deadline: no smallest count")
+best = max(j["rows"], key=lambda r: r["tokens_per_s"] / r["gpus"])
+expect(j["cost_optimal_gpus"] == best["gpus"], "cost-optimal: the most tokens per GPU-second")
+done()
+PY
+check "capacity: a model no count fits" 0 "$bin" capacity mixtral-8x22b --cluster dgx-h100 --gpus 8 --tokens 1T --days 10 --json
+pycheck "capacity: no plan, bound by memory" "$tmp/out" <<'PY'
+import sys
+from cli_check import *
+r = load(sys.argv[1])["rows"][0]
+expect(r["plan"] is None and r["bound_by"] == "memory" and r["meets_deadline"] is False, f"row {r}")
+done()
+PY
+check "capacity --days without --tokens" 2 "$bin" "${cap[@]}" --days 30
+expect_err "capacity --days without --tokens" "moeplan: error: --days: a deadline needs a token budget (--tokens)"
+check "capacity --cost-per-gpu-hour without --tokens" 2 "$bin" "${cap[@]}" --cost-per-gpu-hour 2
+expect_err "capacity --cost-per-gpu-hour without --tokens" "moeplan: error: --cost-per-gpu-hour: a cost needs a token budget"
+check "capacity --tokens 2X" 2 "$bin" "${cap[@]}" --tokens 2X
+expect_err "capacity --tokens 2X" "moeplan: error: --tokens: expected a positive token count such as 2T, 500B or 3e11, got '2X'"
+check "capacity --gpus 4096..64" 2 "$bin" capacity gpt-moe-s --cluster dgx-h100 --gpus 4096..64
+expect_err "capacity --gpus 4096..64" "moeplan: error: --gpus: expected a count N or a range LO..HI"
+check "capacity --gpus 3..5" 2 "$bin" capacity gpt-moe-s --cluster dgx-h100 --gpus 3..5
+expect_err "capacity --gpus 3..5" "moeplan: error: --gpus: 3..5 holds no count of whole 8-GPU nodes times a power of two"
+check "capacity --json --csv" 2 "$bin" "${cap[@]}" --json --csv
+expect_err "capacity --json --csv" "moeplan: error: --csv:"
+check "capacity --days 0" 2 "$bin" "${cap[@]}" --tokens 1T --days 0
+expect_err "capacity --days 0" "--days"
+check "capacity without --cluster" 2 "$bin" capacity gpt-moe-s
+expect_err "capacity without --cluster" "--cluster"
+check "capacity --cluster nosuch" 2 "$bin" capacity gpt-moe-s --cluster nosuch-cluster
+expect_err "capacity --cluster nosuch" "nosuch-cluster"
+check "capacity: an fp32 model on a half-precision profile" 2 "$bin" capacity gpt2-tiny-moe --cluster dgx-h100 --gpus 8
+expect_err "capacity: an fp32 model on a half-precision profile" "moeplan: error: --profile: dgx-h100-datasheet prices GEMMs at 593.7 TFLOP/s, above H100-SXM5-80GB's fp32 peak of 67.0 TFLOP/s"
+check "capacity --profile of another kind" 2 "$bin" capacity gpt-moe-s --cluster dgx-h100 --profile gpt-moe-s
+expect_err "capacity --profile of another kind" "moeplan: error:"
+if command -v script >/dev/null; then
+  script -qc "$bin ${cap[*]}" /dev/null >"$tmp/tty.out" 2>&1
+  grep -q "capacity: [0-9]*/[0-9]* ([0-9]*%)" "$tmp/tty.out" && pass=$((pass + 1)) ||
+    { fail=$((fail + 1)); echo "FAIL: no capacity progress bar on a terminal:"; cat -v "$tmp/tty.out" | head -5; }
+fi
+
+summary

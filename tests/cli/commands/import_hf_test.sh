@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# import-hf: models from Hugging Face config.json files (tests/data/hf),
+# refusals that name the key, and the written model validated, counted and
+# simulated. Usage: import_hf_test.sh MOEPLAN_BINARY SOURCE_DIR
+set -u
+bin=$1
+src=$2
+source "$src/tests/cli/lib.sh"
+
+# Issue 18 item 5: import-hf writes a model from a Hugging Face config.json (tests/data/hf/SOURCES.md).
+hf=$src/tests/data/hf
+check "import-hf deepseek-v3 without --drop-mtp" 2 "$bin" import-hf "$hf/deepseek-v3.json" -o "$tmp/dsv3.textproto"
+expect_err "import-hf names the MTP key" "deepseek-v3.json: num_nextn_predict_layers: 1 multi-token prediction module(s)"
+is_true "import-hf refused writes nothing" test ! -e "$tmp/dsv3.textproto"
+check "import-hf deepseek-v3 --drop-mtp" 0 "$bin" import-hf "$hf/deepseek-v3.json" -o "$tmp/dsv3.textproto" --drop-mtp --json
+cp "$tmp/out" "$tmp/dsv3.json"
+check "import-hf llama (dense)" 2 "$bin" import-hf "$hf/llama-3-8b.json" -o "$tmp/llama.textproto"
+expect_err "import-hf refuses a dense model" "llama-3-8b.json: model_type: 'llama' is a dense model"
+sed 's/"vocab_size": 32000/"vocab_size": 32000, "num_experts_per_group": 2/' "$hf/mixtral-8x7b.json" >"$tmp/odd.json"
+check "import-hf unknown key" 2 "$bin" import-hf "$tmp/odd.json" -o "$tmp/odd.textproto"
+expect_err "import-hf names an unknown key" "odd.json: num_experts_per_group: not read for model_type mixtral"
+check "import-hf -o - --json" 2 "$bin" import-hf "$hf/mixtral-8x7b.json" -o - --json
+check "import-hf -o -" 0 "$bin" import-hf "$hf/mixtral-8x7b.json" -o -
+is_true "import-hf -o - prints the model alone" grep -q '^# proto-message: Model' "$tmp/out"
+check "import-hf qwen2" 0 "$bin" import-hf "$hf/qwen2-57b-a14b.json" -o "$tmp/qwen2.textproto"
+is_true "import-hf reports the counts" grep -q "57.409 B total, 14.249 B active" "$tmp/out"
+pycheck "import-hf: validate reads the written model with the reported counts" "$tmp" <<'PY'
+import sys
+from cli_check import moeplan, load, expect, expect_close, done
+tmp = sys.argv[1]
+imported = load(f"{tmp}/dsv3.json")
+checked = moeplan("validate", f"{tmp}/dsv3.textproto")[0]
+expect(checked["ok"] and checked["kind"] == "model", "the written model validates")
+expect(imported["params_total"] == checked["params_total"], "the same total")
+expect(imported["params_active"] == checked["params_active"], "the same active count")
+# DeepSeek-V3 report: 671B total (main model); 37B active, our count with the embedding table 37.55B.
+expect_close(imported["params_total"], 671e9, "DeepSeek-V3 total", 0.01)
+expect_close(imported["params_active"], 37e9, "DeepSeek-V3 active", 0.03)
+expect(any("multi-token prediction" in n for n in imported["notes"]), "the dropped MTP module is said")
+# The imported model plans: MLA and the three dense blocks on FoldMoE's schedules.
+run = moeplan("simulate", "foldmoe-gpt-moe-m-16k", "--set", f"model_ref={tmp}/dsv3.textproto", "--set", "model.num_layers=5")
+expect(run["iteration_ms"] > 0 and run["tasks"] > 0, "the imported model simulates")
+done()
+PY
+check "imported metadata is refused as an option" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --set "model_ref=$tmp/dsv3.textproto" --set model.moe.topk_groups=2
+expect_err "metadata option named" "model.moe.topk_groups: cannot act on this foldmoe scenario: routing metadata"
+
+summary
