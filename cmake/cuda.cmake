@@ -23,6 +23,9 @@ if(NOT MOEPLAN_WITH_CUDA STREQUAL "OFF")
                                                   INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
     add_library(moeplan::nccl ALIAS moeplan_nccl)
     set(MOEPLAN_CUDA_ENABLED ON)
+    # The CUDA plug-in is a shared library holding moeplan's static libraries:
+    # they need position-independent code.
+    set(CMAKE_POSITION_INDEPENDENT_CODE ON)
     # nvcc's own warnings and the host compiler's, errors under MOEPLAN_WERROR
     # (moeplan_warnings' flags are g++'s and are not given to nvcc).
     add_library(moeplan_cuda_warnings INTERFACE)

@@ -2,8 +2,10 @@
 # Builds a self-contained bundle that runs moeplan's CUDA backend on a GPU
 # machine with no packages and no network (docs/validation.md, "GPU runs"):
 #   bin/moeplan       built with CUDA and NCCL, Release, stripped, without MPI
-#                     (one GPU: no ranks to bootstrap), rpath $ORIGIN/../lib
-#   lib/              the non-CUDA shared libraries it needs (from ldd), but not
+#                     (one GPU: no ranks to bootstrap); it links no CUDA library
+#   bin/libmoeplan_cuda.so   the CUDA plug-in (execute and calibrate --backend
+#                     cuda), beside bin/moeplan where moeplan looks for it first
+#   lib/              the non-CUDA shared libraries both need (from ldd), but not
 #                     glibc, libstdc++/libgcc_s (the GPU machine's own are newer)
 #                     nor libcuda/libcudart/libcublas/libcublasLt/libnccl, which
 #                     the GPU machine provides (its nvidia-* Python wheels)
@@ -22,15 +24,16 @@ bundle=${1:-$build/bundle}
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMOEPLAN_WITH_CUDA=ON -DMOEPLAN_WITH_MPI=OFF \
   -DMOEPLAN_BUILD_TESTS=OFF -DMOEPLAN_BUILD_BENCH=OFF -DMOEPLAN_WERROR="${MOEPLAN_WERROR:-OFF}" >/dev/null
-cmake --build "$build" -j"${MOEPLAN_JOBS:-2}" --target moeplan
+cmake --build "$build" -j"${MOEPLAN_JOBS:-2}" --target moeplan moeplan_cuda_plugin
 
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/calibration"
 cp "$build/moeplan" "$bundle/bin/moeplan"
-strip --strip-unneeded "$bundle/bin/moeplan"
+cp "$build/libmoeplan_cuda.so" "$bundle/bin/libmoeplan_cuda.so"
+strip --strip-unneeded "$bundle/bin/moeplan" "$bundle/bin/libmoeplan_cuda.so"
 # Libraries the GPU machine brings (CUDA) or that must be its own (glibc, the C++ runtime).
 provided='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcublasLt|libnccl)\.'
-ldd "$build/moeplan" | awk '$3 ~ /^\// {print $1, $3}' | while read -r name path; do
+ldd "$build/moeplan" "$build/libmoeplan_cuda.so" | awk '$3 ~ /^\// {print $1, $3}' | sort -u | while read -r name path; do
   if [[ $name =~ $provided ]]; then continue; fi
   cp -L "$path" "$bundle/lib/$name"
   strip --strip-unneeded "$bundle/lib/$name" 2>/dev/null || true
@@ -76,7 +79,7 @@ step() {  # step NAME COMMAND...: stdout to NAME.txt, stderr to NAME.log
   echo "$name: exit $rc" | tee -a "$out/steps.txt"
   tail -3 "$out/$name.log"
 }
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1; ldd "$here/bin/moeplan"; } >"$out/machine.txt"
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1; ldd "$here/bin/moeplan" "$here/bin/libmoeplan_cuda.so"; } >"$out/machine.txt"
 step calibrate "$moeplan" calibrate --backend cuda -o "$out/gpu.textproto" --cluster dgx-h100
 if "$moeplan" execute --help >/dev/null 2>&1; then
   for s in $scenarios; do

@@ -11,10 +11,14 @@
 #include <string>
 #include <vector>
 
+#include <moeplan/calibrate/cuda_calibration.hpp>
 #include <moeplan/calibrate/host_calibration.hpp>
 #include <moeplan/model/specs.hpp>
 
 namespace moeplan::calibrate::gpu {
+
+/// run_cuda_calibration's work, in the CUDA plug-in (cuda_calibration_run.cpp).
+HostCalibration run_calibration(const CudaCalibrationOptions& options);
 
 /// CUDA devices visible to this process; 0 with `why` filled when none (no
 /// driver, no device).

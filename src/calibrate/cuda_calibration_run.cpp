@@ -1,5 +1,6 @@
-// `moeplan calibrate --backend cuda`: what is measured, in which order, on
-// which rank; the GPU work itself is in cuda_calibration.cu (cuda_bench.hpp).
+// `moeplan calibrate --backend cuda` in the CUDA plug-in: what is measured, in
+// which order, on which rank; the GPU work itself is in cuda_calibration.cu
+// (cuda_bench.hpp).
 // Mirrors host_calibration.cpp and fills the same HostCalibration, so the
 // points CSV and the fit are the host backend's.
 
@@ -15,19 +16,21 @@
 
 #include <fmt/format.h>
 
-#include <moeplan/calibrate/mpi_poll.hpp>  // <mpi.h> and check_mpi, with MPI
-#include <moeplan/calibrate/mpi_session.hpp>
 #include <moeplan/core/error.hpp>
+#include <moeplan/hostrt/mpi_poll.hpp>  // <mpi.h> and check_mpi, with MPI
+#include <moeplan/hostrt/mpi_session.hpp>
 
 #include "cuda_bench.hpp"
 
 namespace moeplan::calibrate {
 
-bool cuda_calibration_built() { return true; }
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
+#ifdef MOEPLAN_WITH_MPI
+using hostrt::check_mpi;
+using hostrt::start_mpi_session;
+#endif
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -221,10 +224,10 @@ void run_under_mpi(const CudaCalibrationOptions& o, int devices, HostCalibration
 
 }  // namespace
 
-HostCalibration run_cuda_calibration(const CudaCalibrationOptions& o) {
+HostCalibration gpu::run_calibration(const CudaCalibrationOptions& o) {
   std::string why;
   const int devices = gpu::device_count(why);
-  if (devices == 0) throw Error(ErrorKind::Runtime, fmt::format("--backend cuda: no CUDA GPU found ({})", why));
+  if (devices == 0) throw Error(ErrorKind::Runtime, fmt::format("no CUDA GPU found ({})", why), "request.backend");
   HostCalibration out;
   out.backend = "cuda";
 #ifdef MOEPLAN_WITH_MPI

@@ -1,6 +1,5 @@
 // The GPU-free part of the CUDA calibration: its grids and nccl-tests'
-// bus-bandwidth factors, built on every machine so that CI tests them; and
-// run_cuda_calibration's refusal in a build without CUDA.
+// bus-bandwidth factors, built on every machine so that CI tests them.
 
 #include <moeplan/calibrate/cuda_calibration.hpp>
 
@@ -55,15 +54,5 @@ std::vector<AttentionShape> cuda_attention_grid(bool quick) {
     for (std::int64_t k : head_dim) grid.push_back({l, 16, k});
   return grid;
 }
-
-#ifndef MOEPLAN_WITH_CUDA_CALIBRATION
-bool cuda_calibration_built() { return false; }
-
-HostCalibration run_cuda_calibration(const CudaCalibrationOptions&) {
-  throw Error(ErrorKind::Input,
-              "--backend cuda: the cuda backend needs the GPU build (CUDA and NCCL found by CMake, "
-              "MOEPLAN_WITH_CUDA); this build has --backend host only");
-}
-#endif
 
 }  // namespace moeplan::calibrate

@@ -23,14 +23,24 @@
 #include <mpi.h>
 #endif
 
-#include <moeplan/calibrate/host_kernels.hpp>
-#include <moeplan/calibrate/mpi_poll.hpp>
-#include <moeplan/calibrate/mpi_session.hpp>
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/fit.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
+#include <moeplan/hostrt/host_kernels.hpp>
+#include <moeplan/hostrt/mpi_poll.hpp>
+#include <moeplan/hostrt/mpi_session.hpp>
 
 namespace moeplan::calibrate {
+
+// The kernels and the MPI waits the executor replays with (hostrt/).
+using hostrt::HostAttention;
+using hostrt::HostGemm;
+using hostrt::precise_sleeps;
+using hostrt::start_mpi_session;
+#ifdef MOEPLAN_WITH_MPI
+using hostrt::check_mpi;
+using hostrt::wait_polled;
+#endif
 
 double gemm_flops(const GemmShape& s) {
   return 2.0 * static_cast<double>(s.tokens) * static_cast<double>(s.d_model) * static_cast<double>(s.ffn);
@@ -529,11 +539,11 @@ std::optional<model::GemmShapeModelSpec> host_gemm_shape(const HostCalibration& 
   g.peak_flops_per_s = cost::highest_tile_rate(g, c.gemm_points);
   g.provenance = model::Provenance::Measured;
   g = cost::fit_gemm_shape(g, c.gemm_points);
-  g.source = fmt::format("least-squares fit of efficiency and alpha to {} of {} GEMM medians (moeplan calibrate "
-                         "--backend host): 1 core, Eigen float micro-kernel tile {} x {}, peak = the best measured "
-                         "tile rate {:.4g} GFLOP/s, memory = median 64 MiB copy {:.4g} GB/s",
-                         g.points, c.gemm_points.size(), g.tile_m, g.tile_n, g.peak_flops_per_s / 1e9,
-                         g.memory_bytes_per_s / 1e9);
+  g.source = fmt::format(
+      "least-squares fit of efficiency and alpha to {} of {} GEMM medians (moeplan calibrate, "
+      "host backend): 1 core, Eigen float micro-kernel tile {} x {}, peak = the best measured "
+      "tile rate {:.4g} GFLOP/s, memory = median 64 MiB copy {:.4g} GB/s",
+      g.points, c.gemm_points.size(), g.tile_m, g.tile_n, g.peak_flops_per_s / 1e9, g.memory_bytes_per_s / 1e9);
   return g;
 }
 
@@ -541,16 +551,18 @@ std::optional<model::AttentionShapeModelSpec> calibrated_attention_shape(const H
   if (c.attention_points.empty()) return std::nullopt;
   MOEPLAN_CHECK(c.attention_block_rows > 0, "a calibration with attention points names its kernel's block");
   model::AttentionShapeModelSpec a = cost::fit_attention_shape(c.attention_block_rows, c.attention_points);
-  a.source = fmt::format("least-squares fit of alpha, matmul and score terms to {} attention-core medians (moeplan "
-                         "calibrate --backend {}): the executor's block-causal kernel, {} query rows per block",
-                         a.points, c.backend, a.block_rows);
+  a.source = fmt::format(
+      "least-squares fit of alpha, matmul and score terms to {} attention-core medians (moeplan "
+      "calibrate, {} backend): the executor's block-causal kernel, {} query rows per block",
+      a.points, c.backend, a.block_rows);
   return a;
 }
 
 std::string points_csv(const HostCalibration& c) {
-  std::string csv = fmt::format("# moeplan calibrate --backend {}{}: medians of timed repetitions; sizes FLOPs (gemm, "
-                                "attention) or\n# bytes as nccl-tests' size (collectives); times ms.\n",
-                                c.backend, c.device.empty() ? "" : " on " + c.device);
+  std::string csv = fmt::format(
+      "# moeplan calibrate, {} backend{}: medians of timed repetitions; sizes FLOPs (gemm, "
+      "attention) or\n# bytes as nccl-tests' size (collectives); times ms.\n",
+      c.backend, c.device.empty() ? "" : " on " + c.device);
   for (const OverlapMeasurement& m : c.overlap_measurements)
     csv += fmt::format("# {}overlap slowdown {} = max(1, {} ms / {} ms): median of GEMM {}x{}x{} beside {} / alone\n",
                        m.partner == c.overlap.partner ? "overlap_compute_slowdown (profile): " : "", m.slowdown,

@@ -17,9 +17,6 @@
 namespace moeplan::cli {
 
 std::string check_calibration_request(const CalibrationRequest& o) {
-  if (o.backend == "cuda" && !calibrate::cuda_calibration_built())
-    throw Error(ErrorKind::Input, "--backend cuda: the cuda backend needs the GPU build (CUDA and NCCL found by "
-                                  "CMake, MOEPLAN_WITH_CUDA); this build has --backend host only");
   if (o.backend != "host" && o.backend != "cuda")
     throw Error(ErrorKind::Input, fmt::format("--backend: expected host or cuda, got {}", quoted_for_error(o.backend)));
   if (o.output == "-")

@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
-#include <moeplan/calibrate/mpi_session.hpp>
 #include <moeplan/core/error.hpp>
 #include <moeplan/core/launch.hpp>
+#include <moeplan/hostrt/mpi_session.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/model/validate.hpp>
@@ -79,7 +79,7 @@ void run_validate_hw(const ValidateHwOptions& o, CliContext& context) {
       throw Error(ErrorKind::Input, "--calibrate: not started by mpirun, so no collective could be measured; run "
                                     "under mpirun -n 2 (one process per rank), or calibrate first and pass --profile");
     const std::optional<CalibratedProfile> measured = calibrate_profile(request, context.err);
-    const std::string text = calibrate::broadcast_from_rank0(measured ? measured->textproto : std::string());
+    const std::string text = hostrt::broadcast_from_rank0(measured ? measured->textproto : std::string());
     spec.profile = io::load_profile_text(o.calibrate, text);
     model::validate(spec);
     if (measured) {

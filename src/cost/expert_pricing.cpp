@@ -6,28 +6,31 @@ namespace moeplan::cost {
 namespace {
 double as_double(std::int64_t v) { return static_cast<double>(v); }
 
-int ffn_gemms(const model::ModelSpec& m) { return m.moe.expert_type == model::FfnType::GeluFfn ? 2 : 3; }
-
-// One FFN's forward kernels: (gemms - 1) of [rows x d] x [d x hidden] (up; and
-// gate for SwiGLU) and one [rows x hidden] x [hidden x d] (down).
-void add_ffn(std::vector<GemmShape>& out, int gemms, double rows, double d, double hidden, double batch,
-             double element_bytes) {
-  if (batch <= 0) return;
-  for (int i = 0; i + 1 < gemms; ++i) out.push_back({rows, hidden, d, batch, element_bytes});
-  out.push_back({rows, d, hidden, batch, element_bytes});
-}
+int ffn_gemms(model::FfnType type) { return type == model::FfnType::GeluFfn ? 2 : 3; }
 }  // namespace
+
+std::vector<GemmShape> ffn_forward_gemms(model::FfnType type, double rows, double d, double hidden, double batch,
+                                         double element_bytes) {
+  std::vector<GemmShape> out;
+  if (batch <= 0) return out;
+  for (int i = 0; i + 1 < ffn_gemms(type); ++i) out.push_back({rows, hidden, d, batch, element_bytes});
+  out.push_back({rows, d, hidden, batch, element_bytes});
+  return out;
+}
 
 std::vector<GemmShape> expert_forward_gemms(const model::ModelSpec& m, const model::ParallelSpec& p,
                                             const MoeLayerSizes& s, double parts) {
   MOEPLAN_CHECK(parts > 0 && p.ep > 0 && p.etp > 0, "expert GEMMs of a positive share");
   const double d = as_double(m.d_model);
   const double local_experts = as_double(m.moe.num_experts) / as_double(p.ep);
-  std::vector<GemmShape> out;
-  add_ffn(out, ffn_gemms(m), s.expert_slots * as_double(p.etp) / local_experts / parts, d,
-          as_double(m.moe.expert_ffn_hidden) / as_double(p.etp), local_experts, as_double(m.dtype_bytes));
-  add_ffn(out, ffn_gemms(m), s.tokens_per_rank / parts, d, as_double(m.moe.shared_expert_ffn_hidden),
-          as_double(m.moe.num_shared_experts), as_double(m.dtype_bytes));
+  const model::FfnType type = m.moe.expert_type;
+  std::vector<GemmShape> out =
+      ffn_forward_gemms(type, s.expert_slots * as_double(p.etp) / local_experts / parts, d,
+                        as_double(m.moe.expert_ffn_hidden) / as_double(p.etp), local_experts, as_double(m.dtype_bytes));
+  for (const GemmShape& g :
+       ffn_forward_gemms(type, s.tokens_per_rank / parts, d, as_double(m.moe.shared_expert_ffn_hidden),
+                         as_double(m.moe.num_shared_experts), as_double(m.dtype_bytes)))
+    out.push_back(g);
   return out;
 }
 
@@ -44,7 +47,8 @@ std::vector<GemmShape> expert_backward_gemms(const model::ModelSpec& m, const mo
 Milliseconds expert_ffn_time(const CostModel& costs, const model::ModelSpec& m, const model::ParallelSpec& p,
                              const MoeLayerSizes& s, bool backward, double parts) {
   if (!costs.gemm_shape_model())
-    return expert_ffn_time(costs, (backward ? s.expert_backward_flops : s.expert_forward_flops) / parts, ffn_gemms(m));
+    return expert_ffn_time(costs, (backward ? s.expert_backward_flops : s.expert_forward_flops) / parts,
+                           ffn_gemms(m.moe.expert_type));
   double ms = 0;
   for (const GemmShape& g : backward ? expert_backward_gemms(m, p, s, parts) : expert_forward_gemms(m, p, s, parts))
     ms += costs.gemm(g).value;

@@ -27,13 +27,25 @@ std::span<const ResourceId> TaskGraph::resources(TaskId t) const {
   return std::span<const ResourceId>(resource_lists_.data() + r.resource_ref, r.resource_count);
 }
 
+const WorkShape* TaskGraph::work(TaskId t) const {
+  if (work_index_.empty() || work_index_[t] == kNoWork) return nullptr;
+  return &works_[work_index_[t]];
+}
+
+double gemm_flops(const GemmBatch& g) {
+  return 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) *
+         static_cast<double>(g.count);
+}
+
 std::size_t TaskGraph::memory_bytes() const {
+  std::size_t work_bytes = work_index_.capacity() * sizeof(std::uint32_t) + works_.capacity() * sizeof(WorkShape);
+  for (const WorkShape& w : works_) work_bytes += w.gemms.capacity() * sizeof(GemmBatch);
   auto csr_bytes = [](const CsrGraph& g) {
     // Row starts (one per vertex + 1) and column indices (one per edge), 32-bit each.
     return (num_vertices(g) + 1 + num_edges(g)) * sizeof(std::uint32_t);
   };
   return tasks_.capacity() * sizeof(Record) + text_.capacity() + resource_lists_.capacity() * sizeof(ResourceId) +
-         resources_.capacity() * sizeof(Resource) + csr_bytes(successors_) + csr_bytes(predecessors_);
+         resources_.capacity() * sizeof(Resource) + csr_bytes(successors_) + csr_bytes(predecessors_) + work_bytes;
 }
 
 ResourceId TaskGraphBuilder::add_resource(Resource resource) {
@@ -111,8 +123,25 @@ TaskId TaskGraphBuilder::add_task(const TaskSpec& spec) {
   r.kind = spec.kind;
   r.op = static_cast<std::uint8_t>(spec.op);
   r.phase = spec.phase;
+  record_work(spec.work);
   g.tasks_.push_back(r);
   return id;
+}
+
+void TaskGraphBuilder::record_work(const WorkShape* work) {
+  TaskGraph& g = graph_;
+  if (work == nullptr) {
+    if (!g.work_index_.empty()) g.work_index_.push_back(TaskGraph::kNoWork);
+    return;
+  }
+  // The index starts with the first shape: a graph without any pays nothing.
+  if (g.work_index_.empty()) {
+    g.work_index_.reserve(g.tasks_.capacity());
+    g.work_index_.assign(g.tasks_.size(), TaskGraph::kNoWork);
+  }
+  const auto [it, added] = work_ids_.try_emplace(*work, static_cast<std::uint32_t>(g.works_.size()));
+  if (added) g.works_.push_back(*work);
+  g.work_index_.push_back(it->second);
 }
 
 void TaskGraphBuilder::add_dependency(TaskId before, TaskId after) { edges_.emplace_back(before, after); }
@@ -223,6 +252,9 @@ TaskGraph TaskGraphBuilder::build() && {
   check_acyclic(g);
   g.tasks_.shrink_to_fit();
   g.text_.shrink_to_fit();
+  g.work_index_.shrink_to_fit();
+  g.works_.shrink_to_fit();
+  work_ids_.clear();
   return std::move(graph_);
 }
 

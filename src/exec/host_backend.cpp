@@ -25,11 +25,10 @@
 #include <mpi.h>
 #endif
 
-#include <moeplan/calibrate/host_calibration.hpp>
-#include <moeplan/calibrate/host_kernels.hpp>
-#include <moeplan/calibrate/mpi_poll.hpp>
-#include <moeplan/calibrate/mpi_session.hpp>
 #include <moeplan/core/error.hpp>
+#include <moeplan/hostrt/host_kernels.hpp>
+#include <moeplan/hostrt/mpi_poll.hpp>
+#include <moeplan/hostrt/mpi_session.hpp>
 
 #include "host_mailbox.hpp"
 #include "replay_scheduler.hpp"
@@ -54,7 +53,7 @@ struct World {
 };
 
 #ifdef MOEPLAN_WITH_MPI
-using calibrate::check_mpi;  // calibrate/mpi_poll.hpp
+using hostrt::check_mpi;  // hostrt/mpi_poll.hpp
 
 // Control messages (process 0 <-> the others) and collective bytes on
 // communicators of their own, so that their tags never meet.
@@ -160,14 +159,13 @@ class Replay {
 #endif
   // Kernels per task, shared by the tasks of one resource with one shape
   // (a resource runs one task at a time).
-  std::vector<calibrate::HostGemm*> gemms_;
-  std::vector<calibrate::HostAttention*> attentions_;
-  std::vector<std::vector<calibrate::HostGemm*>> projections_;  // an attention task's, run before its core
+  std::vector<std::vector<hostrt::HostGemm*>> gemms_;  // a compute task's GEMMs, in order
+  std::vector<hostrt::HostAttention*> attentions_;     // its attention core, run after them (or none)
   std::map<std::tuple<dag::ResourceId, std::int64_t, std::int64_t, std::int64_t, std::int64_t>,
-           std::unique_ptr<calibrate::HostGemm>>
+           std::unique_ptr<hostrt::HostGemm>>
       gemm_kernels_;
   std::map<std::tuple<dag::ResourceId, std::int64_t, std::int64_t, std::int64_t, std::int64_t>,
-           std::unique_ptr<calibrate::HostAttention>>
+           std::unique_ptr<hostrt::HostAttention>>
       attention_kernels_;
   std::vector<std::unique_ptr<LocalBarrier>> barriers_;  // per collective with local members
   std::map<std::pair<std::int64_t, int>, std::vector<float>> buffers_;  // (resource or -1-task, send/recv)
@@ -225,9 +223,8 @@ std::size_t chunk_floats(const CommWork& c) {
 void Replay::prepare() {
   const std::size_t n = graph_.size();
   MOEPLAN_CHECK(plan_.tasks.size() == n, "a replay plan has one entry per task");
-  gemms_.assign(n, nullptr);
+  gemms_.assign(n, {});
   attentions_.assign(n, nullptr);
-  projections_.assign(n, {});
   barriers_.resize(n);
   expected_.assign(graph_.resources().size(), 0);
   std::int64_t max_tag = 0;
@@ -242,18 +239,17 @@ void Replay::prepare() {
         graph_.resources()[resources.front()].policy == dag::DispatchPolicy::Shared
             ? static_cast<dag::ResourceId>(graph_.resources().size() + t)
             : resources.front();
-    const auto gemm_kernel = [&](const GemmWork& g) {
-      auto& kernel = gemm_kernels_[{home, g.m, g.k, g.n, g.count}];
-      if (!kernel) kernel = std::make_unique<calibrate::HostGemm>(g.m, g.k, g.n, g.count);
-      return kernel.get();
-    };
-    if (const auto* g = std::get_if<GemmWork>(&task.work)) {
-      gemms_[t] = gemm_kernel(*g);
-    } else if (const auto* a = std::get_if<AttentionWork>(&task.work)) {
-      for (const GemmWork& p : a->projections) projections_[t].push_back(gemm_kernel(p));
-      auto& kernel = attention_kernels_[{home, a->queries, a->context, a->heads, a->head_dim}];
-      if (!kernel) kernel = std::make_unique<calibrate::HostAttention>(a->queries, a->context, a->heads, a->head_dim);
-      attentions_[t] = kernel.get();
+    if (const auto* w = std::get_if<dag::WorkShape>(&task.work)) {
+      for (const dag::GemmBatch& g : w->gemms) {
+        auto& kernel = gemm_kernels_[{home, g.m, g.k, g.n, g.count}];
+        if (!kernel) kernel = std::make_unique<hostrt::HostGemm>(g.m, g.k, g.n, g.count);
+        gemms_[t].push_back(kernel.get());
+      }
+      if (const auto& a = w->attention) {
+        auto& kernel = attention_kernels_[{home, a->queries, a->context, a->heads, a->head_dim}];
+        if (!kernel) kernel = std::make_unique<hostrt::HostAttention>(a->queries, a->context, a->heads, a->head_dim);
+        attentions_[t] = kernel.get();
+      }
     } else {
       const CommWork& c = std::get<CommWork>(task.work);
       if (c.ranks.size() != resources.size())
@@ -346,9 +342,9 @@ void Replay::exchange(dag::ResourceId r, dag::TaskId t) {
                 "MPI_Irecv");
     }
   };
-  // Polled, not MPI_Waitall (calibrate/mpi_poll.hpp says why).
+  // Polled, not MPI_Waitall (hostrt/mpi_poll.hpp says why).
   auto complete = [&] {
-    calibrate::wait_polled(static_cast<int>(requests.size()), requests.data());
+    hostrt::wait_polled(static_cast<int>(requests.size()), requests.data());
     requests.clear();
   };
 #else
@@ -398,13 +394,11 @@ void Replay::exchange(dag::ResourceId r, dag::TaskId t) {
 void Replay::run_part(dag::ResourceId r, dag::TaskId t) {
   Part part;
   part.begin_ns = now_ns() - t0_ns_;
-  if (gemms_[t]) {
-    gemms_[t]->run();
-  } else if (attentions_[t]) {
-    for (calibrate::HostGemm* p : projections_[t]) p->run();
-    attentions_[t]->run();
-  } else {
+  if (std::holds_alternative<CommWork>(plan_.tasks[t].work)) {
     exchange(r, t);
+  } else {
+    for (hostrt::HostGemm* g : gemms_[t]) g->run();
+    if (attentions_[t]) attentions_[t]->run();
   }
   part.end_ns = now_ns() - t0_ns_;
   report(r, t, part);
@@ -605,20 +599,20 @@ std::vector<Part> Replay::iterate() {
 
 HostBackend::~HostBackend() {
 #ifdef MOEPLAN_WITH_MPI
-  // MPI itself ends at exit (calibrate/mpi_session.hpp).
+  // MPI itself ends at exit (hostrt/mpi_session.hpp).
   if (comms_.control != MPI_COMM_NULL) MPI_Comm_free(&comms_.control);
   if (comms_.data != MPI_COMM_NULL) MPI_Comm_free(&comms_.data);
 #endif
 }
 
 World HostBackend::start_world() {
-  calibrate::precise_sleeps();  // before any thread starts: they inherit it
+  hostrt::precise_sleeps();  // before any thread starts: they inherit it
   World w;
 #ifdef MOEPLAN_WITH_MPI
-  if (!calibrate::start_mpi_session()) return w;
+  if (!hostrt::start_mpi_session()) return w;
   if (comms_.control == MPI_COMM_NULL) {
     // Not OMPI_MCA_mpi_yield_when_idle: every wait here is polled with
-    // sleeps (calibrate/mpi_poll.hpp) or blocks on a mailbox, so Open MPI
+    // sleeps (hostrt/mpi_poll.hpp) or blocks on a mailbox, so Open MPI
     // never spins, and its sched_yield on an idle test hands the core to the
     // compute thread of this rank for a whole scheduler slice (measured: a
     // 50 us poll beside a busy thread on one core took 3.9 ms at the 90th
@@ -660,7 +654,7 @@ MeasuredRun HostBackend::run(const dag::TaskGraph& graph, const ReplayPlan& plan
         c != nullptr && graph.group_size(t) > static_cast<std::int32_t>(graph.resources(t).size()))
       throw Error(ErrorKind::Input,
                   fmt::format("task {} ('{}') is a collective over {} ranks of which the graph holds {}: a symmetric "
-                              "graph cannot be replayed; set schedule.mode to multi_rank (--set schedule.mode=multi_rank)",
+                              "graph cannot be replayed; set schedule.mode to multi_rank",
                               t, graph.name(t), graph.group_size(t), graph.resources(t).size()),
                   "schedule.mode");
   const World world = start_world();

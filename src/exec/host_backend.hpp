@@ -1,7 +1,7 @@
 #pragma once
 // The host backend (docs/architecture.md, "Executor"): every stream or link of
 // every rank this process owns becomes a std::thread; compute runs the kernels
-// calibrate times (calibrate/host_kernels.hpp); collectives move real bytes,
+// calibrate times (hostrt/host_kernels.hpp); collectives move real bytes,
 // between threads of one process by a rendezvous, between MPI processes by
 // point-to-point calls tagged by task. Without mpirun every rank runs in this
 // process; under mpirun -n N rank r's resources run in process r mod N and

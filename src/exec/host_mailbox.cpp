@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include <moeplan/calibrate/mpi_poll.hpp>
 #include <moeplan/core/error.hpp>
+#include <moeplan/hostrt/mpi_poll.hpp>
 
 namespace moeplan::exec {
 
@@ -26,7 +26,7 @@ struct MailboxHeader {
 
 namespace {
 
-using calibrate::check_mpi;  // calibrate/mpi_poll.hpp
+using hostrt::check_mpi;  // hostrt/mpi_poll.hpp
 
 void check_posix(int status, const char* what) {
   if (status != 0)

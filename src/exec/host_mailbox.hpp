@@ -20,7 +20,7 @@
 #include <optional>
 #include <vector>
 
-#include <moeplan/calibrate/mpi_poll.hpp>  // <mpi.h> without its C++ bindings
+#include <moeplan/hostrt/mpi_poll.hpp>  // <mpi.h> without its C++ bindings
 
 namespace moeplan::exec {
 

@@ -62,11 +62,20 @@ std::vector<std::string> ScenarioRun::runnable_schedules(const std::string& requ
 }
 
 sched::BuiltSchedule ScenarioRun::build(const std::string& schedule, std::optional<std::int64_t> degree) const {
+  return checked_maker(degree).build(schedule, degree);
+}
+
+sched::BuiltSchedule ScenarioRun::build_for_replay(const std::string& schedule,
+                                                   std::optional<std::int64_t> degree) const {
+  return checked_maker(degree).build_for_replay(schedule, degree);
+}
+
+const ScheduleMaker& ScenarioRun::checked_maker(std::optional<std::int64_t> degree) const {
   if (maker_ == nullptr)
     throw Error(ErrorKind::Input,
                 fmt::format("{} scenarios have no named schedule to build", spec_.schedule.family), "schedule.family");
   if (degree && *degree < 1) throw Error(ErrorKind::Input, fmt::format("must be at least 1, got {}", *degree), "request.degree");
-  return maker_->build(schedule, degree);
+  return *maker_;
 }
 
 std::optional<RoutingReport> ScenarioRun::routing_report(const sched::BuiltSchedule& built) const {

@@ -24,6 +24,7 @@ dag::TaskId emit_task(dag::TaskGraphBuilder& builder, const TaskLabels& labels, 
   spec.layer = labels.layer;
   spec.micro_batch = labels.index;
   spec.priority = labels.priority;
+  spec.work = labels.work;
   const dag::TaskId id = builder.add_task(spec);
   for (dag::TaskId d : after) builder.add_dependency(d, id);
   return id;
@@ -88,6 +89,7 @@ RankTasks emit_on_ranks(dag::TaskGraphBuilder& builder, const TaskLabels& labels
     for (const RankTasks& a : after) deps.push_back(a[r]);
     const RankCost c = cost(static_cast<std::int64_t>(r));
     own.size = c.size;
+    own.work = c.work ? &*c.work : labels.work;
     out[r] = emit_task(builder, own, kind, op, c.duration_ms, {streams[r]}, unique_ids(std::move(deps)));
   }
   return out;

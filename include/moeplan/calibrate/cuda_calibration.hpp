@@ -7,7 +7,8 @@
 // backend's HostCalibration, so the same points CSV and the same fit
 // (cost::fit_profile) make the profile (docs/cost-model.md, "CUDA calibration").
 // Plain C++: the CUDA code lives in src/calibrate/cuda_calibration.cu, built
-// only with CUDA and NCCL (MOEPLAN_CUDA_ENABLED).
+// only with CUDA and NCCL (MOEPLAN_CUDA_ENABLED) into the CUDA plug-in
+// (hostrt/cuda_plugin.hpp), which run_cuda_calibration loads.
 
 #include <iosfwd>
 #include <vector>
@@ -45,14 +46,12 @@ struct CudaCalibrationOptions {
   std::ostream* progress = nullptr;  ///< one line per benchmark group (rank 0 only)
 };
 
-/// True when this moeplan was built with CUDA and NCCL.
-bool cuda_calibration_built();
-
 /// Runs every benchmark on this process's GPU (rank r uses device r mod the
-/// device count). Under mpirun with 2+ ranks (and MPI built) the NCCL
-/// communicator is bootstrapped with MPI and the collectives are measured.
-/// Runtime Error when no GPU is present or CUDA, cuBLAS, NCCL or MPI fails;
-/// input Error (field --backend) in a build without CUDA.
+/// device count), in the CUDA plug-in. Under mpirun with 2+ ranks (and MPI
+/// built) the NCCL communicator is bootstrapped with MPI and the collectives
+/// are measured. Runtime Error when no GPU is present or CUDA, cuBLAS, NCCL or
+/// MPI fails; the plug-in's errors (hostrt::cuda_plugin) when it is not
+/// installed (input, field request.backend) or does not load (runtime).
 HostCalibration run_cuda_calibration(const CudaCalibrationOptions& options);
 
 }  // namespace moeplan::calibrate

@@ -12,6 +12,12 @@
 
 namespace moeplan::cost {
 
+/// One FFN's forward kernels, `batch` products of each: gemms - 1 of
+/// [rows x d] x [d x hidden] (up; and gate for SwiGLU: 2 or 3 GEMMs by `type`),
+/// then [rows x hidden] x [hidden x d] (down). None when batch <= 0.
+std::vector<GemmShape> ffn_forward_gemms(model::FfnType type, double rows, double d_model, double hidden, double batch,
+                                         double element_bytes);
+
 /// The forward GEMM kernels of a layer's experts for 1/parts of its token
 /// slots: the routed experts as one grouped GEMM per FFN matrix over the
 /// E / ep local experts, each with rows = slots x etp / (E / ep) (the mean

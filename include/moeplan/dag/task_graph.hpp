@@ -5,9 +5,12 @@
 // whose edges live in Boost.Graph compressed-sparse-row graphs.
 //
 // The DAG knows nothing about MoE: a task is a duration on one or more
-// resources (several for a collective), with labels for reports and traces.
+// resources (several for a collective), with labels for reports and traces,
+// and, when its builder records it, the work behind a compute task's FLOPs
+// (dag/work_shape.hpp) for the executor, kept beside the 64-byte records.
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,6 +19,7 @@
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/range/iterator_range.hpp>
 
+#include <moeplan/dag/work_shape.hpp>
 #include <moeplan/model/specs.hpp>
 
 namespace moeplan::dag {
@@ -62,6 +66,9 @@ struct TaskSpec {
   std::int32_t micro_batch = -1;
   std::int32_t priority = 0;  ///< higher runs first on Priority resources
   std::string_view tags;      ///< free "key=value,..." labels for traces
+  /// A compute task's work as its builder priced it, for the executor; nullptr:
+  /// none recorded (the graph then spends no byte per task on work shapes).
+  const WorkShape* work = nullptr;
 };
 
 using CsrGraph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, boost::no_property,
@@ -86,6 +93,8 @@ class TaskGraph {
   std::int32_t layer(TaskId t) const { return tasks_[t].layer; }
   std::int32_t micro_batch(TaskId t) const { return tasks_[t].micro_batch; }
   std::int32_t priority(TaskId t) const { return tasks_[t].priority; }
+  /// The work its builder recorded (TaskSpec::work), or nullptr when it recorded none.
+  const WorkShape* work(TaskId t) const;
 
   const CsrGraph& successors_graph() const { return successors_; }
   const CsrGraph& predecessors_graph() const { return predecessors_; }
@@ -122,6 +131,12 @@ class TaskGraph {
   std::vector<Resource> resources_;
   std::string text_;                        // names and tags, back to back
   std::vector<ResourceId> resource_lists_;  // members of collectives
+  // Work shapes beside the records (a record stays 64 bytes): per task an
+  // index into works_, which holds each distinct shape once (every rank's copy
+  // of a task, every layer, shares one). Both empty when no task has one.
+  static constexpr std::uint32_t kNoWork = 0xFFFFFFFF;
+  std::vector<std::uint32_t> work_index_;
+  std::vector<WorkShape> works_;
   CsrGraph successors_;
   CsrGraph predecessors_;
 };
@@ -160,8 +175,11 @@ class TaskGraphBuilder {
  private:
   [[noreturn]] void refuse(std::size_t tasks, const std::string& how) const;
 
+  void record_work(const WorkShape* work);
+
   TaskGraph graph_;
   std::vector<std::pair<TaskId, TaskId>> edges_;
+  std::map<WorkShape, std::uint32_t> work_ids_;  // works_ index of each distinct shape, while building
   GraphLimit limit_;
 };
 

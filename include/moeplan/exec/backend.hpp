@@ -2,8 +2,8 @@
 // The reference executor's interface (issue 16): it replays the task graph the
 // simulator built, with real work, and measures when each task ran. It reads
 // the same dag::TaskGraph as sim::simulate and never changes the simulator's
-// code path. Plain C++: a CUDA backend hides behind it (src/exec/cuda/) and
-// registers in the factory below; the host backend is always built.
+// code path. Plain C++: a CUDA backend hides behind it (src/exec/cuda/, in the
+// CUDA plug-in that the factory below loads); the host backend is always built.
 
 #include <cstdint>
 #include <iosfwd>
@@ -18,25 +18,6 @@
 
 namespace moeplan::exec {
 
-/// @brief `count` GEMMs of [m x k] x [k x n] (2 m n k FLOPs each).
-struct GemmWork {
-  std::int64_t m = 0;
-  std::int64_t n = 0;
-  std::int64_t k = 0;
-  std::int64_t count = 1;
-};
-
-/// @brief A multi-head attention: its projection GEMMs (Q, K, V, O of its
-/// tokens), then a causal core of `queries` queries after `context - queries`
-/// earlier tokens over `heads` heads of `head_dim` (cost/attention_shape.hpp).
-struct AttentionWork {
-  std::int64_t queries = 0;
-  std::int64_t context = 0;
-  std::int64_t heads = 0;
-  std::int64_t head_dim = 0;
-  std::vector<GemmWork> projections;  ///< run before the core, in order
-};
-
 /// @brief A collective (or a point-to-point transfer) of `size_bytes`
 /// (nccl-tests' "size", as the cost model priced it) over global ranks.
 struct CommWork {
@@ -45,14 +26,15 @@ struct CommWork {
   std::vector<std::int32_t> ranks;  ///< members, ascending; P2P: {sender, receiver}
 };
 
-/// @brief What one task does for real.
+/// @brief What one task does for real: a compute task's GEMMs and attention
+/// core as its builder recorded them (dag::WorkShape: the GEMMs in order, then
+/// the core), or a collective.
 struct ReplayTask {
-  std::variant<GemmWork, AttentionWork, CommWork> work;
+  std::variant<dag::WorkShape, CommWork> work;
 };
 
 /// @brief The graph's tasks as real work, index = dag::TaskId. Made by
-/// make_replay_plan (src/exec/replay_plan.cpp) from the graph and the scenario
-/// whose dimensions give the shapes.
+/// make_replay_plan (src/exec/replay_plan.cpp) from the graph's recorded work.
 struct ReplayPlan {
   std::vector<ReplayTask> tasks;
   std::int32_t ranks = 1;  ///< ranks the graph holds (1 for a symmetric graph)
@@ -87,8 +69,9 @@ class Backend {
   virtual MeasuredRun run(const dag::TaskGraph& graph, const ReplayPlan& plan, const ExecuteOptions& options) = 0;
 };
 
-/// "host" (always built) or "cuda" (built with CUDA and NCCL); any other name,
-/// or cuda in a build without it, is an input Error on field --backend.
+/// "host" (always built) or "cuda" (the CUDA plug-in, loaded now: its errors
+/// when it is not installed or does not load, hostrt/cuda_plugin.hpp); any
+/// other name is an input Error on field request.backend.
 std::unique_ptr<Backend> make_backend(const std::string& name);
 
 }  // namespace moeplan::exec

@@ -39,6 +39,13 @@ class ScheduleMaker {
   /// degree) replaces the scenario's when given. Input Error for a degree the
   /// schedule cannot take.
   virtual sched::BuiltSchedule build(const std::string& schedule, std::optional<std::int64_t> degree) const = 0;
+  /// As build(), recording each compute task's work shape (dag::WorkShape) for
+  /// the executor (exec::make_replay_plan), which build() leaves out so that
+  /// searches pay nothing for it. Default: build(), no shapes (a family whose
+  /// graphs are replayed overrides it).
+  virtual sched::BuiltSchedule build_for_replay(const std::string& schedule, std::optional<std::int64_t> degree) const {
+    return build(schedule, degree);
+  }
   /// How a symmetric graph priced uneven expert load: each MoE layer at its own
   /// most loaded rank (true), or every layer at the most loaded rank of the
   /// most loaded layer (false) (docs/cost-model.md, "Uneven expert load").

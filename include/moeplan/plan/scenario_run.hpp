@@ -51,6 +51,9 @@ class ScenarioRun {
   /// degree) replaces the scenario's when given. Input error for a family
   /// that runs no named schedule.
   sched::BuiltSchedule build(const std::string& schedule, std::optional<std::int64_t> degree = {}) const;
+  /// As build(), with each compute task's work shape recorded for the executor
+  /// (ScheduleMaker::build_for_replay).
+  sched::BuiltSchedule build_for_replay(const std::string& schedule, std::optional<std::int64_t> degree = {}) const;
 
   /// Uneven expert load of a schedule built from this scenario: each drawn
   /// rank's own AlltoAll time over the graph's AlltoAlls (every rank of a
@@ -64,6 +67,9 @@ class ScenarioRun {
   bool fits_in_memory() const;
 
  private:
+  // The maker, after the checks build() and build_for_replay() share.
+  const ScheduleMaker& checked_maker(std::optional<std::int64_t> degree) const;
+
   model::ScenarioSpec spec_;
   std::unique_ptr<cost::CostModel> costs_;
   const Family* family_ = nullptr;

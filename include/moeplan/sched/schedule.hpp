@@ -38,6 +38,9 @@ struct ScheduleKnobs {
   /// degree is then their number. Empty: the schedule's own slicing.
   std::vector<std::int64_t> slicing_tokens = {};
   bool multi_rank = false;  ///< every rank, collectives over groups (schedule.mode)
+  /// Record each compute task's work shape (dag::WorkShape, sched/work_shapes.hpp)
+  /// for the executor; off in searches, whose graphs then pay nothing for it.
+  bool record_work = false;
 };
 
 /// @brief The labels of one task, for builders that emit many alike.
@@ -49,6 +52,7 @@ struct TaskLabels {
   std::int32_t priority = 0;
   std::int64_t group = 1;  ///< ranks in a collective
   double size = 0;         ///< FLOPs (compute) or bytes (communication) the task was priced for
+  const dag::WorkShape* work = nullptr;  ///< a compute task's work, when the builder records it
 };
 
 /// The graph bound of a run's limits (model::RunLimits), for a builder's TaskGraphBuilder.
@@ -94,6 +98,7 @@ RankTasks emit_collective(dag::TaskGraphBuilder& builder, const TaskLabels& labe
 struct RankCost {
   double duration_ms = 0;
   double size = 0;
+  std::optional<dag::WorkShape> work{};  ///< that rank's work, when recorded (else the labels')
 };
 using RankCostFn = std::function<RankCost(std::int64_t rank)>;
 

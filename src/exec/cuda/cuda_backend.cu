@@ -25,11 +25,11 @@
 #endif
 
 #include "../../calibrate/cuda_ops.cuh"
-#include "../cuda_backend.hpp"
+#include "cuda_backend.hpp"
 #include "issue_plan.hpp"
 
-#include <moeplan/calibrate/mpi_session.hpp>
 #include <moeplan/core/error.hpp>
+#include <moeplan/hostrt/mpi_session.hpp>
 
 namespace moeplan::exec {
 namespace {
@@ -62,7 +62,7 @@ class Peers {
   void start(const ReplayPlan& plan) {
 #ifdef MOEPLAN_WITH_MPI
     // One session with calibrate (validate-hw --calibrate); MPI ends at exit.
-    if (!calibrate::start_mpi_session()) return;
+    if (!hostrt::start_mpi_session()) return;
     check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &world_), "MPI_Comm_size");
     check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
     if (world_ == 1) return;
@@ -70,7 +70,7 @@ class Peers {
       throw Error(ErrorKind::Input,
                   "mpirun started " + std::to_string(world_) + " ranks but the graph holds " +
                       std::to_string(plan.ranks) + "; start one process per rank of the graph",
-                  "--backend");
+                  "request.backend");
     ncclUniqueId id;
     if (rank_ == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
     check_mpi(MPI_Bcast(id.internal, sizeof(id.internal), MPI_CHAR, 0, MPI_COMM_WORLD), "MPI_Bcast");
@@ -142,19 +142,18 @@ struct Workspace {
     std::size_t a_elems = 1, b_elems = 1, c_elems = 1, comm_bytes = 1;
     for (const cuda_plan::Launch& l : launches) {
       const ReplayTask& task = plan.tasks[l.task];
-      const auto room_for = [&](const GemmWork& g) {
-        a_elems = std::max(a_elems, static_cast<std::size_t>(g.m * g.k));
-        b_elems = std::max(b_elems, static_cast<std::size_t>(g.k * g.n));
-        c_elems = std::max(c_elems, static_cast<std::size_t>(g.m * g.n));
-      };
-      if (const GemmWork* g = std::get_if<GemmWork>(&task.work)) {
-        room_for(*g);
-      } else if (const AttentionWork* w = std::get_if<AttentionWork>(&task.work)) {
-        for (const GemmWork& p : w->projections) room_for(p);
-        attention.queries = std::max(attention.queries, w->queries);
-        attention.context = std::max(attention.context, w->context);
-        attention.heads = std::max(attention.heads, w->heads);
-        attention.head_dim = std::max(attention.head_dim, w->head_dim);
+      if (const dag::WorkShape* w = std::get_if<dag::WorkShape>(&task.work)) {
+        for (const dag::GemmBatch& g : w->gemms) {
+          a_elems = std::max(a_elems, static_cast<std::size_t>(g.m * g.k));
+          b_elems = std::max(b_elems, static_cast<std::size_t>(g.k * g.n));
+          c_elems = std::max(c_elems, static_cast<std::size_t>(g.m * g.n));
+        }
+        if (const auto& a = w->attention) {
+          attention.queries = std::max(attention.queries, a->queries);
+          attention.context = std::max(attention.context, a->context);
+          attention.heads = std::max(attention.heads, a->heads);
+          attention.head_dim = std::max(attention.head_dim, a->head_dim);
+        }
       } else {
         const CommWork& c = std::get<CommWork>(task.work);
         // The proxy copies up to 2 (n - 1) / n of the size (allreduce): room for both.
@@ -189,8 +188,10 @@ class CudaBackend final : public Backend {
     int devices = 0;
     const cudaError_t status = cudaGetDeviceCount(&devices);
     if (status != cudaSuccess || devices == 0)
-      throw Error(ErrorKind::Runtime, std::string("--backend cuda: no CUDA GPU found (cudaGetDeviceCount: ") +
-                                          (status != cudaSuccess ? cudaGetErrorString(status) : "0 devices") + ")");
+      throw Error(ErrorKind::Runtime,
+                  std::string("no CUDA GPU found (cudaGetDeviceCount: ") +
+                      (status != cudaSuccess ? cudaGetErrorString(status) : "0 devices") + ")",
+                  "request.backend");
     Peers peers;
     peers.start(plan);
     if (peers.world() == 1 && plan.ranks > 1)
@@ -198,7 +199,7 @@ class CudaBackend final : public Backend {
                   "the graph holds " + std::to_string(plan.ranks) +
                       " ranks: one process replays a symmetric graph (1 rank); run under mpirun with one process "
                       "per rank",
-                  "--backend");
+                  "request.backend");
     check(cudaSetDevice(peers.rank() % devices), "cudaSetDevice");
     const cuda_plan::IssuePlan issue = cuda_plan::make_issue_plan(graph, peers.rank());
     return Replay(graph, plan, issue, peers).run(options);
@@ -300,19 +301,14 @@ class CudaBackend final : public Backend {
     void launch(dag::TaskId t, cudaStream_t s) {
       Workspace& w = *workspace_;
       const ReplayTask& task = plan_.tasks[t];
-      const auto run_gemm = [&](const GemmWork& gemm) {
-        for (std::int64_t i = 0; i < gemm.count; ++i)
-          cuda_ops::gemm_bf16(cublas_, gemm.m, gemm.n, gemm.k, w.a.as<__nv_bfloat16>(), w.b.as<__nv_bfloat16>(),
-                              w.c.as<__nv_bfloat16>());
-      };
-      if (const GemmWork* gemm = std::get_if<GemmWork>(&task.work)) {
+      if (const dag::WorkShape* work = std::get_if<dag::WorkShape>(&task.work)) {
         check(cublasSetStream(cublas_, s), "cublasSetStream");
-        run_gemm(*gemm);
-      } else if (const AttentionWork* a = std::get_if<AttentionWork>(&task.work)) {
-        if (a->queries <= 0) return;
-        check(cublasSetStream(cublas_, s), "cublasSetStream");
-        for (const GemmWork& p : a->projections) run_gemm(p);
-        cuda_ops::attention_bf16(cublas_, s, {a->queries, a->context, a->heads, a->head_dim}, *w.attention_buffers);
+        for (const dag::GemmBatch& g : work->gemms)
+          for (std::int64_t i = 0; i < g.count; ++i)
+            cuda_ops::gemm_bf16(cublas_, g.m, g.n, g.k, w.a.as<__nv_bfloat16>(), w.b.as<__nv_bfloat16>(),
+                                w.c.as<__nv_bfloat16>());
+        if (const auto& a = work->attention; a && a->queries > 0)
+          cuda_ops::attention_bf16(cublas_, s, {a->queries, a->context, a->heads, a->head_dim}, *w.attention_buffers);
       } else {
         communicate(t, std::get<CommWork>(task.work), s);
       }
@@ -329,7 +325,7 @@ class CudaBackend final : public Backend {
               "cudaMemcpyAsync (proxy)");
         return;
       }
-      // Bytes as nccl-tests' size (the cost model's): see calibrate::bus_bandwidth_factor.
+      // Bytes as nccl-tests' size (the cost model's): see cost::bus_factor.
       const std::size_t n = static_cast<std::size_t>(c.ranks.size());
       const std::size_t size = static_cast<std::size_t>(c.size_bytes);
       const std::size_t chunk = size / n;

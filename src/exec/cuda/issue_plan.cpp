@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include <moeplan/calibrate/cuda_calibration.hpp>
 #include <moeplan/core/error.hpp>
+#include <moeplan/cost/bus_factor.hpp>
 
 namespace moeplan::exec::cuda_plan {
 namespace {
@@ -166,7 +166,7 @@ IssuePlan make_issue_plan(const dag::TaskGraph& graph, std::int32_t rank) { retu
 double proxy_copy_bytes(const CommWork& work) {
   const int ranks = static_cast<int>(work.ranks.size());
   if (ranks <= 1) return 0;
-  return work.size_bytes * calibrate::bus_bandwidth_factor(work.op, ranks);
+  return work.size_bytes * cost::bus_factor(work.op, ranks);
 }
 
 }  // namespace moeplan::exec::cuda_plan

@@ -44,7 +44,7 @@ struct IssuePlan {
 IssuePlan make_issue_plan(const dag::TaskGraph& graph, std::int32_t rank);
 
 /// Bytes the one-GPU proxy copies for a collective: what each rank puts on its
-/// links, nccl-tests' size x bus-bandwidth factor (calibrate::bus_bandwidth_factor):
+/// links, nccl-tests' size x bus-bandwidth factor (cost::bus_factor):
 /// alltoall and allgather over n ranks (n - 1) / n of the size, allreduce 2 (n - 1) / n,
 /// p2p the size; a group of one, 0.
 double proxy_copy_bytes(const CommWork& work);

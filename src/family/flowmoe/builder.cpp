@@ -2,14 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
-#include <moeplan/family/flowmoe/rules.hpp>
 #include <moeplan/cost/expert_pricing.hpp>
 #include <moeplan/cost/routing.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
+#include <moeplan/family/flowmoe/rules.hpp>
+#include <moeplan/sched/work_shapes.hpp>
 
 namespace moeplan::flowmoe {
 namespace {
@@ -71,6 +73,12 @@ class Builder {
       const std::int64_t local_seq = std::max<std::int64_t>(1, s.workload.seq_len / p.cp);
       at_ms_[phase] = costs.attention(s.model, local_seq, local_seq, factor * att.forward_flops / parts).value +
                       costs.compute(OpClass::Gemm, factor * moe.gating_forward_flops / parts).value;
+      if (k.record_work) {  // the same split, for the executor (sched/work_shapes.hpp)
+        at_work_[phase] =
+            sched::with_gemms(sched::attention_work(s.model, local_seq, local_seq, factor * att.forward_flops / parts),
+                              sched::router_work(s.model, moe.tokens_per_rank / parts, phase == 1));
+        expert_work_[phase] = sched::expert_work(s.model, p, moe, phase == 1, rr);
+      }
     }
     // Uneven expert load (docs/cost-model.md): dropless routing that is not
     // balanced sizes each rank's AlltoAll and experts by its own counts, per
@@ -121,13 +129,17 @@ class Builder {
     const OpClass op = experts ? OpClass::Gemm : OpClass::Attention;
     double flops = experts ? expert_flops_[i] : at_flops_[i];
     double ms = experts ? expert_ms_[i] : at_ms_[i];
+    const std::optional<dag::WorkShape>* work = experts ? &expert_work_[i] : &at_work_[i];
+    std::optional<dag::WorkShape> routed_work;
     if (experts && !routed_.empty()) {
       const Routed& r = routed_[static_cast<std::size_t>(layer)][static_cast<std::size_t>(rank)];
       flops = r.expert_flops[i];
       ms = r.expert_ms[i];
+      if (k_.record_work) routed_work = sched::expert_work(s_.model, s_.parallel, r.sizes, phase == 1, as_double(R_));
+      work = &routed_work;
     }
-    return sched::emit_task(b_, {name, ph, layer, mb, 0, 1, flops}, dag::TaskKind::Compute, op, ms,
-                     {compute_[static_cast<std::size_t>(rank)]}, after);
+    return sched::emit_task(b_, {name, ph, layer, mb, 0, 1, flops, *work ? &**work : nullptr}, dag::TaskKind::Compute,
+                            op, ms, {compute_[static_cast<std::size_t>(rank)]}, after);
   }
   // A collective over the given ranks' pool (all ranks in symmetric mode: rank 0 stands for the group).
   TaskId collective(const std::string& name, OpClass op, double ms, double bytes, std::int64_t group,
@@ -335,6 +347,7 @@ class Builder {
       for (std::size_t r : which) {
         const cost::MoeLayerSizes m = cost::moe_layer_sizes_for(s_.model, p, s_.workload, layer[r]);
         Routed out;
+        out.sizes = m;
         out.a2a_bytes = m.dispatch_bytes / rr;
         out.a2a_ms = costs_.communication(OpClass::A2A, ep_group_, out.a2a_bytes).value;
         for (int phase = 0; phase < 2; ++phase) {
@@ -348,6 +361,7 @@ class Builder {
   }
 
   struct Routed {
+    cost::MoeLayerSizes sizes;  // the whole micro-batch's
     double a2a_bytes = 0, a2a_ms = 0;
     double expert_flops[2] = {0, 0}, expert_ms[2] = {0, 0};
   };
@@ -365,6 +379,7 @@ class Builder {
   cost::GroupShape ep_group_, dp_group_, edp_group_;
   double a2a_ms_ = 0, a2a_bytes_ = 0, ar_bytes_ = 0, expert_ar_bytes_ = 0;
   double expert_ms_[2] = {0, 0}, at_ms_[2] = {0, 0}, expert_flops_[2] = {0, 0}, at_flops_[2] = {0, 0};
+  std::optional<dag::WorkShape> expert_work_[2], at_work_[2];  // when recorded (FlowMoeKnobs::record_work)
 };
 
 }  // namespace

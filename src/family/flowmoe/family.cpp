@@ -26,15 +26,25 @@ class Maker final : public plan::ScheduleMaker {
   Maker(const model::ScenarioSpec& s, const cost::CostModel& costs) : s_(s), costs_(costs) {}
 
   sched::BuiltSchedule build(const std::string& schedule, std::optional<std::int64_t> degree) const override {
-    // R: the request's, else the scenario's, else FlowMoE's default 2 (its
-    // code fixes R = 2); Sp: the scenario's, else default_chunk_bytes.
-    const std::int64_t chunk = s_.schedule.ar_chunk_bytes.value_or(default_chunk_bytes(s_));
-    return build_flowmoe(s_, costs_, flowmoe_knobs(s_, schedule, degree.value_or(s_.schedule.degree.value_or(2)), chunk));
+    return build_flowmoe(s_, costs_, knobs(schedule, degree));
+  }
+  sched::BuiltSchedule build_for_replay(const std::string& schedule,
+                                        std::optional<std::int64_t> degree) const override {
+    FlowMoeKnobs k = knobs(schedule, degree);
+    k.record_work = true;
+    return build_flowmoe(s_, costs_, k);
   }
   // Symmetric mode prices each layer's AlltoAll at its own most loaded rank.
   bool routing_priced_per_layer() const override { return true; }
 
  private:
+  FlowMoeKnobs knobs(const std::string& schedule, std::optional<std::int64_t> degree) const {
+    // R: the request's, else the scenario's, else FlowMoE's default 2 (its
+    // code fixes R = 2); Sp: the scenario's, else default_chunk_bytes.
+    const std::int64_t chunk = s_.schedule.ar_chunk_bytes.value_or(default_chunk_bytes(s_));
+    return flowmoe_knobs(s_, schedule, degree.value_or(s_.schedule.degree.value_or(2)), chunk);
+  }
+
   const model::ScenarioSpec& s_;
   const cost::CostModel& costs_;
 };

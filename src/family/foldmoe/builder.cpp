@@ -7,12 +7,13 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
-#include <moeplan/family/foldmoe/rules.hpp>
 #include <moeplan/cost/expert_pricing.hpp>
 #include <moeplan/cost/routing.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
+#include <moeplan/family/foldmoe/rules.hpp>
 #include <moeplan/model/model_stats.hpp>
 #include <moeplan/sched/slicing.hpp>
+#include <moeplan/sched/work_shapes.hpp>
 
 namespace moeplan::foldmoe {
 namespace {
@@ -101,14 +102,23 @@ struct Pricing {
   double attention_ms(double l, double c, bool backward) const {
     return costs.attention(s.model, std::llround(l), std::llround(c), attention_flops(l, c, backward)).value;
   }
+  double gate_tokens(double l) const { return mbs * l / sp_split / as_double(s.parallel.cp); }
   double gate_flops(double l, bool backward) const {
-    const double tokens = mbs * l / sp_split / as_double(s.parallel.cp);
-    return (backward ? 2.0 : 1.0) * 2.0 * tokens * as_double(s.model.d_model) * as_double(s.model.moe.num_experts);
+    return (backward ? 2.0 : 1.0) * 2.0 * gate_tokens(l) * as_double(s.model.d_model) *
+           as_double(s.model.moe.num_experts);
   }
   double dense_ffn_flops(double l, bool backward) const {
     const double gemms = s.model.ffn_type == model::FfnType::GeluFfn ? 2.0 : 3.0;
     return (backward ? 2.0 : 1.0) * mbs * l / as_double(s.parallel.cp) * gemms * 2.0 * as_double(s.model.d_model) *
            as_double(s.model.ffn_hidden) / as_double(s.parallel.tp);
+  }
+  // The shapes of those FLOPs, for the executor (sched/work_shapes.hpp).
+  dag::WorkShape gate_work(double l, bool backward) const {
+    return sched::router_work(s.model, gate_tokens(l), backward);
+  }
+  dag::WorkShape dense_ffn_work(double l, bool backward) const {
+    return sched::dense_ffn_work(s.model, mbs * l / as_double(s.parallel.cp),
+                                 as_double(s.model.ffn_hidden) / as_double(s.parallel.tp), backward);
   }
   // An MoE micro-batch of m tokens of each sequence, on `rank` in block `layer`.
   cost::MoeLayerSizes moe_sizes(double m, std::int32_t layer, std::int64_t rank) const {
@@ -134,7 +144,8 @@ struct Pricing {
 // time. Every rank gets the same program, in the same issue order.
 class FoldBuilder {
  public:
-  FoldBuilder(const Pricing& pricing, const sched::RankLayout& layout) : p_(pricing), layout_(layout) {
+  FoldBuilder(const Pricing& pricing, const sched::RankLayout& layout, bool record_work)
+      : p_(pricing), layout_(layout), record_work_(record_work) {
     for (std::int32_t r = 0; r < layout.ranks; ++r) {
       compute_.push_back(b_.add_resource({"compute", r, dag::DispatchPolicy::InOrder}));
       comm_.push_back(b_.add_resource({"comm", r, dag::DispatchPolicy::InOrder}));
@@ -142,17 +153,27 @@ class FoldBuilder {
     }
   }
 
-  // A compute task of `flops` on every rank, priced on the op's line.
-  sched::RankTasks compute(const std::string& name, OpClass op, double flops, Phase ph, std::int32_t layer, std::int32_t i,
-                    const std::vector<sched::RankTasks>& after) {
-    return sched::emit_on_ranks(b_, {name, ph, layer, i, 0, 1, flops}, dag::TaskKind::Compute, op, p_.compute(op, flops),
-                         compute_, after);
+  // A task's work shape when the build records them (ScheduleKnobs::record_work), else none.
+  template <class Shape>
+  std::optional<dag::WorkShape> work(const Shape& shape) const {
+    return record_work_ ? std::optional<dag::WorkShape>(shape()) : std::nullopt;
+  }
+  // A compute task of `flops` on every rank, priced on the op's line; `work` its shape, when recorded.
+  sched::RankTasks compute(const std::string& name, OpClass op, double flops, Phase ph, std::int32_t layer,
+                           std::int32_t i, const std::vector<sched::RankTasks>& after,
+                           const std::optional<dag::WorkShape>& work = {}) {
+    return sched::emit_on_ranks(b_, {name, ph, layer, i, 0, 1, flops, work ? &*work : nullptr}, dag::TaskKind::Compute,
+                                op, p_.compute(op, flops), compute_, after);
   }
   // The attention of a slice of l queries at the end of a c-token context.
   sched::RankTasks attention(const std::string& name, double l, double c, bool backward, Phase ph, std::int32_t layer,
                       std::int32_t i, const std::vector<sched::RankTasks>& after) {
-    return sched::emit_on_ranks(b_, {name, ph, layer, i, 0, 1, p_.attention_flops(l, c, backward)}, dag::TaskKind::Compute,
-                         OpClass::Attention, p_.attention_ms(l, c, backward), compute_, after);
+    const double flops = p_.attention_flops(l, c, backward);
+    const std::optional<dag::WorkShape> shape =
+        work([&] { return sched::attention_work(p_.s.model, std::llround(l), std::llround(c), flops); });
+    return sched::emit_on_ranks(b_, {name, ph, layer, i, 0, 1, flops, shape ? &*shape : nullptr},
+                                dag::TaskKind::Compute, OpClass::Attention, p_.attention_ms(l, c, backward), compute_,
+                                after);
   }
   // The experts of a micro-batch: `flops` over the expert's GEMMs, each paying its startup.
   sched::RankTasks experts(const std::string& name, double flops, Phase ph, std::int32_t layer, std::int32_t i,
@@ -167,8 +188,9 @@ class FoldBuilder {
         b_, {name, ph, layer, i, 0, 1, 0}, dag::TaskKind::Compute, OpClass::Gemm,
         [&](std::int64_t r) {
           const cost::MoeLayerSizes sizes = sizes_of(r);
-          return sched::RankCost{p_.expert_ms(sizes, backward),
-                          backward ? sizes.expert_backward_flops : sizes.expert_forward_flops};
+          return sched::RankCost{
+              p_.expert_ms(sizes, backward), backward ? sizes.expert_backward_flops : sizes.expert_forward_flops,
+              work([&] { return sched::expert_work(p_.s.model, p_.s.parallel, sizes, backward, 1.0); })};
         },
         compute_, after);
   }
@@ -201,6 +223,7 @@ class FoldBuilder {
  private:
   const Pricing& p_;
   const sched::RankLayout& layout_;
+  bool record_work_;
   dag::TaskGraphBuilder b_;
   std::vector<dag::ResourceId> compute_, comm_, intra_;
 };
@@ -244,8 +267,8 @@ std::vector<Step> forward_program(std::size_t slices, const std::vector<std::siz
 class IterationBuilder {
  public:
   IterationBuilder(const model::ScenarioSpec& s, const Pricing& pricing, const sched::RankLayout& layout, Kind kind,
-                   std::int64_t degree, const std::vector<std::int64_t>& slicing, bool multi_rank)
-      : s_(s), p_(pricing), fb_(pricing, layout), kind_(kind), degree_(degree), multi_rank_(multi_rank) {
+                   std::int64_t degree, const std::vector<std::int64_t>& slicing, bool multi_rank, bool record_work)
+      : s_(s), p_(pricing), fb_(pricing, layout, record_work), kind_(kind), degree_(degree), multi_rank_(multi_rank) {
     const std::int64_t L = s.workload.seq_len;
     const std::int64_t d = kind == Kind::None ? 1 : degree;
     moe_ = sched::token_uniform_slicing(L, d);
@@ -393,7 +416,8 @@ class IterationBuilder {
                                                 after(entry), previous_attention, false);
           previous_attention = last_attention_;
           gate[k] = fb_.compute(fmt::format("fwd L{} gate s{}", layer, k), OpClass::Gemm,
-                                p_.gate_flops(as_double(attention_[k]), false), Phase::Forward, layer, i, {out});
+                                p_.gate_flops(as_double(attention_[k]), false), Phase::Forward, layer, i, {out},
+                                fb_.work([&] { return p_.gate_work(as_double(attention_[k]), false); }));
           break;
         }
         case Step::Dispatch: {
@@ -459,9 +483,9 @@ class IterationBuilder {
           const std::size_t k = step.index;
           std::vector<sched::RankTasks> deps;
           for (std::size_t j = covering_[k].first; j <= covering_[k].second; ++j) deps.push_back(dispatch_grad[j]);
-          const sched::RankTasks g = fb_.compute(fmt::format("bwd L{} gate s{}", layer, k), OpClass::Gemm,
-                                          p_.gate_flops(as_double(attention_[k]), true), Phase::Backward, layer, i,
-                                          deps);
+          const sched::RankTasks g = fb_.compute(
+              fmt::format("bwd L{} gate s{}", layer, k), OpClass::Gemm, p_.gate_flops(as_double(attention_[k]), true),
+              Phase::Backward, layer, i, deps, fb_.work([&] { return p_.gate_work(as_double(attention_[k]), true); }));
           // Slice k's keys and values collect gradients from every later slice first.
           last = attention_slice(layer, k, as_double(attention_[k]), as_double(context[k]), {g}, later_attention, true);
           later_attention = last_attention_;
@@ -485,8 +509,9 @@ class IterationBuilder {
       if (par.tp > 1 && par.sequence_parallel)
         deps = {fb_.collective(fmt::format("{} L{} ffn-ag", dir, layer), OpClass::AllGather, fb_.intra(), p_.tp_group,
                                groups().tp, bytes, ph, layer, 0, deps)};
-      sched::RankTasks out = fb_.compute(fmt::format("{} L{} ffn", dir, layer), OpClass::Gemm,
-                                  p_.dense_ffn_flops(L, backward), ph, layer, 0, deps);
+      sched::RankTasks out =
+          fb_.compute(fmt::format("{} L{} ffn", dir, layer), OpClass::Gemm, p_.dense_ffn_flops(L, backward), ph, layer,
+                      0, deps, fb_.work([&] { return p_.dense_ffn_work(L, backward); }));
       if (par.tp > 1)
         out = fb_.collective(fmt::format("{} L{} ffn-{}", dir, layer, par.sequence_parallel ? "rs" : "ar"),
                              par.sequence_parallel ? OpClass::ReduceScatter : OpClass::AllReduce, fb_.intra(),
@@ -569,8 +594,9 @@ sched::BuiltSchedule build_foldmoe(const model::ScenarioSpec& s, const cost::Cos
                 "schedule.degree");
   const sched::RankLayout layout = sched::rank_layout(s, knobs.multi_rank, "FoldMoE");
   const Pricing pricing(s, costs, layout);
-  sched::BuiltSchedule out = IterationBuilder(s, pricing, layout, kind, degree, knobs.slicing_tokens, knobs.multi_rank)
-                          .build(knobs.schedule);
+  sched::BuiltSchedule out =
+      IterationBuilder(s, pricing, layout, kind, degree, knobs.slicing_tokens, knobs.multi_rank, knobs.record_work)
+          .build(knobs.schedule);
   out.overlap_compute_slowdown = costs.overlap_compute_slowdown();
   out.overlap_comm_slowdown = costs.overlap_comm_slowdown();
   return out;

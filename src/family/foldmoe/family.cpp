@@ -25,6 +25,17 @@ class Maker final : public plan::ScheduleMaker {
   Maker(const model::ScenarioSpec& s, const cost::CostModel& costs) : s_(s), costs_(costs) {}
 
   sched::BuiltSchedule build(const std::string& schedule, std::optional<std::int64_t> degree) const override {
+    return build_foldmoe(s_, costs_, knobs(schedule, degree));
+  }
+  sched::BuiltSchedule build_for_replay(const std::string& schedule,
+                                        std::optional<std::int64_t> degree) const override {
+    sched::ScheduleKnobs k = knobs(schedule, degree);
+    k.record_work = true;
+    return build_foldmoe(s_, costs_, k);
+  }
+
+ private:
+  sched::ScheduleKnobs knobs(const std::string& schedule, std::optional<std::int64_t> degree) const {
     // d from the request, else the scenario's, else 4 (the middle of the
     // paper's 2..16); the scenario's slicing for the schedules it applies to.
     sched::ScheduleKnobs knobs{schedule, degree.value_or(s_.schedule.degree.value_or(4)), {}};
@@ -36,10 +47,9 @@ class Maker final : public plan::ScheduleMaker {
                     fmt::format("{} disagrees with schedule.slicing's {} slices", *degree, knobs.slicing_tokens.size()),
                     "request.degree");
     }
-    return build_foldmoe(s_, costs_, knobs);
+    return knobs;
   }
 
- private:
   const model::ScenarioSpec& s_;
   const cost::CostModel& costs_;
 };

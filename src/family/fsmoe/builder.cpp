@@ -7,11 +7,12 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
-#include <moeplan/family/fsmoe/rules.hpp>
 #include <moeplan/cost/expert_pricing.hpp>
 #include <moeplan/cost/routing.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
+#include <moeplan/family/fsmoe/rules.hpp>
 #include <moeplan/model/model_stats.hpp>
+#include <moeplan/sched/work_shapes.hpp>
 
 namespace moeplan::fsmoe {
 namespace {
@@ -126,11 +127,17 @@ class Builder {
   static std::vector<sched::RankTasks> after(const std::optional<sched::RankTasks>& t) {
     return t ? std::vector<sched::RankTasks>{*t} : std::vector<sched::RankTasks>{};
   }
-  // A compute task of `flops` on every rank's compute stream, priced on the op's line.
+  // A task's work shape when the build records them (FsMoeKnobs::record_work), else none.
+  template <class Shape>
+  std::optional<dag::WorkShape> work(const Shape& shape) const {
+    return k_.record_work ? std::optional<dag::WorkShape>(shape()) : std::nullopt;
+  }
+  // A compute task of `flops` on every rank's compute stream, priced on the op's line; `work` its shape, when recorded.
   sched::RankTasks compute(const std::string& name, OpClass op, double flops, Phase ph, std::int32_t layer,
-                    std::int32_t index, const std::vector<sched::RankTasks>& after) {
-    return sched::emit_on_ranks(b_, {name, ph, layer, index, 0, 1, flops}, dag::TaskKind::Compute, op,
-                         costs_.compute(op, flops).value, compute_, after);
+                           std::int32_t index, const std::vector<sched::RankTasks>& after,
+                           const std::optional<dag::WorkShape>& work = {}) {
+    return sched::emit_on_ranks(b_, {name, ph, layer, index, 0, 1, flops, work ? &*work : nullptr},
+                                dag::TaskKind::Compute, op, costs_.compute(op, flops).value, compute_, after);
   }
   // A collective of `bytes` priced over `group`, one per rank group of `groups`, on streams `on`.
   sched::RankTasks collective(const std::string& name, OpClass op, const cost::GroupShape& group,
@@ -170,7 +177,11 @@ class Builder {
     std::vector<sched::RankTasks> deps = after(entry);
     const double factor = backward ? 2.0 : 1.0;
     const double gate_flops = factor * moe_.gating_forward_flops;
-    if (backward) deps = {compute(fmt::format("bwd L{} gate", layer), OpClass::Gemm, gate_flops, ph, layer, 0, deps)};
+    const auto gate_work = [&] {
+      return work([&] { return sched::router_work(s_.model, moe_.tokens_per_rank, backward); });
+    };
+    if (backward)
+      deps = {compute(fmt::format("bwd L{} gate", layer), OpClass::Gemm, gate_flops, ph, layer, 0, deps, gate_work())};
     if (p.tp > 1 && p.sequence_parallel)
       deps = {collective(fmt::format("{} L{} attn-ag", dir, layer), OpClass::AllGather, tp_group_, layout_.tp,
                          attention_.tp_allgather_bytes, intra_, ph, layer, 0, deps, kMoePriority)};
@@ -180,16 +191,21 @@ class Builder {
     if (overlap.dp_bytes > 0) gradient(layer, overlap.dp_bytes, overlap.dp_where, ready);
     if (overlap.edp_bytes > 0) expert_gradient(layer, overlap.edp_bytes, "layer", ready);
     const double att_flops = backward ? attention_.backward_flops : attention_.forward_flops;
-    sched::RankTasks out = sched::emit_on_ranks(b_, {fmt::format("{} L{} attention", dir, layer), ph, layer, 0, 0, 1, att_flops},
-                                  dag::TaskKind::Compute, OpClass::Attention,
-                                  costs_.attention(s_.model, local_seq_, local_seq_, att_flops).value, compute_, deps);
+    const std::optional<dag::WorkShape> att_work =
+        work([&] { return sched::attention_work(s_.model, local_seq_, local_seq_, att_flops); });
+    sched::RankTasks out = sched::emit_on_ranks(
+        b_,
+        {fmt::format("{} L{} attention", dir, layer), ph, layer, 0, 0, 1, att_flops, att_work ? &*att_work : nullptr},
+        dag::TaskKind::Compute, OpClass::Attention, costs_.attention(s_.model, local_seq_, local_seq_, att_flops).value,
+        compute_, deps);
     if (p.tp > 1) {
       const OpClass op = p.sequence_parallel ? OpClass::ReduceScatter : OpClass::AllReduce;
       const double bytes = p.sequence_parallel ? attention_.tp_reducescatter_bytes : attention_.tp_allreduce_bytes;
       out = collective(fmt::format("{} L{} attn-{}", dir, layer, p.sequence_parallel ? "rs" : "ar"), op, tp_group_,
                        layout_.tp, bytes, intra_, ph, layer, 0, {out}, kMoePriority);
     }
-    if (!backward) out = compute(fmt::format("fwd L{} gate", layer), OpClass::Gemm, gate_flops, ph, layer, 0, {out});
+    if (!backward)
+      out = compute(fmt::format("fwd L{} gate", layer), OpClass::Gemm, gate_flops, ph, layer, 0, {out}, gate_work());
     return out;
   }
 
@@ -210,7 +226,8 @@ class Builder {
       const cost::MoeLayerSizes& sizes = moe_sizes(layer, q);
       const double flops = (backward ? sizes.expert_backward_flops : sizes.expert_forward_flops) / rr;
       // By shape when the profile has a GEMM shape model; else the gemm line on `flops`, as before.
-      return sched::RankCost{cost::expert_ffn_time(costs_, s_.model, s_.parallel, sizes, backward, rr).value, flops};
+      return sched::RankCost{cost::expert_ffn_time(costs_, s_.model, s_.parallel, sizes, backward, rr).value, flops,
+                             work([&] { return sched::expert_work(s_.model, s_.parallel, sizes, backward, rr); })};
     };
     const std::vector<sched::RankTasks> first = after(entry);
     std::vector<sched::RankTasks> experts(static_cast<std::size_t>(r)), scattered(static_cast<std::size_t>(r));

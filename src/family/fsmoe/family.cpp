@@ -24,15 +24,25 @@ class Maker final : public plan::ScheduleMaker {
   Maker(const model::ScenarioSpec& s, const cost::CostModel& costs) : s_(s), costs_(costs) {}
 
   sched::BuiltSchedule build(const std::string& schedule, std::optional<std::int64_t> degree) const override {
+    return build_fsmoe(s_, costs_, knobs(schedule, degree));
+  }
+  sched::BuiltSchedule build_for_replay(const std::string& schedule,
+                                        std::optional<std::int64_t> degree) const override {
+    FsMoeKnobs k = knobs(schedule, degree);
+    k.record_work = true;
+    return build_fsmoe(s_, costs_, k);
+  }
+
+ private:
+  FsMoeKnobs knobs(const std::string& schedule, std::optional<std::int64_t> degree) const {
     FsMoeKnobs knobs = fsmoe_knobs(closed_forms(), schedule);
     if (degree) {
       knobs.degree_forward = knobs.degree_backward = *degree;
       knobs.degree_backward_per_layer.clear();
     }
-    return build_fsmoe(s_, costs_, knobs);
+    return knobs;
   }
 
- private:
   // Schedules are built from several threads at once (plan::simulate_schedules).
   const FsMoePlan& closed_forms() const {
     std::call_once(once_, [&] { plan_ = plan_fsmoe(s_, costs_, {}); });

@@ -117,14 +117,15 @@ check "fit calibrate points" 0 "$bin" fit "$tmp/cal1/host.points.csv" --cluster 
 calibrate_checks "$tmp/cal1" 0
 check "simulate without collective lines" 2 "$bin" simulate host-flowmoe-small --set profile_ref="$tmp/cal1/host.textproto"
 expect_err "simulate without collective lines" "has no a2a line on link intra"
-# --backend cuda: a build without CUDA refuses (exit 2); a CUDA build on a
-# machine with no GPU fails at run time (exit 1); with a GPU the gpu-labelled
-# CTest gpu-calibrate runs it (tests/cli/gpu_calibrate_test.sh).
+# --backend cuda: without the CUDA plug-in (a build without CUDA) it refuses
+# (exit 2); with it, on a machine with no GPU it fails at run time (exit 1);
+# with a GPU the gpu-labelled CTest gpu-calibrate runs it
+# (tests/cli/gpu_calibrate_test.sh; the plug-in's own checks: cuda_plugin_test.sh).
 "$bin" calibrate --backend cuda -o "$tmp/cal1/x.textproto" >"$tmp/out" 2>"$tmp/err"
 cuda_rc=$?
 case $cuda_rc in
-  2) expect_err "calibrate --backend cuda, no CUDA build" "--backend cuda: the cuda backend needs the GPU build" ;;
-  1) expect_err "calibrate --backend cuda, no GPU" "moeplan: error: --backend cuda: no CUDA GPU found (" ;;
+  2) expect_err "calibrate --backend cuda, no plug-in" "moeplan: error: --backend: the cuda backend is the plug-in libmoeplan_cuda.so" ;;
+  1) expect_err "calibrate --backend cuda, no GPU" "moeplan: error: --backend: no CUDA GPU found (" ;;
   0) echo "calibrate --backend cuda: a GPU is present; checked by CTest gpu-calibrate"
      rm -f "$tmp/cal1/x.textproto" "$tmp/cal1/x.points.csv" ;;
   *) fail=$((fail + 1)); echo "FAIL calibrate --backend cuda: exit $cuda_rc"; cat "$tmp/err" ;;

@@ -7,7 +7,7 @@
 
 #include <moeplan/core/error.hpp>
 
-#include "cuda_backend.hpp"  // src/exec/: the factory (private header)
+#include "cuda_backend.hpp"  // src/exec/cuda/: the factory (private header)
 
 using namespace moeplan;
 
@@ -33,7 +33,7 @@ TEST_CASE("exec::make_cuda_backend replays a graph or refuses without a GPU", "[
   b.add_dependency(tc, td);
   const dag::TaskGraph graph = std::move(b).build();
   exec::ReplayPlan plan;
-  const exec::GemmWork gemm{1024, 1024, 1024, 1};
+  const dag::WorkShape gemm{{{1024, 1024, 1024, 1}}, std::nullopt};
   plan.tasks = {{gemm}, {exec::CommWork{model::OpClass::A2A, 1048576.0, {0, 1}}}, {gemm}, {gemm}};
   exec::ExecuteOptions options;
   options.warmup_iterations = 1;

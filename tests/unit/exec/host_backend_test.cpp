@@ -87,8 +87,9 @@ TEST_CASE("exec host backend: collectives taken in different orders on two strea
   const dag::TaskGraph g = std::move(b).build();
   exec::ReplayPlan plan;
   plan.ranks = 2;
-  plan.tasks = {{exec::GemmWork{64, 64, 64, 1}},
-                {exec::GemmWork{64, 64, 64, 1}},
+  const dag::WorkShape gemm64{{{64, 64, 64, 1}}, std::nullopt};
+  plan.tasks = {{gemm64},
+                {gemm64},
                 {exec::CommWork{model::OpClass::AllReduce, 1 << 16, {0, 1}}},
                 {exec::CommWork{model::OpClass::A2A, 1 << 16, {0, 1}}}};
   const exec::MeasuredRun m = run_host(g, plan);
@@ -117,7 +118,7 @@ TEST_CASE("exec host backend: priority pools and in-order heads follow the engin
   b.add_dependency(t0, x);
   const dag::TaskGraph g = std::move(b).build();
   exec::ReplayPlan plan;
-  for (int i = 0; i < 5; ++i) plan.tasks.push_back({exec::GemmWork{32, 32, 32, 1}});
+  for (int i = 0; i < 5; ++i) plan.tasks.push_back({dag::WorkShape{{{32, 32, 32, 1}}, std::nullopt}});
   const exec::MeasuredRun m = run_host(g, plan);
   const sim::Timeline& tl = m.timeline;
   check_order(g, tl);
@@ -136,8 +137,8 @@ TEST_CASE("exec host backend replays a scaled-down bundled scenario in the graph
                                                                       {"workload.micro_batch_size", "2"}}));
   for (const char* schedule : {"none", "flowmoe"}) {
     INFO(schedule);
-    const sched::BuiltSchedule built = run.build(schedule);
-    const exec::ReplayPlan plan = exec::make_replay_plan(built.graph, run.spec(), built.slicing_tokens);
+    const sched::BuiltSchedule built = run.build_for_replay(schedule);
+    const exec::ReplayPlan plan = exec::make_replay_plan(built.graph);
     exec::ExecuteOptions o;
     o.warmup_iterations = 1;
     o.iterations = 3;
@@ -156,8 +157,8 @@ TEST_CASE("exec host backend replays a scaled-down bundled scenario in the graph
 TEST_CASE("exec host backend refuses what it cannot replay", "[exec]") {
   SECTION("a symmetric graph's collective over ranks it does not hold") {
     const plan::ScenarioRun run(io::load_scenario("host-flowmoe-small", {{"schedule.mode", "symmetric"}, {"model.num_layers", "1"}}));
-    const sched::BuiltSchedule built = run.build("none");
-    const exec::ReplayPlan plan = exec::make_replay_plan(built.graph, run.spec());
+    const sched::BuiltSchedule built = run.build_for_replay("none");
+    const exec::ReplayPlan plan = exec::make_replay_plan(built.graph);
     CHECK_THROWS_WITH(run_host(built.graph, plan), Catch::Contains("multi_rank"));
   }
   SECTION("an unknown backend") { CHECK_THROWS_WITH(exec::make_backend("tpu"), Catch::Contains("host or cuda")); }

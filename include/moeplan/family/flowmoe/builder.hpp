@@ -30,6 +30,7 @@ struct FlowMoeKnobs {
   std::int64_t degree = 2;                ///< R (FlowMoE's default 2)
   std::int64_t ar_chunk_bytes = 4 << 20;  ///< Sp, for flowmoe-ar and flowmoe
   bool multi_rank = false;                ///< every rank, collectives over groups
+  bool record_work = false;               ///< sched::ScheduleKnobs::record_work
 };
 
 /// AlltoAll tasks outrank all-reduce chunks in the pool.

@@ -57,6 +57,7 @@ struct FsMoeKnobs {
   bool single_layer_only = false;
   bool backward_only = false;
   bool multi_rank = false;  ///< every rank, collectives over groups (schedule.mode)
+  bool record_work = false;  ///< sched::ScheduleKnobs::record_work
 };
 
 /// Fixed Lina chunk (PipeMoE/Lina): 30 MB.

@@ -1,4 +1,4 @@
-#include <moeplan/calibrate/host_kernels.hpp>
+#include <moeplan/hostrt/host_kernels.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include <moeplan/core/error.hpp>
 
-namespace moeplan::calibrate {
+namespace moeplan::hostrt {
 namespace {
 
 // Keeps the optimiser from dropping a result nobody reads.
@@ -68,4 +68,4 @@ void HostAttention::run() {
   }
 }
 
-}  // namespace moeplan::calibrate
+}  // namespace moeplan::hostrt

@@ -9,7 +9,7 @@
 
 #include <Eigen/Dense>
 
-namespace moeplan::calibrate {
+namespace moeplan::hostrt {
 
 /// @brief Operands of `count` float32 GEMMs [m x k] x [k x n], allocated once, run many times.
 class HostGemm {
@@ -48,4 +48,4 @@ class HostAttention {
   Matrix scores_, out_;
 };
 
-}  // namespace moeplan::calibrate
+}  // namespace moeplan::hostrt

@@ -10,7 +10,7 @@
 #include <sys/prctl.h>
 #endif
 
-namespace moeplan::calibrate {
+namespace moeplan::hostrt {
 
 /// Makes this thread's (and the threads it starts afterwards) short sleeps
 /// last what they ask for: Linux lets a sleep overrun by the thread's timer
@@ -21,7 +21,7 @@ inline void precise_sleeps() {
 #endif
 }
 
-}  // namespace moeplan::calibrate
+}  // namespace moeplan::hostrt
 
 #ifdef MOEPLAN_WITH_MPI
 
@@ -40,7 +40,7 @@ inline void precise_sleeps() {
 
 #include <moeplan/core/error.hpp>
 
-namespace moeplan::calibrate {
+namespace moeplan::hostrt {
 
 /// A waiting communication thread's test interval: far below a collective's
 /// time on the host (0.1 to 10 ms), long enough to leave the core to compute.
@@ -64,6 +64,6 @@ inline void wait_polled(int count, MPI_Request* requests) {
   }
 }
 
-}  // namespace moeplan::calibrate
+}  // namespace moeplan::hostrt
 
 #endif

@@ -1,4 +1,4 @@
-#include <moeplan/calibrate/mpi_session.hpp>
+#include <moeplan/hostrt/mpi_session.hpp>
 
 #include <cstdint>
 #include <cstdlib>
@@ -8,10 +8,10 @@
 #include <moeplan/core/launch.hpp>
 
 #ifdef MOEPLAN_WITH_MPI
-#include <moeplan/calibrate/mpi_poll.hpp>  // <mpi.h>, check_mpi
+#include <moeplan/hostrt/mpi_poll.hpp>  // <mpi.h>, check_mpi
 #endif
 
-namespace moeplan::calibrate {
+namespace moeplan::hostrt {
 
 #ifdef MOEPLAN_WITH_MPI
 namespace {
@@ -79,4 +79,4 @@ std::string broadcast_from_rank0(const std::string& text) { return text; }
 
 #endif
 
-}  // namespace moeplan::calibrate
+}  // namespace moeplan::hostrt

@@ -10,7 +10,7 @@
 
 #include <string>
 
-namespace moeplan::calibrate {
+namespace moeplan::hostrt {
 
 /// Under mpirun in a build with MPI: starts MPI in this process unless it runs
 /// already, and returns true. Not under mpirun, or without MPI: false. A
@@ -22,4 +22,4 @@ bool start_mpi_session();
 /// itself when no session runs.
 std::string broadcast_from_rank0(const std::string& text);
 
-}  // namespace moeplan::calibrate
+}  // namespace moeplan::hostrt
