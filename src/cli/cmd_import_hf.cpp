@@ -49,7 +49,7 @@ void run_import(const ImportOptions& o, CliContext& context) {
   context.out << fmt::format("  parameters: {:.3f} B total, {:.3f} B active per token\n",
                              static_cast<double>(params.total) / 1e9,
                              static_cast<double>(params.active_per_token) / 1e9);
-  for (const std::string& n : imported.notes) context.out << "  note: " << n << '\n';
+  for (const std::string& n : imported.notes) context.out << "  note: " << name_options(n, flag_of) << '\n';
 }
 
 }  // namespace
