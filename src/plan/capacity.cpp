@@ -173,7 +173,6 @@ CapacityRow capacity_row(const CapacityRequest& r, std::int64_t gpus) {
   row.fitting = search.fitting;
   row.evaluated = search.evaluated;
   row.configurations = search.configurations;
-  row.mappings_priced = search.mappings_priced;
   if (search.mappings == 0) {
     row.bound_by = "divisibility";
     row.bound_detail = fmt::format(

@@ -294,7 +294,7 @@ JointSearch search_joint(const model::ScenarioSpec& s, const cost::CostModel& co
   JointSearch out;
   // Every mapping priced once: its layers serve every schedule's run on it.
   std::vector<Mapping> all;
-  for (PricedMapping& p : price_mappings(s, costs, o.mode, o.threads, &out.threads, nullptr, &out.mappings_priced))
+  for (PricedMapping& p : price_mappings(s, costs, o.mode, o.threads, &out.threads))
     all.push_back({std::make_shared<const cost::LayerPrices>(std::move(p.layers)), std::move(p.result)});
   out.mappings = all.size();
   for (const Mapping& m : all) {
@@ -346,7 +346,6 @@ JointSearch search_joint(const model::ScenarioSpec& s, const cost::CostModel& co
       own = *searched;
     } else {
       own.layers = std::make_shared<const cost::LayerPrices>(cost::price_layers(s, costs, *default_mapping));
-      ++out.mappings_priced;
       own.result = run_pipeline(*own.layers, costs, s.limits);
     }
     out.default_mapping = searcher.evaluate({&own}, std::numeric_limits<double>::infinity(), out).front();

@@ -91,7 +91,6 @@ struct CapacityRow {
   std::size_t fitting = 0;         ///< of them, those that fit
   std::size_t evaluated = 0;       ///< of those, evaluated with every schedule
   std::size_t configurations = 0;  ///< mappings x schedules priced on the engine
-  std::size_t mappings_priced = 0;  ///< layer pricings: one per distinct mapping tried
 };
 
 /// @brief The table, and the counts it marks.

@@ -84,9 +84,6 @@ struct JointSearch {
   std::size_t shapes_probed = 0;               ///< distinct layer shapes probed
   std::size_t gradient_probes = 0;             ///< distinct (shape, gradient groups, schedule) probed
   std::size_t configurations = 0;              ///< mappings x schedules priced on the engine
-  /// Layer pricings (cost::price_layers calls) the search made: one per
-  /// distinct mapping tried, valid or not, whatever runs on it.
-  std::size_t mappings_priced = 0;
   ThreadsStarted threads;
 
   const JointResult& best() const { return ranked.front(); }
