@@ -8,6 +8,7 @@
 #include <moeplan/plan/mapping_search.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/plan/capacity.hpp>
+#include <moeplan/plan/joint.hpp>
 #include <moeplan/output/capacity_report.hpp>
 
 #include "folding_toy.hpp"
@@ -214,4 +215,24 @@ TEST_CASE("plan::capacity_row prices each distinct mapping once, its batch check
   const plan::CapacityRow row = plan::capacity_row(r, 2);
   CHECK(cost::layer_pricings() - before == distinct.size());
   REQUIRE(row.plan);
+}
+
+TEST_CASE("plan::capacity_row with a probe cache: the rows of a fresh search", "[plan][capacity]") {
+  // The toy at 2, 4 and 8 GPUs (1, 2 and 4 of its 2-GPU nodes): each row once
+  // with a search of its own, once through a cache the rows share (later rows
+  // take the probes of the earlier ones' shapes from it).
+  const plan::CapacityRequest r = toy_request();
+  plan::ProbeCache probes;
+  for (std::int64_t gpus : {2, 4, 8}) {
+    INFO(gpus << " GPUs");
+    const std::string fresh = output::capacity_row_to_json(plan::capacity_row(r, gpus)).dump(-1);
+    const std::string shared = output::capacity_row_to_json(plan::capacity_row(r, gpus, &probes)).dump(-1);
+    CHECK(shared == fresh);
+  }
+  CHECK_FALSE(probes.shapes.empty());
+  SECTION("a cache filled for another model is refused") {
+    plan::CapacityRequest other = r;
+    other.model.name = "another toy";
+    CHECK_THROWS_AS(plan::capacity_row(other, 2, &probes), Error);
+  }
 }
