@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Configures and builds moeplan. Environment: MOEPLAN_BUILD_DIR (default build),
-# MOEPLAN_WERROR=ON|OFF, MOEPLAN_SANITIZE=ON|OFF, MOEPLAN_WITH_CUDA=AUTO|ON|OFF.
+# MOEPLAN_TESTS=ON|OFF (default ON: the test suite and the Google Benchmark
+# programs too; the Quick start builds the tool alone), MOEPLAN_WERROR=ON|OFF,
+# MOEPLAN_SANITIZE=ON|OFF, MOEPLAN_WITH_CUDA=AUTO|ON|OFF.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${MOEPLAN_BUILD_DIR:-build}
+tests=${MOEPLAN_TESTS:-ON}
 cmake -S . -B "$dir" \
+  -DMOEPLAN_BUILD_TESTS="$tests" -DMOEPLAN_BUILD_BENCH="$tests" \
   -DMOEPLAN_WERROR="${MOEPLAN_WERROR:-OFF}" \
   -DMOEPLAN_SANITIZE="${MOEPLAN_SANITIZE:-OFF}" \
   -DMOEPLAN_WITH_CUDA="${MOEPLAN_WITH_CUDA:-AUTO}" >/dev/null

@@ -11,6 +11,7 @@
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/plan/capacity.hpp>
+#include <moeplan/plan/joint.hpp>
 #include <moeplan/io/quantity_text.hpp>
 #include <moeplan/output/capacity_report.hpp>
 
@@ -63,8 +64,9 @@ void run_capacity_on(const CapacityOptions& o, CliContext& context, const dist::
   std::unique_ptr<ProgressBar> bar = progress_bar("capacity", o.quiet || shard.rank() != 0, context.err);
   r.progress = bar.get();
   std::vector<std::string> texts(r.gpus.size());
+  plan::ProbeCache probes;  // this rank's rows share their overlap probes
   for (std::size_t i = 0; i < r.gpus.size(); ++i)
-    if (shard.mine(i)) texts[i] = output::capacity_row_to_json(plan::capacity_row(r, r.gpus[i])).dump(-1);
+    if (shard.mine(i)) texts[i] = output::capacity_row_to_json(plan::capacity_row(r, r.gpus[i], &probes)).dump(-1);
   bar.reset();
   texts = shard.gather(std::move(texts));
   if (shard.rank() != 0) return;  // rank 0 writes and prints

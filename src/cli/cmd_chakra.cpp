@@ -67,7 +67,7 @@ void run_export(const ExportOptions& o, CliContext& context) {
   const interop::ScenarioChakraExport ex = interop::export_scenario_chakra(run, o.schedule, o.degree);
   const interop::ChakraExport& t = ex.trace;
   prepare_folder(o.output, t.files.size());
-  for (const std::string& note : ex.notes) context.err << "moeplan: note: " << note << '\n';
+  for (const std::string& note : ex.notes) print_note(context.err, note);
   std::vector<std::string> written;
   for (std::size_t r = 0; r < t.files.size(); ++r) {
     written.push_back((fs::path(o.output) / interop::chakra_file_name(static_cast<std::int32_t>(r))).string());

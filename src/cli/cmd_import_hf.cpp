@@ -28,7 +28,8 @@ void run_import(const ImportOptions& o, CliContext& context) {
   const io::HfImport imported = io::import_hf_config(o.config, {o.name, o.drop_mtp});
   const model::ModelSpec& m = imported.model;
   const model::ParamCounts params = model::count_params(m);
-  context.outputs.add(o.output, imported.text);
+  // The file's notes name the CLI's flags, as the notes printed below do.
+  context.outputs.add(o.output, name_options(imported.text, flag_of));
   if (o.json) {
     io::Json j = io::Json::object();
     j.set("file", o.output);
@@ -38,7 +39,7 @@ void run_import(const ImportOptions& o, CliContext& context) {
     j.set("params_active", params.active_per_token);
     j.set("flops_per_token", model::forward_matmul_flops_per_token(m));
     io::Json notes = io::Json::array();
-    for (const std::string& n : imported.notes) notes.push(n);
+    for (const std::string& n : imported.notes) notes.push(name_options(n, flag_of));
     j.set("notes", notes);
     context.out << j.dump() << '\n';
     return;
@@ -49,7 +50,7 @@ void run_import(const ImportOptions& o, CliContext& context) {
   context.out << fmt::format("  parameters: {:.3f} B total, {:.3f} B active per token\n",
                              static_cast<double>(params.total) / 1e9,
                              static_cast<double>(params.active_per_token) / 1e9);
-  for (const std::string& n : imported.notes) context.out << "  note: " << n << '\n';
+  for (const std::string& n : imported.notes) context.out << "  note: " << name_options(n, flag_of) << '\n';
 }
 
 }  // namespace

@@ -68,7 +68,7 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   request.progress = bar.get();
   const plan::PlanResult result = o.joint ? plan::plan_joint(run, request) : plan::plan_scenario(run, request);
   bar.reset();  // erase the bar before any note or result
-  for (const std::string& note : result.notes) context.err << "moeplan: note: " << note << '\n';
+  for (const std::string& note : result.notes) print_note(context.err, note);
   note_threads_started(result.threads, context.err);
   write_plan_file(o, plan::plan_spec(result), context);
   if (!o.emit.empty()) {

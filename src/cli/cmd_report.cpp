@@ -88,7 +88,7 @@ void report_plan(const ReportOptions& o, CliContext& context) {
   request.progress = bar.get();
   const plan::PlanResult result = plan::plan_scenario(*run, request);
   bar.reset();  // erase the bar before any note
-  for (const std::string& note : result.notes) context.err << "moeplan: note: " << note << '\n';
+  for (const std::string& note : result.notes) print_note(context.err, note);
   note_threads_started(result.threads, context.err);
   const plan::Explanation why = plan::explain(*run, result);
   const plan::PlanRuns runs = plan::run_plan_again(*run, result, plan_file);

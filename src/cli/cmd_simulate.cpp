@@ -158,7 +158,7 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
   // so the output does not depend on the thread count.
   request.keep_graphs = !o.trace.empty() || !o.svg.empty();
   const plan::Simulation sim = plan::simulate(run, request);
-  for (const std::string& note : sim.notes) context.err << "moeplan: note: " << note << '\n';
+  for (const std::string& note : sim.notes) print_note(context.err, note);
   if (sim.mapping) {
     // The scenario's own mapping: the trace shows its pipeline (one process per stage).
     const plan::MappingTrace& trace = *sim.mapping_trace;

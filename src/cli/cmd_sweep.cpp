@@ -51,7 +51,7 @@ std::string point_block(const std::vector<plan::SweepRow>& rows) {
 
 std::string error_block(const Error& e) {
   const char kind = e.kind() == ErrorKind::Input ? 'I' : e.kind() == ErrorKind::Limit ? 'L' : 'R';
-  return std::string("\x15") + kind + format_error(e);
+  return std::string("\x15") + kind + format_error(e, flag_of);
 }
 
 void run_sweep_on(const SweepOptions& o, CliContext& context, const dist::Shard& shard);

@@ -78,8 +78,8 @@ void run_validate(const ValidateOptions& options, CliContext& context) {
       const Error located = e.location().file.empty() ? e.located(SourceLocation{file, 0, 0}) : e;
       entry.set("kind", nullptr);
       entry.set("ok", false);
-      entry.set("error", format_error(located));
-      context.err << "moeplan: error: " << format_error(located) << '\n';
+      entry.set("error", format_error(located, flag_of));
+      context.err << "moeplan: error: " << format_error(located, flag_of) << '\n';
       context.exit_code = 2;
     }
     results.push(std::move(entry));

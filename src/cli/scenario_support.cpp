@@ -19,8 +19,12 @@ std::vector<std::string> runnable_schedules(const plan::ScenarioRun& run, const 
                                             std::ostream& err) {
   std::vector<std::string> notes;
   std::vector<std::string> names = run.runnable_schedules(requested, &notes);
-  for (const std::string& note : notes) err << "moeplan: note: " << note << '\n';
+  for (const std::string& note : notes) print_note(err, note);
   return names;
+}
+
+void print_note(std::ostream& err, const std::string& note) {
+  err << "moeplan: note: " << name_options(note, flag_of) << '\n';
 }
 
 void add_quiet_option(CLI::App* command, bool& quiet) {

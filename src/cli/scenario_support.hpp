@@ -29,6 +29,10 @@ model::ScenarioSpec with_max_memory(model::ScenarioSpec spec, double gib);
 std::vector<std::string> runnable_schedules(const plan::ScenarioRun& run, const std::string& requested,
                                             std::ostream& err);
 
+/// A note of the library's on `err` ("moeplan: note: ..."), the request
+/// options it mentions named as flags.
+void print_note(std::ostream& err, const std::string& note);
+
 /// Adds --quiet: no progress bar. Without it a command that searches draws one
 /// on stderr when stderr is a terminal (never in a pipe or a file).
 void add_quiet_option(CLI::App* command, bool& quiet);

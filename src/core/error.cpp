@@ -59,8 +59,10 @@ std::string name_options(std::string_view text, OptionNamer namer) {
 
 std::string format_error(const Error& error, OptionNamer namer) {
   const bool option = error.field().rfind(kRequestField, 0) == 0;
+  SourceLocation where = error.location();
+  where.file = name_options(where.file, namer);  // an override typed by the user is placed at the set option
   const Error named(error.kind(), name_options(error.reason(), namer), option ? namer(error.field()) : error.field(),
-                    error.location());
+                    std::move(where));
   return format_error(named);
 }
 

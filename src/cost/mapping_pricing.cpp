@@ -1,6 +1,7 @@
 #include <moeplan/cost/mapping_pricing.hpp>
 
 #include <algorithm>
+#include <atomic>
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/expert_pricing.hpp>
@@ -13,6 +14,9 @@ namespace moeplan::cost {
 namespace {
 
 double as_double(std::int64_t v) { return static_cast<double>(v); }
+
+// Counts price_layers' calls (layer_pricings); relaxed: only the total matters.
+std::atomic<std::uint64_t> pricings{0};
 using model::OpClass;
 
 // The shape of a kind of group of the mapping (the first group stands for all;
@@ -34,12 +38,15 @@ GroupShape pair_of(const parallel::RankGroups& groups, const model::ClusterSpec&
 
 }  // namespace
 
+std::uint64_t layer_pricings() { return pricings.load(std::memory_order_relaxed); }
+
 double LayerPrices::layers_per_chunk() const {
   return static_cast<double>(moe_block.size()) / as_double(config.pp * config.vpp);
 }
 
 LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, const MappingConfig& in,
                          const MemoryModel& mem) {
+  pricings.fetch_add(1, std::memory_order_relaxed);
   const model::ModelSpec& m = s.model;
   LayerPrices out;
   out.config = in;

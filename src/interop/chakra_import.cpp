@@ -82,10 +82,11 @@ class Importer {
       out_.representative = true;
       if (comm_ == CommPricing::Model)
         throw located(f.path,
-                      "is a representative trace (a file stands for more ranks than itself: symmetric mode, or "
-                      "one file per pipeline stage), so its collectives' groups are not in it and the cost model "
-                      "cannot price them; import it with --comm trace (a FoldMoE, FSMoE or FlowMoE scenario "
-                      "exports every rank with --set schedule.mode=multi_rank)");
+                      fmt::format("is a representative trace (a file stands for more ranks than itself: symmetric "
+                                  "mode, or one file per pipeline stage), so its collectives' groups are not in it and "
+                                  "the cost model cannot price them; import it with {} trace (a scenario of a "
+                                  "layer-schedule family exports every rank with schedule.mode=multi_rank)",
+                                  option_ref("request.comm")));
     }
     read_groups();
     task_of_.resize(files_.size());
@@ -431,8 +432,8 @@ class Importer {
     s.group_size = static_cast<std::int32_t>(n.group_size.value_or(static_cast<std::int64_t>(c.members.size())));
     if (comm_ == CommPricing::Model) {
       if (n.group_size && *n.group_size != static_cast<std::int64_t>(c.members.size()))
-        fail(first, fmt::format("was priced for {} ranks, but pg_name {} has {}; import it with --comm trace",
-                                *n.group_size, quoted_for_error(c.pg), c.members.size()));
+        fail(first, fmt::format("was priced for {} ranks, but pg_name {} has {}; import it with {} trace",
+                                *n.group_size, quoted_for_error(c.pg), c.members.size(), option_ref("request.comm")));
       s.duration_ms = costs_.communication(*op, shape_of(c.members), n.comm_bytes).value;
       ++out_.priced_by_model;
     } else {

@@ -191,10 +191,12 @@ std::vector<model::TimingSample> read_nccl_tests(const std::string& file, const 
   if (rows.empty()) fail(file, at, 1, "", "the nccl-tests table has no rows");
   if (!op)
     fail(file, 1, 1, "op",
-         "cannot tell the collective: name the file after the nccl-tests binary "
-         "(all_reduce_perf ...) or pass --op");
+         fmt::format("cannot tell the collective: name the file after the nccl-tests binary (all_reduce_perf ...) "
+                     "or give {}",
+                     option_ref("request.op")));
   const std::int64_t group = options.group.value_or(ranks);
-  if (group < 1) fail(file, 1, 1, "group", "no '#  Rank' lines to count the ranks; pass --group");
+  if (group < 1)
+    fail(file, 1, 1, "group", fmt::format("no '#  Rank' lines to count the ranks; give {}", option_ref("request.group")));
   const model::LinkClass link =
       options.link.value_or(hosts.size() > 1 ? model::LinkClass::Inter : model::LinkClass::Intra);
   // The most ranks any host ran tells how the group sat on nodes, unless a

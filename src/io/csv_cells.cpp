@@ -21,4 +21,10 @@ double decimal_cell(const std::string& text, const SourceLocation& where, const 
   return v;
 }
 
+std::string csv_text_cell(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
 }  // namespace moeplan::io

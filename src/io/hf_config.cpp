@@ -365,11 +365,11 @@ void write_deepseek(Config& c, ModelText& w, const HfImportOptions& options, std
     if (!options.drop_mtp)
       c.fail("num_nextn_predict_layers",
              fmt::format("{} multi-token prediction module(s) (DeepSeek-V3, arXiv 2412.19437 section 2.2) are not "
-                         "in the model format; --drop-mtp imports the main model alone, as DeepSeek's published "
+                         "in the model format; {} imports the main model alone, as DeepSeek's published "
                          "671B total / 37B active count it",
-                         *mtp));
-    notes.push_back(fmt::format("dropped (--drop-mtp): {} multi-token prediction module(s) of num_nextn_predict_layers",
-                                *mtp));
+                         *mtp, option_ref("request.drop_mtp")));
+    notes.push_back(fmt::format("dropped ({}): {} multi-token prediction module(s) of num_nextn_predict_layers",
+                                option_ref("request.drop_mtp"), *mtp));
   }
   // The configuration classes default first_k_dense_replace to 3 (V3) or 0
   // (V2) and q_lora_rank to 1536: the keys must be written (q_lora_rank may be null).

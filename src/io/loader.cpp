@@ -55,8 +55,9 @@ const KindInfo& info(FileKind kind) {
   return kKinds[0];
 }
 
-// Where --set overrides come from, for error messages.
-const SourceLocation kCommandLine{"--set", 0, 0};
+// Where overrides typed by the user come from, for error messages: the
+// request's set option (the CLI's --set, the Python module's set=).
+const SourceLocation kCommandLine{option_ref("request.set"), 0, 0};
 
 SourceLocation file_only(const std::string& path) { return SourceLocation{path, 0, 0}; }
 
@@ -317,7 +318,7 @@ FileKind detect_kind(const std::string& path) {
 Override parse_override(const std::string& text) {
   const std::size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw Error(ErrorKind::Input, fmt::format("--set expects field.path=value, got {}", quoted_for_error(text)));
+    throw Error(ErrorKind::Input, fmt::format("expects field.path=value, got {}", quoted_for_error(text)), "request.set");
   return Override{text.substr(0, eq), text.substr(eq + 1)};
 }
 
@@ -646,8 +647,9 @@ LoadedSweep load_sweep_text(const std::string& path, const std::string& text, st
   // The work bound (issue 14 item 4): every point is a simulation per schedule.
   if (total == kSaturated || total > max_points)
     throw Error(ErrorKind::Input,
-                fmt::format("the grid has {} points, more than the {} allowed (sweep --max-points raises it)",
-                            total == kSaturated ? std::string("more than 2^64") : fmt::format("{}", total), max_points),
+                fmt::format("the grid has {} points, more than the {} allowed ({} raises it)",
+                            total == kSaturated ? std::string("more than 2^64") : fmt::format("{}", total), max_points,
+                            option_ref("request.max_points")),
                 "axes", index.find("axes"));
   return out;
 }
@@ -692,7 +694,8 @@ ValidatedFile validate_file(const std::string& name_or_path, const std::vector<O
   ValidatedFile result;
   result.kind = detect_kind(path);
   if (!overrides.empty() && result.kind != FileKind::Scenario)
-    throw Error(ErrorKind::Input, "--set applies to scenarios only", "", SourceLocation{path, 0, 0});
+    throw Error(ErrorKind::Input, fmt::format("{} applies to scenarios only", option_ref("request.set")), "",
+                SourceLocation{path, 0, 0});
   switch (result.kind) {
     case FileKind::Model:
       result.model = load_model(path);

@@ -2,17 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <moeplan/io/csv_cells.hpp>
+
 #include "capacity_cells.hpp"
 
 namespace moeplan::output {
 namespace {
 
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
+using io::csv_text_cell;
 
 std::string number_cell(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string(); }
 
@@ -26,12 +23,12 @@ std::string capacity_to_csv(const plan::CapacityResult& result) {
     const std::optional<plan::CapacityPlan>& p = row.plan;
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", row.gpus, p ? mapping_cell(p->mapping) : "",
                        p ? fmt::format("{}", p->mapping.dp) : "", p ? fmt::format("{}", p->mapping.edp) : "",
-                       p ? csv_cell(overlap_cell(*p)) : "", p ? fmt::format("{}", p->iteration_ms) : "",
+                       p ? csv_text_cell(overlap_cell(*p)) : "", p ? fmt::format("{}", p->iteration_ms) : "",
                        number_cell(row.tokens_per_s), p ? fmt::format("{}", p->mfu) : "",
                        p ? fmt::format("{}", p->memory_bytes_per_gpu) : "", number_cell(row.days),
                        number_cell(row.gpu_hours), number_cell(row.cost),
-                       row.meets_deadline ? (*row.meets_deadline ? "true" : "false") : "", csv_cell(row.bound_by),
-                       mark(result, row.gpus), csv_cell(row.bound_detail));
+                       row.meets_deadline ? (*row.meets_deadline ? "true" : "false") : "", csv_text_cell(row.bound_by),
+                       mark(result, row.gpus), csv_text_cell(row.bound_detail));
   }
   return out;
 }

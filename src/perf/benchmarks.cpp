@@ -13,6 +13,7 @@
 #include <moeplan/family/fsmoe/planner.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/plan/capacity.hpp>
+#include <moeplan/plan/joint.hpp>
 #include <moeplan/plan/evaluation.hpp>
 #include <moeplan/plan/mapping_search.hpp>
 #include <moeplan/plan/scenario_run.hpp>
@@ -175,9 +176,10 @@ BenchReport bench_capacity() {
   double total_s = 0, count_1024_s = 0;
   std::size_t configurations = 0;
   std::string text;
+  plan::ProbeCache probes;  // as the capacity command keeps them, row to row
   for (std::int64_t gpus : r.gpus) {
     const auto start = std::chrono::steady_clock::now();
-    rows.push_back(plan::capacity_row(r, gpus));
+    rows.push_back(plan::capacity_row(r, gpus, &probes));
     const double s = seconds_since(start);
     const plan::CapacityRow& row = rows.back();
     total_s += s;

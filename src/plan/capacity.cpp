@@ -156,7 +156,7 @@ model::ScenarioSpec capacity_scenario(const CapacityRequest& r, std::int64_t gpu
   return s;
 }
 
-CapacityRow capacity_row(const CapacityRequest& r, std::int64_t gpus) {
+CapacityRow capacity_row(const CapacityRequest& r, std::int64_t gpus, ProbeCache* probes) {
   check_capacity_request(r);
   check_whole_nodes(r, gpus);
   const model::ScenarioSpec s = capacity_scenario(r, gpus);
@@ -166,6 +166,7 @@ CapacityRow capacity_row(const CapacityRequest& r, std::int64_t gpus) {
   o.threads = r.threads;
   o.progress = r.progress;
   o.require_fit = false;
+  o.probes = probes;
   const JointSearch search = search_joint(s, costs, o);
   CapacityRow row;
   row.gpus = gpus;
@@ -173,7 +174,6 @@ CapacityRow capacity_row(const CapacityRequest& r, std::int64_t gpus) {
   row.fitting = search.fitting;
   row.evaluated = search.evaluated;
   row.configurations = search.configurations;
-  row.mappings_priced = search.mappings_priced;
   if (search.mappings == 0) {
     row.bound_by = "divisibility";
     row.bound_detail = fmt::format(
@@ -236,7 +236,8 @@ CapacityResult capacity(const CapacityRequest& r) {
   check_capacity_request(r);
   if (r.gpus.empty()) throw Error(ErrorKind::Input, "no GPU count to answer for", "request.gpus");
   std::vector<CapacityRow> rows;
-  for (std::int64_t gpus : r.gpus) rows.push_back(capacity_row(r, gpus));
+  ProbeCache probes;  // the rows' layer shapes mostly recur from count to count
+  for (std::int64_t gpus : r.gpus) rows.push_back(capacity_row(r, gpus, &probes));
   return capacity_summary(r, std::move(rows));
 }
 

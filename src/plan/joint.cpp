@@ -4,6 +4,7 @@
 #include <atomic>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -75,6 +76,17 @@ std::vector<const ProbedSchedule*> best_degrees(const std::vector<ProbedSchedule
 
 using GradientKey = std::pair<LayerShape, OverlapSchedule>;
 
+// What a search's probes depend on besides their shape (ProbeCache::context):
+// probe_scenario's parts of the scenario, the profile, the families tried.
+std::string probe_context(const model::ScenarioSpec& s, const std::vector<std::string>& families) {
+  std::string out = fmt::format("model {} cluster {} x {} profile {} seq {} recompute {} max memory {} families",
+                                s.model.name, s.cluster.name, s.cluster.gpus_per_node,
+                                s.profile ? s.profile->name : std::string("-"), s.workload.seq_len,
+                                s.schedule.recompute, s.limits.max_memory_bytes);
+  for (const std::string& f : families) out += " " + f;
+  return out;
+}
+
 // A schedule of one mapping between its bounds: the mapping priced with none
 // of the schedule's gradient traffic hidden (upper) and with all of it (lower).
 struct Bracket {
@@ -86,9 +98,12 @@ struct Bracket {
 class JointSearcher {
  public:
   JointSearcher(const model::ScenarioSpec& s, const cost::CostModel& costs, const JointOptions& o)
-      : s_(s), costs_(costs), o_(o), families_(o.families) {
+      : s_(s), costs_(costs), o_(o), families_(o.families), probes_(o.probes != nullptr ? *o.probes : own_probes_) {
     if (families_.empty())
       for (const Family* f : overlap_families()) families_.push_back(f->name());
+    const std::string context = probe_context(s, families_);
+    if (probes_.context.empty()) probes_.context = context;
+    MOEPLAN_CHECK(probes_.context == context, "a probe cache serves searches of one model, cluster kind and profile");
   }
 
   // Each mapping's best schedule. A schedule whose gradient probe is needed
@@ -114,22 +129,23 @@ class JointSearcher {
     return best;
   }
 
-  std::size_t shapes_probed() const { return shapes_.size(); }
-  std::size_t gradient_probes() const { return gradients_.size(); }
+  std::size_t shapes_probed() const { return shapes_used_.size(); }
+  std::size_t gradient_probes() const { return gradients_used_.size(); }
 
  private:
   void probe_shapes(const std::vector<const Mapping*>& mappings, ThreadsStarted& threads) {
     std::vector<LayerShape> missing;
     for (const Mapping* m : mappings) {
       const LayerShape key = shape_of(m->result.config, false);
-      if (!shapes_.count(key) && std::find(missing.begin(), missing.end(), key) == missing.end())
+      shapes_used_.insert(key);
+      if (!probes_.shapes.count(key) && std::find(missing.begin(), missing.end(), key) == missing.end())
         missing.push_back(key);
     }
     std::vector<std::vector<ProbedSchedule>> probed(missing.size());
     threads.record(o_.threads, missing.size(), parallel_for(missing.size(), o_.threads, [&](std::size_t i) {
       probed[i] = probe_layer_shape(s_, costs_, missing[i], families_);
     }));
-    for (std::size_t i = 0; i < missing.size(); ++i) shapes_.emplace(missing[i], std::move(probed[i]));
+    for (std::size_t i = 0; i < missing.size(); ++i) probes_.shapes.emplace(missing[i], std::move(probed[i]));
   }
 
   // The schedules of a mapping that could be its best, bracketed. A schedule
@@ -138,7 +154,7 @@ class JointSearcher {
   std::vector<Bracket> bracket(const Mapping& m, double threshold) const {
     const MappingResult& f = m.result;
     const std::vector<const ProbedSchedule*> schedules =
-        best_degrees(shapes_.at(shape_of(f.config, false)), f.stage.layers_per_chunk);
+        best_degrees(probes_.shapes.at(shape_of(f.config, false)), f.stage.layers_per_chunk);
     std::vector<double> bound(schedules.size());
     std::vector<std::size_t> order(schedules.size());
     for (std::size_t i = 0; i < schedules.size(); ++i) {
@@ -181,7 +197,8 @@ class JointSearcher {
       for (const Bracket& b : brackets[i]) {
         if (!b.probe) continue;
         const LayerShape shape = shape_of(mappings[i]->result.config, true);
-        if (gradients_.count({shape, b.probed->schedule})) continue;
+        gradients_used_.insert({shape, b.probed->schedule});
+        if (probes_.gradients.count({shape, b.probed->schedule})) continue;
         auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
           return g.first == shape && g.second.front()->schedule.family == b.probed->schedule.family;
         });
@@ -198,7 +215,7 @@ class JointSearcher {
     }));
     for (std::size_t i = 0; i < groups.size(); ++i)
       for (std::size_t j = 0; j < groups[i].second.size(); ++j)
-        gradients_.emplace(GradientKey{groups[i].first, groups[i].second[j]->schedule}, probed[i][j]);
+        probes_.gradients.emplace(GradientKey{groups[i].first, groups[i].second[j]->schedule}, probed[i][j]);
   }
 
   // The mapping at no overlap and at each schedule whose gradient probe
@@ -209,7 +226,7 @@ class JointSearcher {
     for (const Bracket& b : brackets) {
       JointResult r;
       if (b.probe) {
-        r = overlapped(s_, costs_, m, *b.probed, gradients_.at({shape_of(f.config, true), b.probed->schedule}));
+        r = overlapped(s_, costs_, m, *b.probed, probes_.gradients.at({shape_of(f.config, true), b.probed->schedule}));
       } else if (b.lower_ms == b.upper_ms) {  // no gradient traffic to hide: the bound is the price
         r = overlapped(s_, costs_, m, *b.probed, GradientProbe{});
       } else {
@@ -224,8 +241,10 @@ class JointSearcher {
   const cost::CostModel& costs_;
   const JointOptions& o_;
   std::vector<std::string> families_;
-  std::map<LayerShape, std::vector<ProbedSchedule>> shapes_;
-  std::map<GradientKey, GradientProbe> gradients_;
+  ProbeCache own_probes_;  // when the search keeps its probes to itself
+  ProbeCache& probes_;
+  std::set<LayerShape> shapes_used_;      // by this search (its counts), probed now or before
+  std::set<GradientKey> gradients_used_;
   mutable std::atomic<std::size_t> configurations_{0};  // priced by bracket(), from every thread
 };
 
@@ -294,7 +313,7 @@ JointSearch search_joint(const model::ScenarioSpec& s, const cost::CostModel& co
   JointSearch out;
   // Every mapping priced once: its layers serve every schedule's run on it.
   std::vector<Mapping> all;
-  for (PricedMapping& p : price_mappings(s, costs, o.mode, o.threads, &out.threads, nullptr, &out.mappings_priced))
+  for (PricedMapping& p : price_mappings(s, costs, o.mode, o.threads, &out.threads))
     all.push_back({std::make_shared<const cost::LayerPrices>(std::move(p.layers)), std::move(p.result)});
   out.mappings = all.size();
   for (const Mapping& m : all) {
@@ -346,7 +365,6 @@ JointSearch search_joint(const model::ScenarioSpec& s, const cost::CostModel& co
       own = *searched;
     } else {
       own.layers = std::make_shared<const cost::LayerPrices>(cost::price_layers(s, costs, *default_mapping));
-      ++out.mappings_priced;
       own.result = run_pipeline(*own.layers, costs, s.limits);
     }
     out.default_mapping = searcher.evaluate({&own}, std::numeric_limits<double>::infinity(), out).front();

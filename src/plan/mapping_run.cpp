@@ -1,9 +1,11 @@
 #include <moeplan/plan/mapping_run.hpp>
 
 #include <algorithm>
+#include <optional>
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/plan/evaluation.hpp>
+#include <moeplan/plan/pipeline_times.hpp>
 #include <moeplan/plan/plausibility.hpp>
 #include <moeplan/sched/pipeline.hpp>
 #include <moeplan/sim/analysis.hpp>
@@ -61,12 +63,23 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
   pipe.optimizer_ms = l.optimizer_ms - saved.optimizer_saved_ms;
   pipe.optimizer_bytes = l.optimizer_bytes;
   pipe.limits = limits;
-  sched::BuiltSchedule built = sched::build_pipeline(pipe);
-  built.overlap_compute_slowdown = costs.overlap_compute_slowdown();
-  built.overlap_comm_slowdown = costs.overlap_comm_slowdown();
-  sim::Timeline tl = run_schedule(built);
+  // The engine's run, or (no trace asked for, every task at its duration) the
+  // same times without the graph: pipeline_times.hpp.
+  std::optional<PipelineTimes> times;
+  const bool fixed_rate = costs.overlap_compute_slowdown() == 1.0 && costs.overlap_comm_slowdown() == 1.0;
+  if (trace == nullptr && fixed_rate) times = pipeline_times(pipe);
+  std::optional<sched::BuiltSchedule> built;
+  std::optional<sim::Timeline> tl;
+  if (!times) {
+    built = sched::build_pipeline(pipe);
+    built->overlap_compute_slowdown = costs.overlap_compute_slowdown();
+    built->overlap_comm_slowdown = costs.overlap_comm_slowdown();
+    tl = run_schedule(*built);
+    const sim::Summary summary = sim::summarize(built->graph, *tl);
+    times = PipelineTimes{tl->makespan_ms, summary.ranks.empty() ? 0.0 : summary.ranks.front().compute_busy_ms};
+  }
   // Stage 0 runs the last backward, so the iteration ends with its optimizer step.
-  out.iteration_ms = tl.makespan_ms;
+  out.iteration_ms = times->makespan_ms;
   // Breakdown for the stage: per micro-batch costs times micro-batches and
   // layers per stage; with dense blocks, for the stage holding the most MoE blocks.
   const cost::StageBlocks& n = l.busiest_moe_stage;
@@ -79,10 +92,9 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
   out.breakdown.agrs_ms = per_stage * 2 * (l.tp_comm_ms + l.etp_comm_ms + l.cp_exposed_ms) +
                           per_stage_dense * 2 * (2 * l.tp_comm_ms + l.cp_exposed_ms);
   out.breakdown.dp_ms = l.optimizer_ms;
-  const sim::Summary summary = sim::summarize(built.graph, tl);
-  // Stage 0's idle time, less its optimizer step (counted in dp_ms).
-  out.breakdown.pp_bubble_ms =
-      summary.ranks.empty() ? 0.0 : std::max(0.0, summary.ranks.front().bubble_ms - pipe.optimizer_ms);
+  // Stage 0's idle time (summarize's bubble: makespan less compute busy), less
+  // its optimizer step (counted in dp_ms).
+  out.breakdown.pp_bubble_ms = std::max(0.0, (times->makespan_ms - times->stage0_compute_busy_ms) - pipe.optimizer_ms);
   out.stage.layers_per_chunk = num_layers / (c.pp * c.vpp);
   out.stage.layers_per_stage = num_layers / c.pp;
   out.stage.micro_batches = l.micro_batches;
@@ -97,7 +109,7 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
   out.mfu = l.model_flops / (out.iteration_ms / 1e3 * as_double(l.world) * l.peak_flops_per_s);
   out.memory_bytes_per_gpu = l.memory_bytes_per_gpu;
   out.fits = l.fits;
-  if (trace != nullptr) *trace = MappingTrace{std::move(built), std::move(tl)};
+  if (trace != nullptr) *trace = MappingTrace{std::move(*built), std::move(*tl)};
   check_plausible(out);
   return out;
 }

@@ -1,7 +1,6 @@
 #include <moeplan/plan/mapping_search.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <optional>
 #include <tuple>
 
@@ -41,14 +40,12 @@ std::vector<cost::MappingConfig> enumerate_mappings(const model::ScenarioSpec& s
 
 std::vector<PricedMapping> price_mappings(const model::ScenarioSpec& s, const cost::CostModel& costs,
                                           const std::string& mode, unsigned threads, ThreadsStarted* started,
-                                          Progress* progress, std::size_t* pricings) {
+                                          Progress* progress) {
   const std::vector<cost::MappingConfig> configs = enumerate_mappings(s, mode);
   std::vector<std::optional<PricedMapping>> priced(configs.size());
-  std::atomic<std::size_t> calls{0};
   if (progress != nullptr) progress->add_total(configs.size());
   const unsigned started_now = parallel_for(configs.size(), threads, [&](std::size_t i) {
     try {
-      ++calls;
       cost::LayerPrices layers = cost::price_layers(s, costs, configs[i]);
       MappingResult result = run_pipeline(layers, costs, s.limits);
       priced[i] = PricedMapping{std::move(layers), std::move(result)};
@@ -66,7 +63,6 @@ std::vector<PricedMapping> price_mappings(const model::ScenarioSpec& s, const co
     if (progress != nullptr) progress->advance();
   });
   if (started != nullptr) started->record(threads, configs.size(), started_now);
-  if (pricings != nullptr) *pricings += calls.load();
   std::vector<PricedMapping> out;
   for (auto& p : priced)
     if (p) out.push_back(std::move(*p));

@@ -69,6 +69,10 @@ model::ScenarioSpec probe_scenario(const model::ScenarioSpec& s, const LayerShap
   p.model.num_layers = layers;
   p.model.moe_layer.assign(static_cast<std::size_t>(layers), true);
   p.cluster = s.cluster;
+  // Only the nodes the probe's ranks fill: a probe is then the same whatever
+  // the cluster's size (the capacity table's rows share their probes: ProbeCache).
+  const std::int64_t ranks = std::max(shape.tp * shape.cp * shape.dp, shape.ep * shape.etp * shape.edp);
+  p.cluster.num_nodes = (ranks + s.cluster.gpus_per_node - 1) / s.cluster.gpus_per_node;
   p.profile = s.profile;
   p.parallel.tp = shape.tp;
   p.parallel.cp = shape.cp;

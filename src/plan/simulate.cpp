@@ -55,7 +55,7 @@ ScenarioGraph Family::graph(const ScenarioRun& run, const std::string& schedule,
   if (out.representative)
     out.note = fmt::format(
         "{} runs in symmetric mode: only rank 0, which stands for every rank, is in the graph and in the trace "
-        "(--set schedule.mode=multi_rank exports every rank)",
+        "(schedule.mode=multi_rank exports every rank)",
         spec.name);
   return out;
 }

@@ -43,6 +43,12 @@ namespace {
 
 using moeplan::io::Json;
 
+// A request option the library names by its field ("request.seq_len") is this module's keyword: "seq_len=".
+std::string keyword_of(std::string_view field) {
+  if (field.rfind(moeplan::kRequestField, 0) != 0) return std::string(field);
+  return std::string(field.substr(moeplan::kRequestField.size())) + "=";
+}
+
 // The exception classes, made once at import (InputError derives from both
 // moeplan.Error and ValueError, which pybind11's register_exception cannot say).
 struct Exceptions {
@@ -57,12 +63,6 @@ py::object new_exception(const char* name, py::tuple bases, const char* doc) {
   PyObject* type = PyErr_NewExceptionWithDoc(name, doc, bases.ptr(), nullptr);
   if (type == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(type);
-}
-
-// A request option the library names by its field ("request.seq_len") is this module's keyword: "seq_len=".
-std::string keyword_of(std::string_view field) {
-  if (field.rfind(moeplan::kRequestField, 0) != 0) return std::string(field);
-  return std::string(field.substr(moeplan::kRequestField.size())) + "=";
 }
 
 void raise(const moeplan::Error& e) {
@@ -82,7 +82,8 @@ py::object to_python(const Json& value) { return py::module_::import("json").att
 // The notes the CLI writes on stderr ("moeplan: note: ...") as Python warnings.
 void warn(const std::vector<std::string>& notes) {
   for (const std::string& note : notes)
-    if (PyErr_WarnEx(PyExc_UserWarning, ("moeplan: " + note).c_str(), 2) != 0) throw py::error_already_set();
+    if (PyErr_WarnEx(PyExc_UserWarning, ("moeplan: " + moeplan::name_options(note, keyword_of)).c_str(), 2) != 0)
+      throw py::error_already_set();
 }
 
 // set=: a list of "field.path=value" strings (as --set takes them) or a dict {field: value}.

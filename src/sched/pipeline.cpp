@@ -42,7 +42,7 @@ std::vector<PipelineStep> pipeline_order(std::int64_t p, std::int64_t v, std::in
   return out;
 }
 
-BuiltSchedule build_pipeline(const PipelineSpec& s) {
+void check_pipeline(const PipelineSpec& s) {
   const std::int64_t p = s.stages, v = s.virtual_stages, m = s.micro_batches;
   if (p < 1 || v < 1 || m < 1) throw Error(ErrorKind::Input, "pipeline sizes must be positive", "parallelism.pp");
   if (v > 1 && m % p != 0)
@@ -51,6 +51,20 @@ BuiltSchedule build_pipeline(const PipelineSpec& s) {
                 "parallelism.vpp");
   MOEPLAN_CHECK(s.chunks.empty() || static_cast<std::int64_t>(s.chunks.size()) == p * v,
                 "a pipeline's per-chunk costs name every virtual stage");
+}
+
+std::size_t pipeline_tasks(const PipelineSpec& s) {
+  const auto p = static_cast<std::size_t>(s.stages), v = static_cast<std::size_t>(s.virtual_stages),
+             m = static_cast<std::size_t>(s.micro_batches);
+  const std::size_t compute = 2 * p * v * m;
+  // Every forward but the last virtual stage's sends on, every backward but the first's sends back.
+  const std::size_t sends = p > 1 ? compute - 2 * m : 0;
+  return compute + sends + (s.optimizer_ms > 0 ? p : 0);
+}
+
+BuiltSchedule build_pipeline(const PipelineSpec& s) {
+  check_pipeline(s);
+  const std::int64_t p = s.stages, v = s.virtual_stages, m = s.micro_batches;
   dag::TaskGraphBuilder b;
   b.set_limit(graph_limit(s.limits));
   std::vector<dag::ResourceId> compute, send;

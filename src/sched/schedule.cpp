@@ -31,7 +31,7 @@ dag::TaskId emit_task(dag::TaskGraphBuilder& builder, const TaskLabels& labels, 
 }
 
 dag::GraphLimit graph_limit(const model::RunLimits& limits) {
-  return {limits.max_graph_tasks(), model::kPeakBytesPerTask, "raise --max-memory"};
+  return {limits.max_graph_tasks(), model::kPeakBytesPerTask, "raise " + option_ref("request.max_memory")};
 }
 
 RankLayout rank_layout(const model::ScenarioSpec& s, bool multi_rank, const char* family) {

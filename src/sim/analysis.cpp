@@ -10,8 +10,9 @@ namespace {
 
 using Interval = std::pair<double, double>;
 
-// Merges intervals in place; returns the covered length.
-double merge(std::vector<Interval>& intervals) {
+}  // namespace
+
+double covered_ms(std::vector<Interval>& intervals) {
   std::sort(intervals.begin(), intervals.end());
   std::vector<Interval> merged;
   for (const Interval& i : intervals) {
@@ -26,6 +27,8 @@ double merge(std::vector<Interval>& intervals) {
   for (const Interval& i : intervals) total += i.second - i.first;
   return total;
 }
+
+namespace {
 
 // Length of the intersection of two merged interval lists.
 double overlap(const std::vector<Interval>& a, const std::vector<Interval>& b) {
@@ -69,13 +72,13 @@ Summary summarize(const dag::TaskGraph& g, const Timeline& tl) {
       pr.end = std::max(pr.end, interval.second);
     }
   }
-  for (auto& [res, intervals] : shared) s.resources[res].busy_ms = merge(intervals);
+  for (auto& [res, intervals] : shared) s.resources[res].busy_ms = covered_ms(intervals);
   for (auto& [rank, pr] : ranks) {
     RankSummary r;
     r.rank = rank;
     r.end_ms = pr.end;
-    r.compute_busy_ms = merge(pr.compute);
-    r.comm_busy_ms = merge(pr.comm);
+    r.compute_busy_ms = covered_ms(pr.compute);
+    r.comm_busy_ms = covered_ms(pr.comm);
     r.exposed_comm_ms = r.comm_busy_ms - overlap(pr.compute, pr.comm);
     r.bubble_ms = tl.makespan_ms - r.compute_busy_ms;
     if (s.ranks.empty() || r.end_ms > s.critical_rank.end_ms) s.critical_rank = r;

@@ -31,6 +31,10 @@ PY
 }
 # raw_attr FILE NAME FIELD VALUE: a `10 { 1: "NAME" FIELD: VALUE }` block in protoc --decode_raw output.
 raw_attr() { grep -A1 -x "  1: \"$2\"" "$1" | grep -qx "  $3: $4"; }
+# after_line FILE LINE REGEX: the line after LINE (whole) in FILE matches REGEX.
+# (A check is one command: a pipe after is_true would run it in a subshell,
+# where its pass or fail is never counted.)
+after_line() { grep -A1 -x "$2" "$1" | tail -n +2 | grep -qE "$3"; }
 # fixture SRC OUT: tests/data/chakra fixture folder -> trace files.
 fixture() { python3 "$src/tests/cli/chakra_fixture.py" "$proto" "$1" "$2"; }
 
@@ -61,11 +65,11 @@ done
 is_true "an ALL_TO_ALL COMM_COLL_NODE in rank 3's file" test -n "$coll"
 check "decode Node" 0 protoc --decode=ChakraProtoMsg.Node --proto_path="$src/proto/chakra" et_def.proto <"$coll"
 is_true "decoded type" grep -qx 'type: COMM_COLL_NODE' "$tmp/out"
-is_true "decoded comm_type" grep -A1 -x '  name: "comm_type"' "$tmp/out" | grep -qx '  int64_val: 6'
+is_true "decoded comm_type" after_line "$tmp/out" '  name: "comm_type"' '^  int64_val: 6$'
 # is_cpu_op = false as bool_val (27); decode_raw may read its 9-byte name as a message, so only the value is matched.
 is_true "raw: a bool_val (27) attribute, is_cpu_op false" grep -qx '  27: 0' "$tmp/raw"
 is_true "raw: comm_size is int64_val (9)" raw_attr "$tmp/raw" comm_size 9 1048576
-is_true "raw: pg_name is string_val (29)" grep -A1 -x '  1: "pg_name"' "$tmp/raw" | grep -q '^  29: "'
+is_true "raw: pg_name is string_val (29)" after_line "$tmp/raw" '  1: "pg_name"' '^  29: "'
 is_true "raw: duration_micros is field 7" grep -qE '^7: [0-9]+$' "$tmp/raw"
 is_true "raw: start_time_micros is field 6" grep -qE '^6: [0-9]+$' "$tmp/raw"
 # FlowMoE's EP groups of 16 ranks with ep 16: one group, every rank.
@@ -154,12 +158,17 @@ sys.exit(0 if abs(got - want) <= 1e-12 * want else print(got, want) or 1)
 PY
 
 # --- Refusals.
+refused=0
 while IFS='|' read -r name expected; do
   [[ -z $name || $name == \#* ]] && continue
   fixture "$src/tests/data/chakra/bad/$name" "$tmp/bad/$name"
   check "bad $name" 2 "$bin" import-chakra "$tmp/bad/$name" --cluster host-2 --profile host-2 --comm trace
   expect_err "bad $name" "$expected"
+  refused=$((refused + 1))
 done <"$src/tests/data/chakra/bad/EXPECTED"
+# Every fixture folder was listed in EXPECTED, and each was tried.
+fixtures=$(find "$src/tests/data/chakra/bad" -mindepth 1 -maxdepth 1 -type d | wc -l)
+is_true "every bad fixture refused ($refused of $fixtures)" test "$refused" -eq "$fixtures" -a "$fixtures" -gt 0
 check "not a folder" 2 "$bin" import-chakra "$tmp/flow/trace.0.et" --cluster host-2 --profile host-2
 expect_err "not a folder" "trace.0.et: is not a directory"
 mkdir -p "$tmp/none"

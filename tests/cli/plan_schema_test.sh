@@ -25,6 +25,10 @@ import copy, glob, json, os, subprocess, sys
 src, tmp = sys.argv[1], sys.argv[2]
 bad = []
 docs = {os.path.basename(p): json.load(open(p)) for p in glob.glob(f"{tmp}/*.json")}
+# Every bundled scenario's plan and the joint plan, or the checks below could pass on none.
+scenarios = len(glob.glob(f"{src}/scenarios/*.textproto"))
+if scenarios == 0 or len(docs) != scenarios + 1:
+    bad.append(f"{len(docs)} plans read for {scenarios} scenarios and the joint plan")
 for name, d in docs.items():
     best = d["chosen"]["iteration_ms"]
     c = d["candidates"]

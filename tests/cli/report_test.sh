@@ -73,7 +73,8 @@ for s in names:
                f"{s}: none bar {nb} vs simulate {none['compute_ms']} {none['exposed_comm_ms']}")
         expect(len(rest[0]["tasks"]) == 6 * none["tasks"], f"{s}: none timeline has {len(rest[0]['tasks']) // 6} tasks, simulate {none['tasks']}")
     else:
-        m = d["mappings"]
+        expect(d["chart"] == "mfu-memory" and d["bars_by"] == "mapping", f"{s}: chart {d['chart']}, bars by {d['bars_by']}")
+        m = d["chart_data"]
         expect(len(m["mode"]) == plan["mappings_searched"], f"{s}: {len(m['mode'])} mappings, plan searched {plan['mappings_searched']}")
         i = m["chosen"]
         p = plan["knobs"]["parallelism"]

@@ -73,4 +73,8 @@ struct LayerPrices {
 LayerPrices price_layers(const model::ScenarioSpec& scenario, const CostModel& costs, const MappingConfig& c,
                          const MemoryModel& memory = {});
 
+/// How many times price_layers has run in this process, on every thread: what
+/// a test counts to check that a search prices each distinct mapping once.
+std::uint64_t layer_pricings();
+
 }  // namespace moeplan::cost

@@ -147,7 +147,7 @@ class TaskGraph {
 struct GraphLimit {
   std::size_t max_tasks = 0;       ///< 0: no bound
   std::size_t bytes_per_task = 0;  ///< peak bytes one task costs, to say how much memory the graph needs
-  std::string raise_hint;          ///< what the user can change, e.g. "raise --max-memory"
+  std::string raise_hint;          ///< what the user can change, e.g. "raise " + option_ref("request.max_memory")
 };
 
 /// @brief Collects resources, tasks and dependencies; build() checks and freezes them.

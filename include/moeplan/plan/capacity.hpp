@@ -18,6 +18,9 @@
 
 namespace moeplan::plan {
 
+struct ProbeCache;  // joint.hpp
+
+
 /// Default sequence length: the folding paper's 4K runs (moe-parallel-folding.md section 4.1).
 inline constexpr std::int64_t kCapacitySeqLen = 4096;
 /// Default global batch, sequences: 1,024 x 4,096 = 4M tokens per iteration,
@@ -91,7 +94,6 @@ struct CapacityRow {
   std::size_t fitting = 0;         ///< of them, those that fit
   std::size_t evaluated = 0;       ///< of those, evaluated with every schedule
   std::size_t configurations = 0;  ///< mappings x schedules priced on the engine
-  std::size_t mappings_priced = 0;  ///< layer pricings: one per distinct mapping tried
 };
 
 /// @brief The table, and the counts it marks.
@@ -111,8 +113,11 @@ model::ScenarioSpec capacity_scenario(const CapacityRequest& request, std::int64
 
 /// One count's row: the joint search (its best plan only is exact), then days,
 /// GPU-hours, cost and the bound. Input Error when the request's options
-/// contradict (days or a price without tokens).
-CapacityRow capacity_row(const CapacityRequest& request, std::int64_t gpus);
+/// contradict (days or a price without tokens). `probes`, when given, keeps
+/// the search's overlap probes for the request's other rows (ProbeCache: one
+/// per request, not shared by rows running at once); the row is the same
+/// with or without it.
+CapacityRow capacity_row(const CapacityRequest& request, std::int64_t gpus, ProbeCache* probes = nullptr);
 
 /// A row's days, GPU-hours, cost and meets_deadline from its gpus and
 /// tokens_per_s and the request's tokens, price and deadline (each left empty

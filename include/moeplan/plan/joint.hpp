@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,21 @@
 
 namespace moeplan::plan {
 
+/// @brief Overlap probes kept between joint searches of the same model,
+/// cluster kind, cost profile, sequence length, recompute setting, limits and
+/// families: the capacity table's rows. A probe depends on its layer shape
+/// and those alone (probe_scenario takes only the nodes its ranks fill), so a
+/// shape probed for one GPU count serves every other. A search checks that a
+/// cache it is given was filled for the same (an internal error otherwise).
+struct ProbeCache {
+  /// Each shape's schedules without gradient traffic (probe_layer_shape).
+  std::map<LayerShape, std::vector<ProbedSchedule>> shapes;
+  /// Each (shape with its gradient groups, schedule)'s gradient probe.
+  std::map<std::pair<LayerShape, OverlapSchedule>, GradientProbe> gradients;
+  /// What the probes were of, set by the first search.
+  std::string context;
+};
+
 /// @brief What a joint search is asked for.
 struct JointOptions {
   std::string mode = "folded";  ///< the mappings: folded or coupled (price_mappings)
@@ -48,6 +64,10 @@ struct JointOptions {
   Progress* progress = nullptr;  ///< told of each mapping evaluated (and of those the bound left out)
   /// When no mapping fits: a runtime Error (true), or an empty ranking (false).
   bool require_fit = true;
+  /// Probes to take and keep (ProbeCache: searches of the same model and
+  /// cluster kind); null: the search probes for itself alone. Not shared
+  /// between searches running at once.
+  ProbeCache* probes = nullptr;
 };
 
 /// @brief One mapping at one overlap schedule, priced.
@@ -84,9 +104,6 @@ struct JointSearch {
   std::size_t shapes_probed = 0;               ///< distinct layer shapes probed
   std::size_t gradient_probes = 0;             ///< distinct (shape, gradient groups, schedule) probed
   std::size_t configurations = 0;              ///< mappings x schedules priced on the engine
-  /// Layer pricings (cost::price_layers calls) the search made: one per
-  /// distinct mapping tried, valid or not, whatever runs on it.
-  std::size_t mappings_priced = 0;
   ThreadsStarted threads;
 
   const JointResult& best() const { return ranked.front(); }

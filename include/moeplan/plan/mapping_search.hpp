@@ -34,12 +34,9 @@ struct PricedMapping {
 /// micro-batch), then the rest. `started`, when given, records how many
 /// threads the search could start. A mapping too large to simulate is a Limit
 /// Error naming it (the search would otherwise answer from the others).
-/// `priced`, when given, is increased by the layer pricings made (one per
-/// configuration enumerated, valid or not).
 std::vector<PricedMapping> price_mappings(const model::ScenarioSpec& scenario, const cost::CostModel& costs,
                                           const std::string& mode, unsigned threads = 2,
-                                          ThreadsStarted* started = nullptr, Progress* progress = nullptr,
-                                          std::size_t* priced = nullptr);
+                                          ThreadsStarted* started = nullptr, Progress* progress = nullptr);
 
 /// A priced mapping as a plan's candidate (schedule: the search mode, or the
 /// joint search's label), its knobs the mapping and micro-batch size.

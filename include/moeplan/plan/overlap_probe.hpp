@@ -63,7 +63,8 @@ struct ProbedSchedule {
 
 /// The probe of `shape`: the scenario's model cut to `layers` MoE layers, the
 /// shape's parallelism (pp = vpp = 1, sequence parallel), one micro-batch per
-/// DP rank, schedule family `family` with nothing fixed, balanced routing.
+/// DP rank, schedule family `family` with nothing fixed, balanced routing, on
+/// the nodes of the scenario's cluster its ranks fill (whatever the cluster's size).
 model::ScenarioSpec probe_scenario(const model::ScenarioSpec& scenario, const LayerShape& shape, std::int64_t layers,
                                    const std::string& family);
 

@@ -50,8 +50,18 @@ struct PipelineStep {
 std::vector<PipelineStep> pipeline_order(std::int64_t stages, std::int64_t virtual_stages, std::int64_t micro_batches,
                                          std::int64_t stage);
 
-/// Builds the DAG. Interleaving needs micro_batches to be a multiple of stages
-/// (Megatron's requirement): an input error otherwise.
+/// What build_pipeline refuses: sizes below 1 (input Error, parallelism.pp),
+/// interleaving with micro_batches not a multiple of stages (Megatron's
+/// requirement; input Error, parallelism.vpp), per-chunk costs that do not
+/// name every virtual stage (internal error).
+void check_pipeline(const PipelineSpec& spec);
+
+/// The tasks build_pipeline makes: a compute task per (chunk, micro-batch,
+/// direction) of each stage, a P2P send for each but the line's two ends (pp
+/// > 1), an optimizer step per stage when it has one.
+std::size_t pipeline_tasks(const PipelineSpec& spec);
+
+/// Builds the DAG (check_pipeline's errors first).
 BuiltSchedule build_pipeline(const PipelineSpec& spec);
 
 }  // namespace moeplan::sched

@@ -39,6 +39,11 @@ struct Summary {
 
 Summary summarize(const dag::TaskGraph& graph, const Timeline& timeline);
 
+/// The time some of `intervals` (start, end) covers: summarize's union of a
+/// rank's busy intervals. Sorts and merges them in place (empty ones dropped,
+/// touching ones joined), then sums the merged lengths in time order.
+double covered_ms(std::vector<std::pair<double, double>>& intervals);
+
 /// Why a task on the critical path started when it did.
 enum class StartCause { Origin, Dependency, Resource };
 

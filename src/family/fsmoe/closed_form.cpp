@@ -127,13 +127,13 @@ Conditions conditions(const MoeLayerModel& m, double r) {
 }
 
 FsCase case_at(const MoeLayerModel& m, double r) {
-  const Conditions q = conditions(m, r);
-  if (q.q1) {
-    if (!q.q2) return q.q4 ? FsCase::Case1 : FsCase::Case3;
-    return q.q5 ? FsCase::Case1 : FsCase::Case2;
+  // conditions(m, r) read as the case tree needs them (at most three of the seven).
+  if (q1(m, r) > 0) {
+    if (!(q2(m, r) > 0)) return q4(m, r) > 0 ? FsCase::Case1 : FsCase::Case3;
+    return q5(m, r) > 0 ? FsCase::Case1 : FsCase::Case2;
   }
-  if (!q.q3) return q.q6 ? FsCase::Case1 : FsCase::Case4;
-  return q.q7 ? FsCase::Case1 : FsCase::Case2;
+  if (!(q3(m, r) > 0)) return q6(m, r) > 0 ? FsCase::Case1 : FsCase::Case4;
+  return q7(m, r) > 0 ? FsCase::Case1 : FsCase::Case2;
 }
 
 double case_time_ms(const MoeLayerModel& m, FsCase c, double r) {
@@ -170,10 +170,66 @@ double overlappable_ms(const MoeLayerModel& model, double r) {
 
 DegreeChoice brute_force_degree(const MoeLayerModel& m, const std::vector<std::int64_t>& allowed) {
   MOEPLAN_CHECK(!allowed.empty(), "no allowed degree");
-  DegreeChoice best{allowed.front(), moe_time_ms(m, static_cast<double>(allowed.front())),
-                    case_at(m, static_cast<double>(allowed.front()))};
+  auto at = [&m](std::int64_t r) {
+    const double rr = static_cast<double>(r);
+    const FsCase c = case_at(m, rr);
+    return DegreeChoice{r, case_time_ms(m, c, rr), c};  // moe_time_ms, its case found once
+  };
+  DegreeChoice best = at(allowed.front());
   for (std::int64_t r : allowed) {
-    const DegreeChoice c{r, moe_time_ms(m, static_cast<double>(r)), case_at(m, static_cast<double>(r))};
+    const DegreeChoice c = at(r);
+    if (better(c, best)) best = c;
+  }
+  return best;
+}
+
+GarDegreeTable::GarDegreeTable(const MoeLayerModel& model, const std::vector<std::int64_t>& allowed) {
+  MOEPLAN_CHECK(!allowed.empty(), "no allowed degree");
+  MoeLayerModel m = model;
+  m.t_gar_ms = 0;
+  for (std::int64_t degree : allowed) {
+    const double r = static_cast<double>(degree);
+    Degree d;
+    d.r = degree;
+    d.q1 = q1(m, r) > 0;
+    d.q2 = q2(m, r) > 0;
+    d.q3 = q3(m, r) > 0;
+    // q4..q7 are t_gar - (these), as written there.
+    d.q4_rhs = tag(m, r) + trs(m, r);
+    d.q5_rhs = r * texp(m, r) - 2 * (r - 1) * ta2a(m, r) + tag(m, r) + trs(m, r);
+    d.q6_rhs = r * tag(m, r) + r * trs(m, r) - 2 * (r - 1) * ta2a(m, r);
+    d.q7_rhs = tag(m, r) + trs(m, r) + r * texp(m, r) - 2 * (r - 1) * ta2a(m, r);
+    // case_time_ms's formulas; Case 1's is 2 r ta2a + t_gar.
+    d.case1_without_gar = 2 * r * ta2a(m, r);
+    d.case2 = case_time_ms(m, FsCase::Case2, r);
+    d.case3 = case_time_ms(m, FsCase::Case3, r);
+    d.case4 = case_time_ms(m, FsCase::Case4, r);
+    degrees_.push_back(d);
+  }
+}
+
+DegreeChoice GarDegreeTable::best(double t_gar_ms) const {
+  auto choice = [t_gar_ms](const Degree& d) {
+    FsCase c;  // case_at's tree
+    if (d.q1) {
+      if (!d.q2)
+        c = t_gar_ms - d.q4_rhs > 0 ? FsCase::Case1 : FsCase::Case3;
+      else
+        c = t_gar_ms - d.q5_rhs > 0 ? FsCase::Case1 : FsCase::Case2;
+    } else if (!d.q3) {
+      c = t_gar_ms - d.q6_rhs > 0 ? FsCase::Case1 : FsCase::Case4;
+    } else {
+      c = t_gar_ms - d.q7_rhs > 0 ? FsCase::Case1 : FsCase::Case2;
+    }
+    const double t = c == FsCase::Case1   ? d.case1_without_gar + t_gar_ms
+                     : c == FsCase::Case2 ? d.case2
+                     : c == FsCase::Case3 ? d.case3
+                                          : d.case4;
+    return DegreeChoice{d.r, t, c};
+  };
+  DegreeChoice best = choice(degrees_.front());
+  for (const Degree& d : degrees_) {
+    const DegreeChoice c = choice(d);
     if (better(c, best)) best = c;
   }
   return best;

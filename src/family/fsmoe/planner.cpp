@@ -60,15 +60,6 @@ double dense_overlap_ms(const model::ScenarioSpec& s, const cost::CostModel& cos
   return ms;
 }
 
-double best_moe_ms(const MoeLayerModel& base, double t_gar_ms, const std::vector<std::int64_t>& allowed,
-                   std::int64_t* r_out = nullptr) {
-  MoeLayerModel m = base;
-  m.t_gar_ms = t_gar_ms;
-  const DegreeChoice c = brute_force_degree(m, allowed);  // equals Algorithm 1 (tested)
-  if (r_out) *r_out = c.r;
-  return c.t_moe_ms;
-}
-
 // The closed forms need t_exp(r) = alpha + (n / r) beta. A GEMM shape model is
 // not a line in the FLOPs (whole waves), so the line is fitted to it, by least
 // squares, at the chunks the planner can choose: r in allowed_degrees and the
@@ -144,6 +135,8 @@ GradientPartition partition_gradients(const model::ScenarioSpec& s, const cost::
   const std::size_t n = static_cast<std::size_t>(s.model.num_layers);
   const AllReduceLine ar = allreduce_line(s, costs);
   const MoeLayerModel bwd = fsmoe_layer_model(s, costs, true, 0);
+  // Each layer's degree at its t_gar: brute_force_degree (equals Algorithm 1, tested), tabled.
+  const GarDegreeTable degrees(bwd, allowed);
   const double olp_moe = overlappable_ms(bwd, as_double(r_b));
   const double olp_dense = dense_overlap_ms(s, costs);
   // The backward pass reaches layers from the last to the first; a layer's
@@ -169,9 +162,9 @@ GradientPartition partition_gradients(const model::ScenarioSpec& s, const cost::
       out.step2_bytes[layer] = extra;
       out.during_moe_bytes[layer] = in_moe + extra;
       out.during_dense_bytes[layer] = first - in_moe;
-      std::int64_t r = r_b;
-      out.objective_ms += best_moe_ms(bwd, ar.time_ms(out.during_moe_bytes[layer]), allowed, &r);
-      out.degree_backward[layer] = r;
+      const DegreeChoice c = degrees.best(ar.time_ms(out.during_moe_bytes[layer]));
+      out.objective_ms += c.t_moe_ms;
+      out.degree_backward[layer] = c.r;
       pool += fsmoe::generalized_layer_gradient_bytes(s, static_cast<std::int32_t>(layer));
     }
     out.tail_bytes = pool;

@@ -23,12 +23,21 @@ using moeplan::format_error;
 
 namespace {
 
+// The request's options named as the CLI names them (src/cli/cli_common.cpp
+// flag_of): the set option is --set.
+std::string as_flag(std::string_view field) {
+  std::string flag = "--" + std::string(field.substr(moeplan::kRequestField.size()));
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
+
 std::string error_of(const std::string& path, const std::vector<moeplan::io::Override>& overrides = {}) {
   try {
     moeplan::io::validate_file(path, overrides);
   } catch (const Error& e) {
     CHECK(e.kind() == moeplan::ErrorKind::Input);
-    return format_error(e);
+    return format_error(e, as_flag);
   }
   return "";
 }

@@ -1,8 +1,14 @@
 #include <catch2/catch.hpp>
 
+#include <set>
+#include <tuple>
+
 #include <moeplan/core/error.hpp>
+#include <moeplan/cost/mapping_pricing.hpp>
+#include <moeplan/plan/mapping_search.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/plan/capacity.hpp>
+#include <moeplan/plan/joint.hpp>
 #include <moeplan/output/capacity_report.hpp>
 
 #include "folding_toy.hpp"
@@ -189,4 +195,44 @@ TEST_CASE("output::capacity_row_to_json and back: the row MPI rank 0 receives is
   CHECK_FALSE(got.cost);
   CHECK(got.plan->mapping.edp == 16);
   CHECK_THROWS_AS(output::capacity_row_from_json(io::Json::parse("{\"gpus\": 8}")), Error);
+}
+
+TEST_CASE("plan::capacity_row prices each distinct mapping once, its batch check included", "[plan][capacity]") {
+  // The row's joint search tries every folded mapping of the toy's 2 GPUs
+  // (counted apart, as a set of the enumeration's configurations); its batch
+  // check reruns the best mapping's prices at twice the batch, pricing nothing.
+  const plan::CapacityRequest r = toy_request();
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>>
+      distinct;
+  for (const cost::MappingConfig& c : plan::enumerate_mappings(plan::capacity_scenario(r, 2), "folded"))
+    distinct.insert({c.tp, c.cp, c.pp, c.vpp, c.ep, c.etp, c.micro_batch});
+  // By hand: pp = vpp = 1 (one layer); tp, cp, ep, etp each 1 or 2 with
+  // tp x cp and ep x etp dividing 2: 3 attention x 3 MoE shapes, each at
+  // micro-batch 1, 2 and 4 (whether one is valid for one sequence is
+  // price_layers' to say, and it prices the invalid ones too): 27.
+  CHECK(distinct.size() == 27);
+  const std::uint64_t before = cost::layer_pricings();
+  const plan::CapacityRow row = plan::capacity_row(r, 2);
+  CHECK(cost::layer_pricings() - before == distinct.size());
+  REQUIRE(row.plan);
+}
+
+TEST_CASE("plan::capacity_row with a probe cache: the rows of a fresh search", "[plan][capacity]") {
+  // The toy at 2, 4 and 8 GPUs (1, 2 and 4 of its 2-GPU nodes): each row once
+  // with a search of its own, once through a cache the rows share (later rows
+  // take the probes of the earlier ones' shapes from it).
+  const plan::CapacityRequest r = toy_request();
+  plan::ProbeCache probes;
+  for (std::int64_t gpus : {2, 4, 8}) {
+    INFO(gpus << " GPUs");
+    const std::string fresh = output::capacity_row_to_json(plan::capacity_row(r, gpus)).dump(-1);
+    const std::string shared = output::capacity_row_to_json(plan::capacity_row(r, gpus, &probes)).dump(-1);
+    CHECK(shared == fresh);
+  }
+  CHECK_FALSE(probes.shapes.empty());
+  SECTION("a cache filled for another model is refused") {
+    plan::CapacityRequest other = r;
+    other.model.name = "another toy";
+    CHECK_THROWS_AS(plan::capacity_row(other, 2, &probes), Error);
+  }
 }

@@ -1,6 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <optional>
+#include <set>
+#include <tuple>
+
 #include <moeplan/core/error.hpp>
+#include <moeplan/cost/mapping_pricing.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/plan/joint.hpp>
 #include <moeplan/plan/overlap_probe.hpp>
@@ -227,5 +232,67 @@ TEST_CASE("plan::plan_joint plans a mapping family's joint search and refuses ot
   } catch (const Error& e) {
     CHECK(e.field() == "request.joint");  // the CLI names it --joint, the Python module joint=
     CHECK_THAT(e.reason(), Catch::Contains("searches the mappings of a folding scenario"));
+  }
+}
+
+namespace {
+
+// The distinct mappings a search of `mode` can try, counted apart from the
+// search: the enumeration's configurations as a set (a duplicate in the
+// enumeration would be priced twice, and counted once here).
+std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>>
+distinct_mappings(const model::ScenarioSpec& s, const std::string& mode) {
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>>
+      out;
+  for (const cost::MappingConfig& c : plan::enumerate_mappings(s, mode))
+    out.insert({c.tp, c.cp, c.pp, c.vpp, c.ep, c.etp, c.micro_batch});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("plan::search_joint prices each distinct mapping once, whatever schedules run on it", "[plan][joint]") {
+  // cost::layer_pricings counts every price_layers call of the process: the
+  // search's, its probes', the default mapping's.
+  for (const char* name : {"folding-mixtral-8x22b-64k-512", "folding-qwen2-57b-a14b-64"}) {
+    INFO(name);
+    const model::ScenarioSpec s = io::load_scenario(name);
+    const cost::CostModel costs(*s.profile);
+    plan::JointOptions o;
+    o.mode = "coupled";
+    o.threads = 2;
+    const auto distinct = distinct_mappings(s, o.mode);
+    REQUIRE(distinct.size() > 10);
+    SECTION("no default mapping: one pricing per distinct mapping") {
+      const std::uint64_t before = cost::layer_pricings();
+      const plan::JointSearch j = plan::search_joint(s, costs, o);
+      CHECK(cost::layer_pricings() - before == distinct.size());
+      CHECK(j.configurations > j.evaluated);  // several schedules ran on the mappings priced once
+    }
+    SECTION("a default mapping the search tries is not priced again") {
+      const std::vector<plan::MappingResult> coupled = plan::search_mappings(s, costs, o.mode, 1);
+      const cost::MappingConfig fixed = coupled[1].config;
+      const std::uint64_t before = cost::layer_pricings();
+      const plan::JointSearch j = plan::search_joint(s, costs, o, fixed);
+      CHECK(cost::layer_pricings() - before == distinct.size());
+      REQUIRE(j.default_mapping);
+    }
+    SECTION("a default mapping outside the search is priced once more") {
+      // A folded mapping the coupled search does not try (its etp differs from its tp).
+      std::optional<cost::MappingConfig> outside;
+      for (const plan::MappingResult& f : plan::search_mappings(s, costs, "folded", 1))
+        if (distinct.count({f.config.tp, f.config.cp, f.config.pp, f.config.vpp, f.config.ep, f.config.etp,
+                            f.config.micro_batch}) == 0) {
+          outside = f.config;
+          break;
+        }
+      REQUIRE(outside);
+      REQUIRE(outside->etp != outside->tp);
+      const cost::MappingConfig own = *outside;
+      const std::uint64_t before = cost::layer_pricings();
+      const plan::JointSearch j = plan::search_joint(s, costs, o, own);
+      CHECK(cost::layer_pricings() - before == distinct.size() + 1);
+      REQUIRE(j.default_mapping);
+    }
   }
 }

@@ -57,6 +57,28 @@ DegreeChoice find_optimal_degree(const MoeLayerModel& m, const std::vector<std::
 /// The reference: t^moe(r) at every allowed r (ties: smallest r).
 DegreeChoice brute_force_degree(const MoeLayerModel& m, const std::vector<std::int64_t>& allowed);
 
+/// @brief brute_force_degree of one layer model at any t_gar: Step 2 of the
+/// gradient partition (planner.cpp) asks it thousands of times per layer
+/// with only t_gar changing. What Q1..Q7 and the case times hold apart from
+/// t_gar is computed once per allowed degree, by the same expressions in the
+/// same order, so best(t) is brute_force_degree of the model with t_gar_ms =
+/// t bit for bit (closed_form_test.cpp holds it to that).
+class GarDegreeTable {
+ public:
+  /// `model`'s t_gar_ms is ignored; `allowed` is non-empty.
+  GarDegreeTable(const MoeLayerModel& model, const std::vector<std::int64_t>& allowed);
+  DegreeChoice best(double t_gar_ms) const;
+
+ private:
+  struct Degree {
+    std::int64_t r;
+    bool q1, q2, q3;                          // Q1..Q3: free of t_gar
+    double q4_rhs, q5_rhs, q6_rhs, q7_rhs;    // Qi holds when t_gar - rhs > 0
+    double case1_without_gar, case2, case3, case4;  // the case times (Case 1 adds t_gar)
+  };
+  std::vector<Degree> degrees_;
+};
+
 /// Allowed degrees: 1..32 (Tutel's limit) dividing the expert capacity (all of
 /// 1..32 when capacity is 0, i.e. dropless).
 std::vector<std::int64_t> allowed_degrees(std::int64_t expert_capacity_tokens);

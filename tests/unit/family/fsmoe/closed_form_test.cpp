@@ -100,3 +100,42 @@ TEST_CASE("fsmoe::allowed_degrees divides the expert capacity", "[plan][fsmoe]")
   CHECK(allowed_degrees(0).size() == 32);
   CHECK(allowed_degrees(64).back() == 32);
 }
+
+TEST_CASE("fsmoe::GarDegreeTable is brute force at every t_gar, bit for bit", "[plan][fsmoe]") {
+  // The second formulation: t^moe(r) = moe_time_ms of the model with t_gar
+  // set, at every allowed r, the smallest r on ties (the paper's definition,
+  // written out here rather than taken from brute_force_degree).
+  std::mt19937_64 rng(1125);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  auto log_uniform = [&](double lo, double hi) { return lo * std::pow(hi / lo, unit(rng)); };
+  int compared = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    MoeLayerModel m;
+    for (AlphaBeta* ab : {&m.a2a, &m.ag, &m.rs, &m.exp}) {
+      ab->alpha_ms = log_uniform(0.01, 0.6);
+      ab->n = 1e6;
+      ab->beta_ms = log_uniform(0.1, 100.0) / ab->n;
+    }
+    const std::vector<std::int64_t> allowed = allowed_degrees(unit(rng) < 0.3 ? 0 : 64 * (1 + trial % 5));
+    const GarDegreeTable table(m, allowed);
+    for (int k = 0; k < 20; ++k) {
+      m.t_gar_ms = k == 0 ? 0.0 : log_uniform(0.01, 300.0);
+      std::int64_t best_r = allowed.front();
+      double best_t = moe_time_ms(m, static_cast<double>(best_r));
+      for (std::int64_t r : allowed) {
+        const double t = moe_time_ms(m, static_cast<double>(r));
+        if (t < best_t) {
+          best_t = t;
+          best_r = r;
+        }
+      }
+      const DegreeChoice c = table.best(m.t_gar_ms);
+      INFO("trial " << trial << " t_gar " << m.t_gar_ms);
+      CHECK(c.r == best_r);
+      CHECK(c.t_moe_ms == best_t);
+      CHECK(c.which == case_at(m, static_cast<double>(best_r)));
+      ++compared;
+    }
+  }
+  CHECK(compared == 200 * 20);
+}

@@ -1,0 +1,33 @@
+#pragma once
+// A pipeline's times without its task graph: the searches price thousands of
+// mappings, and building and running each one's 1F1B graph was most of their
+// time. When nothing slows overlapping work (the engine's fixed-rate mode:
+// every task runs for its duration), the engine starts a task at the later of
+// its inputs' ends and the end of the task before it on its stream, so the
+// pipeline's times follow from one pass over each stage's order, with the
+// same sums (end = start + duration) and maxima the engine computes: the
+// same doubles. tests/unit/plan/pipeline_times_test.cpp holds it to the
+// engine's run of build_pipeline's graph, bit for bit.
+
+#include <optional>
+
+#include <moeplan/sched/pipeline.hpp>
+
+namespace moeplan::plan {
+
+/// @brief What run_pipeline reads of a pipeline's run.
+struct PipelineTimes {
+  double makespan_ms = 0;  ///< the engine's Timeline::makespan_ms
+  /// Stage 0's compute busy time, as sim::summarize reports it (the union of
+  /// its compute intervals, sim::covered_ms).
+  double stage0_compute_busy_ms = 0;
+};
+
+/// The times of `spec`'s pipeline when every task runs for its duration
+/// (overlap slowdowns 1, no rank factors, no jitter: the caller's to know).
+/// check_pipeline's errors first. Empty when the graph would come within a
+/// factor of 2 of the spec's task limit: build_pipeline decides there, and
+/// refuses with its own error.
+std::optional<PipelineTimes> pipeline_times(const sched::PipelineSpec& spec);
+
+}  // namespace moeplan::plan
