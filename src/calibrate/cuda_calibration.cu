@@ -97,14 +97,18 @@ struct Bench::Impl {
     for (int i = 1; i < count; ++i) partner();
     check(cudaEventRecord(last.get(), side), "cudaEventRecord");
     Beside out;
+    Event gemm_end;
     if (g != nullptr) {
       check(cudaStreamWaitEvent(stream, first.get(), 0), "cudaStreamWaitEvent");
       out.gemm_ms = time(reps, [&] { gemm(*g); });
+      // time() has waited for the GEMMs: recorded now, before the partner is
+      // waited for, this event marks their end (recorded after the wait, as it
+      // once was, it came after the partner's end every time and the check
+      // below could never pass: seen on an H200, 2026-11-26).
+      check(cudaEventRecord(gemm_end.get(), stream), "cudaEventRecord");
     }
     check(cudaStreamSynchronize(side), "cudaStreamSynchronize");
     if (g != nullptr) {
-      Event gemm_end;
-      check(cudaEventRecord(gemm_end.get(), stream), "cudaEventRecord");
       check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
       out.covered = elapsed_ms(gemm_end, last) >= 0;  // the partner ended after the last GEMM
     } else {

@@ -5,6 +5,7 @@
 // the simulator's ranking beside the measured one.
 
 #include <algorithm>
+#include <exception>
 #include <memory>
 #include <numeric>
 #include <ostream>
@@ -78,8 +79,20 @@ void run_validate_hw(const ValidateHwOptions& o, CliContext& context) {
     if (!launched_by_mpirun())
       throw Error(ErrorKind::Input, "--calibrate: not started by mpirun, so no collective could be measured; run "
                                     "under mpirun -n 2 (one process per rank), or calibrate first and pass --profile");
-    const std::optional<CalibratedProfile> measured = calibrate_profile(request, context.err);
+    // Process 0 fits the profile and may fail there (a busy machine's points
+    // fit no line); the others then wait for its text in the broadcast, so
+    // it sends an empty text first and each process exits 1, never hangs.
+    std::optional<CalibratedProfile> measured;
+    std::exception_ptr failure;
+    try {
+      measured = calibrate_profile(request, context.err);
+    } catch (const Error&) {
+      failure = std::current_exception();
+    }
     const std::string text = hostrt::broadcast_from_rank0(measured ? measured->textproto : std::string());
+    if (failure) std::rethrow_exception(failure);
+    if (text.empty())
+      throw Error(ErrorKind::Runtime, "--calibrate: MPI process 0 could not fit the profile (its error is above)");
     spec.profile = io::load_profile_text(o.calibrate, text);
     model::validate(spec);
     if (measured) {
