@@ -51,12 +51,13 @@ model::LinkClass choose_link(const CostOptions& o, model::OpClass op, const cost
 // cluster (or --cluster), --concurrent groups of its kind per node (default all).
 cost::GroupShape placed_group(const CostOptions& o, const model::CostProfileSpec& profile, std::int64_t group) {
   const model::ClusterSpec cluster = io::load_cluster(o.cluster.empty() ? profile.cluster : o.cluster);
-  if (o.ranks_per_node > group || o.ranks_per_node > cluster.gpus_per_node)
+  // A node of the link model is the cluster's link domain (its NVLink domain, else the node).
+  const std::int64_t domain = cluster.link_domain();
+  if (o.ranks_per_node > group || o.ranks_per_node > domain)
     throw Error(ErrorKind::Input, fmt::format("--ranks-per-node: {} exceeds the group ({}) or the node ({} GPUs)",
-                                              o.ranks_per_node, group, cluster.gpus_per_node));
-  cost::GroupShape g{
-      group, o.ranks_per_node, cluster.gpus_per_node, cluster.inter_link.ports_per_node,
-      o.concurrent > 0 ? o.concurrent : std::max<std::int64_t>(1, cluster.gpus_per_node / o.ranks_per_node)};
+                                              o.ranks_per_node, group, domain));
+  cost::GroupShape g{group, o.ranks_per_node, domain, cluster.link_domain_ports(),
+                     o.concurrent > 0 ? o.concurrent : std::max<std::int64_t>(1, domain / o.ranks_per_node)};
   return g;
 }
 

@@ -193,11 +193,15 @@ Milliseconds expert_ffn_time(const CostModel& costs, double flops, int gemms) {
 
 GroupShape group_shape(const std::vector<std::int64_t>& ranks, const model::ClusterSpec& cluster) {
   MOEPLAN_CHECK(cluster.gpus_per_node > 0 && !ranks.empty(), "a group needs ranks and nodes");
-  // Members per node, as runs of the sorted node numbers (a tree map cost a
+  // A "node" of the link model is the link domain: the GPUs one NVLink fabric
+  // joins (the node itself unless the cluster sets nvlink_domain_gpus), with
+  // its nodes' inter-link ports together (docs/cost-model.md, "NVLink domains").
+  const std::int64_t domain = cluster.link_domain();
+  // Members per domain, as runs of the sorted domain numbers (a tree map cost a
   // node allocation per member: most of a folding plan's time at 2^17 GPUs).
   std::vector<std::int64_t> nodes;
   nodes.reserve(ranks.size());
-  for (std::int64_t r : ranks) nodes.push_back(r / cluster.gpus_per_node);
+  for (std::int64_t r : ranks) nodes.push_back(r / domain);
   std::sort(nodes.begin(), nodes.end());
   GroupShape g;
   g.size = static_cast<std::int64_t>(ranks.size());
@@ -207,9 +211,9 @@ GroupShape group_shape(const std::vector<std::int64_t>& ranks, const model::Clus
     g.ranks_per_node = std::max(g.ranks_per_node, static_cast<std::int64_t>(end - i));
     i = end;
   }
-  g.gpus_per_node = cluster.gpus_per_node;
-  g.nics_per_node = cluster.inter_link.ports_per_node;
-  g.concurrent_groups = std::max<std::int64_t>(1, cluster.gpus_per_node / g.ranks_per_node);
+  g.gpus_per_node = domain;
+  g.nics_per_node = cluster.link_domain_ports();
+  g.concurrent_groups = std::max<std::int64_t>(1, domain / g.ranks_per_node);
   return g;
 }
 

@@ -105,10 +105,13 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
   //   busbw = (g - 1) / (g - n) x NIC bandwidth / n;
   // - inter, one pair of GPUs alone: one NIC port.
   // The cost model moves these to other placements (docs/cost-model.md).
+  // A "node" below is the link domain (the NVLink domain, else the node), its
+  // NICs its nodes' ports together (model::ClusterSpec::link_domain).
+  const std::int64_t domain = cluster.link_domain();
   const double intra_bw = cluster.intra_link.bandwidth_bytes_per_s * a.link_efficiency;
   const double node_nic_bw = cluster.inter_link.bandwidth_bytes_per_s *
-                             static_cast<double>(cluster.inter_link.ports_per_node) * a.link_efficiency;
-  const double n = static_cast<double>(cluster.gpus_per_node);
+                             static_cast<double>(cluster.link_domain_ports()) * a.link_efficiency;
+  const double n = static_cast<double>(domain);
   auto inter_bw = [&](model::OpClass op, std::int64_t group) {
     if (op != model::OpClass::A2A) return node_nic_bw;
     const double g = static_cast<double>(group);
@@ -117,22 +120,26 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
   const std::string intra_src = fmt::format("{} {:.4g} GB/s x efficiency {}", cluster.intra_link.name,
                                             cluster.intra_link.bandwidth_bytes_per_s / 1e9, a.link_efficiency);
   const std::string inter_src =
-      fmt::format("{} {} x {:.4g} GB/s per node, {} GPUs per node, x efficiency {}", cluster.inter_link.name,
-                  cluster.inter_link.ports_per_node, cluster.inter_link.bandwidth_bytes_per_s / 1e9,
-                  cluster.gpus_per_node, a.link_efficiency);
-  if (cluster.gpus_per_node > 1) {
-    const std::int64_t g = cluster.gpus_per_node;
+      domain == cluster.gpus_per_node
+          ? fmt::format("{} {} x {:.4g} GB/s per node, {} GPUs per node, x efficiency {}", cluster.inter_link.name,
+                        cluster.inter_link.ports_per_node, cluster.inter_link.bandwidth_bytes_per_s / 1e9,
+                        cluster.gpus_per_node, a.link_efficiency)
+          : fmt::format("{} {} x {:.4g} GB/s per {}-GPU NVLink domain, x efficiency {}", cluster.inter_link.name,
+                        cluster.link_domain_ports(), cluster.inter_link.bandwidth_bytes_per_s / 1e9, domain,
+                        a.link_efficiency);
+  if (domain > 1) {
+    const std::int64_t g = domain;
     for (model::OpClass op : collectives)
       p.costs.push_back(line(op, model::LinkClass::Intra, g, a.intra_alpha_ms,
                              bus_factor(op, g) * kMsPerSecond / intra_bw, intra_src, g));
     p.costs.push_back(
         line(model::OpClass::P2P, model::LinkClass::Intra, 2, a.intra_alpha_ms, kMsPerSecond / intra_bw, intra_src, 2));
   }
-  if (cluster.num_nodes > 1) {
+  if (cluster.world_size() > domain) {
     const std::int64_t g = cluster.world_size();
     for (model::OpClass op : collectives)
       p.costs.push_back(line(op, model::LinkClass::Inter, g, a.inter_alpha_ms,
-                             bus_factor(op, g) * kMsPerSecond / inter_bw(op, g), inter_src, cluster.gpus_per_node));
+                             bus_factor(op, g) * kMsPerSecond / inter_bw(op, g), inter_src, domain));
     // One GPU pair crossing nodes, alone: one NIC port.
     const double port_bw = cluster.inter_link.bandwidth_bytes_per_s * a.link_efficiency;
     p.costs.push_back(

@@ -46,6 +46,9 @@ constexpr std::int64_t kMaxVocab = 1 << 24;
 constexpr std::int64_t kMaxExperts = 4096;
 constexpr std::int64_t kMaxNodes = 1 << 17;
 constexpr std::int64_t kMaxGpusPerNode = 1024;
+// NVLink Switch systems join at most 576 GPUs in one domain (NVIDIA's NVLink
+// Switch, 5th generation); 1 << 14 is 28x that and keeps domain x ports small.
+constexpr std::int64_t kMaxNvlinkDomainGpus = 1 << 14;
 constexpr std::int64_t kMaxParallel = 1 << 20;      // any one parallel size
 constexpr std::int64_t kMaxSeq = 1 << 27;           // 134M tokens
 constexpr std::int64_t kMaxBatch = 1 << 24;
@@ -307,6 +310,8 @@ model::ClusterSpec to_spec(const pb::Cluster& c) {
   if (!c.has_inter_link()) throw_input_error("inter_link", "required field is missing");
   s.intra_link = nested("intra_link", [&] { return to_spec(c.intra_link()); });
   s.inter_link = nested("inter_link", [&] { return to_spec(c.inter_link()); });
+  if (c.has_nvlink_domain_gpus())
+    s.nvlink_domain_gpus = at_most(c.nvlink_domain_gpus(), kMaxNvlinkDomainGpus, "nvlink_domain_gpus");
   return s;
 }
 

@@ -226,6 +226,11 @@ void validate(const ClusterSpec& c) {
   for (auto [tile, field] : {std::pair{c.gpu.gemm_tile_m, "gpu.gemm_tile_m"}, {c.gpu.gemm_tile_n, "gpu.gemm_tile_n"}})
     if (tile)
       require(*tile >= 1 && *tile <= kMaxTile, field, fmt::format("must be in 1..{}, got {}", kMaxTile, *tile));
+  if (c.nvlink_domain_gpus != 0) {
+    require_positive(c.nvlink_domain_gpus, "nvlink_domain_gpus");
+    require(c.nvlink_domain_gpus % c.gpus_per_node == 0, "nvlink_domain_gpus",
+            fmt::format("{} GPUs is not a whole number of {}-GPU nodes", c.nvlink_domain_gpus, c.gpus_per_node));
+  }
   for (auto [link, part] : {std::pair{&c.intra_link, std::string("intra_link")}, {&c.inter_link, "inter_link"}}) {
     validate_link_gbit_s(link->bandwidth_bytes_per_s * 8.0 / 1e9, part + ".bandwidth_gbit_s");
     require_positive(link->ports_per_node, part + ".ports_per_node");

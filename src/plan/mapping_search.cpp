@@ -15,7 +15,8 @@ std::vector<cost::MappingConfig> enumerate_mappings(const model::ScenarioSpec& s
     throw Error(ErrorKind::Input, fmt::format("unknown search mode '{}' (coupled, folded)", mode));
   const model::ModelSpec& m = s.model;
   const std::int64_t world = s.cluster.world_size();
-  const std::int64_t gpn = s.cluster.gpus_per_node;
+  // TP and ETP stay inside one NVLink domain (the node, or a GB200 NVL72 rack).
+  const std::int64_t gpn = s.cluster.link_domain();
   std::vector<cost::MappingConfig> configs;
   auto divides = [](std::int64_t a, std::int64_t b) { return b % a == 0; };
   for (std::int64_t tp = 1; tp <= gpn; tp *= 2)

@@ -29,12 +29,14 @@ struct LinearModel {
   double predict_ms(double units) const { return alpha_ms + units * beta_ms_per_unit; }
 };
 
-/// @brief Where a communicator's ranks sit on the cluster.
+/// @brief Where a communicator's ranks sit on the cluster. A "node" here is
+/// the cluster's link domain (ClusterSpec::link_domain: the NVLink domain, or
+/// the node when it has none larger).
 struct GroupShape {
   std::int64_t size = 1;            ///< ranks in the communicator
-  std::int64_t ranks_per_node = 1;  ///< members on one node (the most on any node)
-  std::int64_t gpus_per_node = 1;   ///< node size of the cluster
-  std::int64_t nics_per_node = 1;   ///< inter-node ports of a node
+  std::int64_t ranks_per_node = 1;  ///< members in one link domain (the most in any)
+  std::int64_t gpus_per_node = 1;   ///< link-domain size of the cluster
+  std::int64_t nics_per_node = 1;   ///< inter-link ports of a link domain
   /// Communicators of the same kind crossing one node at once; by default all
   /// of them (gpus_per_node / ranks_per_node), as in a data-parallel step.
   std::int64_t concurrent_groups = 1;

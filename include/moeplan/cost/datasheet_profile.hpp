@@ -31,8 +31,9 @@ std::optional<model::GemmShapeModelSpec> datasheet_gemm_shape(const model::GpuSp
                                                               const DatasheetAssumptions& assumptions);
 
 /// Lines for gemm and attention (LOCAL), every collective on INTRA at group
-/// gpus_per_node (when > 1) and on INTER at the whole cluster (when > 1 node),
-/// and p2p on both links at group 2.
+/// link_domain() (the NVLink domain, else the node; when > 1) and on INTER at
+/// the whole cluster (when it spans more than one domain), and p2p on both
+/// links at group 2.
 model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, const std::string& name,
                                          const DatasheetAssumptions& assumptions);
 

@@ -102,8 +102,15 @@ struct ClusterSpec {
   GpuSpec gpu;
   LinkSpec intra_link;
   LinkSpec inter_link;
+  /// GPUs joined by one NVLink fabric, a multiple of gpus_per_node; 0: the node.
+  std::int64_t nvlink_domain_gpus = 0;
 
   std::int64_t world_size() const { return num_nodes * gpus_per_node; }
+  /// The GPUs that reach each other over intra_link: consecutive ranks, the
+  /// NVLink domain (GB200 NVL72: 72), else the node.
+  std::int64_t link_domain() const { return nvlink_domain_gpus > 0 ? nvlink_domain_gpus : gpus_per_node; }
+  /// The inter-link ports of one link domain: its nodes' ports together.
+  std::int64_t link_domain_ports() const { return inter_link.ports_per_node * (link_domain() / gpus_per_node); }
 };
 
 /// @brief Attention (tp, cp, dp, pp) and expert (etp, ep, edp, pp) mappings.

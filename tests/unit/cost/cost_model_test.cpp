@@ -129,6 +129,38 @@ TEST_CASE("cost::group_shape reads a group's placement from its ranks", "[cost]"
   CHECK(cost::strided_group_shape(8, 1, dgx).link() == LinkClass::Intra);
 }
 
+TEST_CASE("cost::group_shape reads an NVLink domain larger than a node as the node of the link model", "[cost]") {
+  // Two GB200 NVL72 racks: trays of 4 GPUs with 4 NICs each, 72 GPUs per NVLink domain.
+  model::ClusterSpec nvl;
+  nvl.num_nodes = 36;
+  nvl.gpus_per_node = 4;
+  nvl.nvlink_domain_gpus = 72;
+  nvl.inter_link.ports_per_node = 4;
+  CHECK(nvl.link_domain() == 72);
+  CHECK(nvl.link_domain_ports() == 72);  // 18 trays x 4 NICs
+  // TP 8 spans two trays but one domain: NVLink, 72 / 8 = 9 such groups per domain.
+  const cost::GroupShape tp = cost::strided_group_shape(8, 1, nvl);
+  CHECK(tp.link() == LinkClass::Intra);
+  CHECK(tp.ranks_per_node == 8);
+  CHECK(tp.concurrent_groups == 9);
+  // The same group on trays alone (no domain field): two nodes, the inter link.
+  model::ClusterSpec trays = nvl;
+  trays.nvlink_domain_gpus = 0;
+  CHECK(cost::strided_group_shape(8, 1, trays).link() == LinkClass::Inter);
+  CHECK(cost::strided_group_shape(8, 1, trays).ranks_per_node == 4);
+  // DP 2 with stride 72 (one rank per rack): across domains, the domain's 72 NICs, 72 such groups.
+  const cost::GroupShape dp = cost::strided_group_shape(2, 72, nvl);
+  CHECK(dp.link() == LinkClass::Inter);
+  CHECK(dp.ranks_per_node == 1);
+  CHECK(dp.gpus_per_node == 72);
+  CHECK(dp.nics_per_node == 72);
+  CHECK(dp.concurrent_groups == 72);
+  // EP 144 over both racks: 72 per domain, one group.
+  const cost::GroupShape ep = cost::strided_group_shape(144, 1, nvl);
+  CHECK(ep.ranks_per_node == 72);
+  CHECK(ep.concurrent_groups == 1);
+}
+
 TEST_CASE("cost::CostModel refuses an inter line whose placement would put it on one node", "[cost]") {
   model::CostProfileSpec p{"p", "c", {cost_line(OpClass::A2A, LinkClass::Inter, 6, 0.2, 1e-7)}, 1.0};
   const cost::CostModel costs(p);

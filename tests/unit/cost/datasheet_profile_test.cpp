@@ -30,6 +30,29 @@ TEST_CASE("cost::datasheet_profile derives lines from the cluster's datasheet", 
         Approx(0.03 + 1e9 * cost::bus_factor(model::OpClass::A2A, g) / a2a_busbw * 1e3));
 }
 
+TEST_CASE("cost::datasheet_profile prices an NVLink domain of 72 GPUs on NVLink, and its NICs together", "[cost]") {
+  // Two GB200 NVL72 racks (36 trays of 4): NVLink 900 GB/s per direction, one 400 Gb/s NIC per GPU.
+  model::ClusterSpec nvl = io::load_cluster("gb200-nvl72");
+  nvl.num_nodes = 36;
+  const model::CostProfileSpec p = cost::datasheet_profile(nvl, "x", {});
+  const cost::CostModel costs(p);
+  // Intra allreduce over the domain's 72 GPUs: busbw 900 GB/s x 0.8 = 720 GB/s, factor 2 x 71/72.
+  CHECK(costs.predict(model::OpClass::AllReduce, model::LinkClass::Intra, 72, 1e9).value ==
+        Approx(0.015 + 1e9 * (2.0 * 71 / 72) / 720e9 * 1e3));
+  // Inter ring collectives over 144 GPUs: the domain's 72 NICs x 50 GB/s x 0.8 = 2.88 TB/s.
+  CHECK(costs.predict(model::OpClass::AllReduce, model::LinkClass::Inter, 144, 1e9).value ==
+        Approx(0.03 + 1e9 * (2.0 * 143 / 144) / 2.88e12 * 1e3));
+  // Inter AlltoAll over 144: half of each GPU's data leaves the domain through its own NIC
+  // (40 GB/s after efficiency): 0.5 / 40e9 s per byte = 1.25e-8 ms per byte.
+  CHECK(costs.predict(model::OpClass::A2A, model::LinkClass::Inter, 144, 1e9).value == Approx(0.03 + 1e9 * 1.25e-8));
+  // One rack (18 trays, 72 GPUs) is one domain: intra lines only.
+  nvl.num_nodes = 18;
+  for (const model::LinearCostSpec& line : cost::datasheet_profile(nvl, "x", {}).costs) {
+    INFO(model::to_string(line.op) << " group " << line.group);
+    CHECK(line.link != model::LinkClass::Inter);
+  }
+}
+
 namespace {
 
 using model::LinkClass;
@@ -52,6 +75,8 @@ constexpr Datasheet kBundled[] = {
     {"dgx-h100", 128, 8, 989.5, true, 3600, 400, 8},      {"foldmoe-g5", 2, 8, 125, true, 252, 100, 1},
     {"flowmoe-cluster1", 2, 8, 35.6, false, 126, 100, 1}, {"flowmoe-cluster2", 4, 2, 13.4, false, 126, 10, 1},
     {"fsmoe-testbed-a", 6, 8, 38.7, false, 900, 200, 1},  {"fsmoe-testbed-b", 8, 4, 13.4, false, 126, 100, 1},
+    {"dgx-a100", 128, 8, 312, true, 2400, 200, 8},        {"dgx-h200", 128, 8, 989.5, true, 3600, 400, 8},
+    {"dgx-b200", 128, 8, 2250, true, 7200, 400, 8},
 };
 
 struct ExpectedLine {

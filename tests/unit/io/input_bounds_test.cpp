@@ -165,6 +165,17 @@ TEST_CASE("io::load_cluster_text refuses hardware figures far outside physical r
     CHECK(message.find(c.error) != std::string::npos);
     CHECK(message.rfind("dgx-h100.textproto:", 0) == 0);  // located in the file
   }
+  // An NVLink domain must be whole nodes (issue 26 item 2).
+  CHECK(error_of([] {
+          io::load_cluster_text("gb200-nvl72.textproto",
+                                bundled_with("scenarios/clusters/gb200-nvl72.textproto", "nvlink_domain_gpus: 72",
+                                             "nvlink_domain_gpus: 6"));
+        }).find("nvlink_domain_gpus: 6 GPUs is not a whole number of 4-GPU nodes") != std::string::npos);
+  CHECK(error_of([] {
+          io::load_cluster_text("gb200-nvl72.textproto",
+                                bundled_with("scenarios/clusters/gb200-nvl72.textproto", "nvlink_domain_gpus: 72",
+                                             "nvlink_domain_gpus: -72"));
+        }).find("nvlink_domain_gpus") != std::string::npos);
   // A peak of 0 still means "no such precision" (flowmoe-cluster2 has no BF16).
   CHECK(error_of([] { io::load_cluster("flowmoe-cluster2"); }).empty());
   // The same bounds apply to --set on a scenario's cluster.

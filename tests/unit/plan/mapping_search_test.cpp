@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <moeplan/plan/scenario_run.hpp>
 #include <moeplan/core/error.hpp>
 #include <moeplan/io/loader.hpp>
@@ -302,4 +304,21 @@ TEST_CASE("every family's memory check is the folding planner's memory model", "
   CHECK(run.fits_in_memory() == priced.fits);
   // 72.7 GiB on an 80 GiB H100 less its 10% reserve (72 GiB): does not fit.
   CHECK_FALSE(run.fits_in_memory());
+}
+
+TEST_CASE("plan::enumerate_mappings tries TP and ETP up to the NVLink domain, not the node", "[plan][folding]") {
+  // The toy on 8 nodes of 2 GPUs (16): without a domain TP stops at the node's 2; with an
+  // NVLink domain of 8 GPUs (four nodes), at 8, and never beyond (16 would leave the domain).
+  model::ScenarioSpec s = toy_scenario();
+  s.cluster.num_nodes = 8;
+  auto largest = [&](const model::ScenarioSpec& spec, std::int64_t cost::MappingConfig::*knob) {
+    std::int64_t most = 0;
+    for (const cost::MappingConfig& m : plan::enumerate_mappings(spec, "folded")) most = std::max(most, m.*knob);
+    return most;
+  };
+  CHECK(largest(s, &cost::MappingConfig::tp) == 2);
+  CHECK(largest(s, &cost::MappingConfig::etp) == 2);
+  s.cluster.nvlink_domain_gpus = 8;
+  CHECK(largest(s, &cost::MappingConfig::tp) == 8);
+  CHECK(largest(s, &cost::MappingConfig::etp) == 8);
 }

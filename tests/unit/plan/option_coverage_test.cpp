@@ -420,6 +420,11 @@ void check_every_field(const std::string& scenario) {
     candidates.insert(candidates.end(), swaps.begin(), swaps.end());
     if (const auto it = compounds.find(f.path); it != compounds.end())
       candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+    if (f.path == "cluster.nvlink_domain_gpus") {
+      // A domain must be whole nodes (1, 2, 4, 3 are refused on 8-GPU nodes, 8 is the node
+      // itself): two nodes' worth joins groups that crossed a node boundary onto NVLink.
+      candidates.push_back({{Override{f.path, std::to_string(2 * base.cluster.gpus_per_node)}}, {}});
+    }
     if (f.path == "cluster.inter_link.ports_per_node") {
       // A node's NICs scale a line by the share of them a group gets over the
       // share its measured group got (cost::nic_share). Groups that tile full
