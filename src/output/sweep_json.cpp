@@ -1,5 +1,7 @@
 #include <moeplan/output/sweep_report.hpp>
 
+#include <moeplan/plan/result_json.hpp>
+
 #include "sweep_cells.hpp"
 
 namespace moeplan::output {
@@ -13,17 +15,8 @@ io::Json sweep_rows_to_json(const io::LoadedSweep& sweep, const std::vector<plan
     j.set("scenario", r.scenario);
     // Axis values as the sweep writes them (text), as the CSV's cells.
     for (std::size_t c = 0; c < sweep.columns.size() && c < r.labels.size(); ++c) j.set(sweep.columns[c], r.labels[c]);
-    j.set("schedule", e.schedule);
-    j.set("degree", e.degree);
     // Non-finite numbers are written null (io::Json), as the CSV leaves their cells empty.
-    j.set("iteration_ms", e.iteration_ms);
-    j.set("forward_ms", e.forward_ms);
-    j.set("backward_ms", e.backward_ms);
-    j.set("compute_ms", e.compute_ms);
-    j.set("comm_ms", e.comm_ms);
-    j.set("exposed_comm_ms", e.exposed_comm_ms);
-    j.set("bubble_ms", e.bubble_ms);
-    j.set("tasks", e.tasks);
+    plan::set_evaluation_times(j, e);
     j.set("speedup_vs_none", r.speedup_vs_none);
     j.set("speedup_vs_tutel", r.speedup_vs_tutel);
     j.set("grad_partition_bytes", partition_bytes(r.knobs));

@@ -8,9 +8,7 @@ namespace moeplan::plan {
 
 using io::Json;
 
-Json evaluation_to_json(const std::string& scenario, const Evaluation& e) {
-  Json j = Json::object();
-  j.set("scenario", scenario);
+void set_evaluation_times(Json& j, const Evaluation& e) {
   j.set("schedule", e.schedule);
   j.set("degree", e.degree);
   j.set("iteration_ms", e.iteration_ms);
@@ -21,6 +19,12 @@ Json evaluation_to_json(const std::string& scenario, const Evaluation& e) {
   j.set("exposed_comm_ms", e.exposed_comm_ms);
   j.set("bubble_ms", e.bubble_ms);
   j.set("tasks", e.tasks);
+}
+
+Json evaluation_to_json(const std::string& scenario, const Evaluation& e) {
+  Json j = Json::object();
+  j.set("scenario", scenario);
+  set_evaluation_times(j, e);
   j.set("a2a_total_ms", e.a2a_total_ms);
   j.set("a2a_critical_ms", e.a2a_critical_ms);
   Json flops = Json::object();

@@ -12,6 +12,11 @@
 
 namespace moeplan::plan {
 
+/// The keys every evaluated schedule shares, in order: schedule, degree, the
+/// iteration's times (iteration, forward, backward, compute, comm, exposed
+/// comm, bubble, ms) and tasks; `simulate` and a sweep's JSON rows both write them.
+void set_evaluation_times(io::Json& j, const Evaluation& e);
+
 /// CLI.md `simulate` keys of one evaluated schedule.
 io::Json evaluation_to_json(const std::string& scenario, const Evaluation& e);
 
