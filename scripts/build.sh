@@ -7,7 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${MOEPLAN_BUILD_DIR:-build}
 tests=${MOEPLAN_TESTS:-ON}
-cmake -S . -B "$dir" \
+# Ninja when the folder is new (a folder configured by make keeps make): it starts
+# a target's compiles before the libraries it links are linked, which keeps both
+# CI cores busy at each library boundary (docs/reliability.md, "CI").
+generator=()
+[[ -f $dir/CMakeCache.txt ]] || generator=(-G Ninja)
+cmake -S . -B "$dir" "${generator[@]}" \
   -DMOEPLAN_BUILD_TESTS="$tests" -DMOEPLAN_BUILD_BENCH="$tests" \
   -DMOEPLAN_WERROR="${MOEPLAN_WERROR:-OFF}" \
   -DMOEPLAN_SANITIZE="${MOEPLAN_SANITIZE:-OFF}" \

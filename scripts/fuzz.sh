@@ -15,7 +15,9 @@ dir=${MOEPLAN_FUZZ_BUILD_DIR:-build-fuzz}
 read -r -a targets <<<"${MOEPLAN_FUZZ_TARGETS:-fuzz_text_format fuzz_calibration fuzz_json fuzz_set fuzz_chakra fuzz_hf_config}"
 
 # Only the libraries the targets link are built: no planners, CLI, tests or benchmarks.
-cmake -S . -B "$dir" -DCMAKE_CXX_COMPILER=clang++ -DMOEPLAN_FUZZ=ON -DMOEPLAN_WITH_CUDA=OFF \
+generator=()
+[[ -f $dir/CMakeCache.txt ]] || generator=(-G Ninja)
+cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_CXX_COMPILER=clang++ -DMOEPLAN_FUZZ=ON -DMOEPLAN_WITH_CUDA=OFF \
   -DMOEPLAN_BUILD_TESTS=OFF -DMOEPLAN_BUILD_BENCH=OFF -DMOEPLAN_WERROR="${MOEPLAN_WERROR:-OFF}" >/dev/null
 cmake --build "$dir" -j"$(nproc)" --target "${targets[@]}"
 

@@ -5,7 +5,7 @@
 # CUDA and NCCL are optional and never installed here.
 set -euo pipefail
 source "$(dirname "$0")/apt-install.sh"
-apt_install_missing g++ make cmake pkg-config \
+apt_install_missing g++ make cmake ninja-build pkg-config \
   libboost-graph-dev libeigen3-dev libnlopt-cxx-dev \
   libprotobuf-dev protobuf-compiler libfmt-dev libcli11-dev \
   openmpi-bin libopenmpi-dev `# moeplan calibrate --backend host: collectives between MPI processes` \

@@ -9,10 +9,10 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::cost {
 namespace {
-double as_double(std::int64_t v) { return static_cast<double>(v); }
 std::int64_t at_least_one(double x) { return std::max<std::int64_t>(1, std::llround(x)); }
 }  // namespace
 

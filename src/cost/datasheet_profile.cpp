@@ -7,11 +7,11 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/bus_factor.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::cost {
 namespace {
 
-constexpr double kMsPerSecond = 1e3;
 
 model::LinearCostSpec line(model::OpClass op, model::LinkClass link, std::int64_t group, double alpha_ms,
                            double beta_ms_per_unit, std::string source,

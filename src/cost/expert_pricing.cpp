@@ -1,10 +1,10 @@
 #include <moeplan/cost/expert_pricing.hpp>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::cost {
 namespace {
-double as_double(std::int64_t v) { return static_cast<double>(v); }
 
 int ffn_gemms(model::FfnType type) { return type == model::FfnType::GeluFfn ? 2 : 3; }
 }  // namespace

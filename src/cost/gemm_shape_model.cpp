@@ -4,11 +4,10 @@
 #include <cmath>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::cost {
 namespace {
-constexpr double kMsPerSecond = 1e3;
-double as_double(std::int64_t v) { return static_cast<double>(v); }
 }  // namespace
 
 double gemm_flops(const GemmShape& s) { return 2.0 * s.m * s.n * s.k * s.batch; }

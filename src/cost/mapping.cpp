@@ -1,11 +1,11 @@
 #include <moeplan/cost/mapping.hpp>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::cost {
 namespace {
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
 
 }  // namespace
 

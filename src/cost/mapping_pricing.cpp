@@ -9,11 +9,11 @@
 #include <moeplan/model/model_stats.hpp>
 #include <moeplan/model/validate.hpp>
 #include <moeplan/parallel/rank_groups.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::cost {
 namespace {
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
 
 // Counts price_layers' calls (layer_pricings); relaxed: only the total matters.
 std::atomic<std::uint64_t> pricings{0};

@@ -3,11 +3,11 @@
 #include <algorithm>
 
 #include <moeplan/model/model_stats.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::cost {
 namespace {
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
 
 // A dense block's FFN weights, split over tp as Megatron-Core's MLP is.
 double dense_ffn_params(const model::ModelSpec& m) {

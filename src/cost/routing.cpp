@@ -5,11 +5,11 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/core/portable_math.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::cost {
 namespace {
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
 
 std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 

@@ -1,10 +1,10 @@
 #include <moeplan/cost/workload_sizing.hpp>
 
 #include <moeplan/model/model_stats.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::cost {
 namespace {
-double as_double(std::int64_t v) { return static_cast<double>(v); }
 
 // Capacity factor of the dispatch buffer; dropless routing sends the expected
 // (balanced) load, i.e. factor 1.

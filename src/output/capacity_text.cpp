@@ -1,4 +1,5 @@
 #include <moeplan/output/capacity_report.hpp>
+#include <moeplan/core/units.hpp>
 
 #include <fmt/format.h>
 
@@ -7,7 +8,6 @@
 namespace moeplan::output {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 // 2T, 500B, 1.5M: the largest decimal unit that leaves a number of at least 1.
 std::string tokens_text(double tokens) {

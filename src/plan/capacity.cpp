@@ -10,13 +10,13 @@
 #include <moeplan/cost/cost_model.hpp>
 #include <moeplan/plan/family_registry.hpp>
 #include <moeplan/plan/joint.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::plan {
 namespace {
 
 constexpr double kSecondsPerDay = 86400;
 constexpr double kSecondsPerHour = 3600;
-constexpr double kGiB = 1024.0 * 1024 * 1024;
 /// A bound is reported when relaxing it gains more than this: the model's own
 /// error is larger than 1% (docs/validation.md), as plan's ties (report::kTieFraction).
 constexpr double kBindingGain = 0.01;

@@ -10,12 +10,12 @@
 #include <moeplan/plan/megatron_arguments.hpp>
 #include <moeplan/plan/result_json.hpp>
 #include <moeplan/plan/search_record.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::plan {
 namespace {
 
 using io::Json;
-constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 // A mapping at its overlap schedule (the joint search).
 Json joint_json(const JointResult& j) {

@@ -9,11 +9,11 @@
 #include <moeplan/plan/plausibility.hpp>
 #include <moeplan/sched/pipeline.hpp>
 #include <moeplan/sim/analysis.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::plan {
 namespace {
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
 
 }  // namespace
 

@@ -4,11 +4,11 @@
 
 #include <moeplan/plan/family_registry.hpp>
 #include <moeplan/plan/scenario_run.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::plan {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 }  // namespace
 

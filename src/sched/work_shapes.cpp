@@ -5,11 +5,11 @@
 
 #include <moeplan/cost/attention_shape.hpp>
 #include <moeplan/cost/expert_pricing.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::sched {
 namespace {
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
 
 // Whole rows and columns, at least 1: a GEMM of a fraction of a row still runs one.
 std::int64_t whole(double x) { return std::max<std::int64_t>(1, std::llround(x)); }

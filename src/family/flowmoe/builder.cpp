@@ -12,6 +12,7 @@
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/family/flowmoe/rules.hpp>
 #include <moeplan/sched/work_shapes.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::flowmoe {
 namespace {
@@ -35,7 +36,6 @@ Kind kind_of(const std::string& name) {
               "schedule.name");
 }
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
 
 class Builder {
  public:

@@ -8,12 +8,12 @@
 #include <moeplan/family/folding/family.hpp>
 #include <moeplan/plan/megatron_arguments.hpp>
 #include <moeplan/plan/result_json.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::folding {
 namespace {
 
 using io::Json;
-constexpr double kGiB = 1024.0 * 1024 * 1024;
 // The best folded mappings drawn as bars (the coupled best joins them).
 constexpr std::size_t kFoldingBars = 6;
 

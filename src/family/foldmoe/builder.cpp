@@ -14,6 +14,7 @@
 #include <moeplan/model/model_stats.hpp>
 #include <moeplan/sched/slicing.hpp>
 #include <moeplan/sched/work_shapes.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::foldmoe {
 namespace {
@@ -37,7 +38,6 @@ Kind kind_of(const std::string& name) {
               "schedule.name");
 }
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
 
 // Sizes and group shapes of one scenario, priced through the cost model.
 struct Pricing {

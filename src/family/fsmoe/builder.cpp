@@ -13,6 +13,7 @@
 #include <moeplan/family/fsmoe/rules.hpp>
 #include <moeplan/model/model_stats.hpp>
 #include <moeplan/sched/work_shapes.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::fsmoe {
 namespace {
@@ -37,7 +38,6 @@ Kind kind_of(const std::string& name) {
               "schedule.name");
 }
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
 
 // A2A and the ESP collectives outrank gradient chunks in Lina's pool.
 constexpr std::int32_t kMoePriority = 1;

@@ -11,11 +11,11 @@
 #include <moeplan/cost/bus_factor.hpp>
 #include <moeplan/cost/expert_pricing.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
+#include <moeplan/core/units.hpp>
 
 namespace moeplan::fsmoe {
 namespace {
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
 
 // Eq. 1's line of a collective of n bytes on a group: an AlltoAll across nodes
 // has two parts that run at once, and the closed forms take the one that is

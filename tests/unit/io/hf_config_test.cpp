@@ -21,7 +21,7 @@ namespace {
 
 std::string hf_file(const std::string& name) { return std::string(MOEPLAN_TEST_DATA_DIR) + "/hf/" + name + ".json"; }
 
-std::string read(const std::string& path) {
+std::string read_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -30,7 +30,7 @@ std::string read(const std::string& path) {
 
 // The config with one key set to a JSON value, or left out (value empty).
 std::string edited(const std::string& name, const std::string& key, const std::string& value) {
-  const Json original = Json::parse(read(hf_file(name)));
+  const Json original = Json::parse(read_file(hf_file(name)));
   Json out = Json::object();
   for (const auto& [k, v] : original.as_object())
     if (k != key) out.set(k, v);
@@ -183,7 +183,7 @@ TEST_CASE("io::import_hf_config maps each family's keys", "[io][hf]") {
     moeplan::io::HfImportOptions named;
     named.name = "my-mixtral";
     CHECK(moeplan::io::import_hf_config(hf_file("mixtral-8x7b"), named).model.name == "my-mixtral");
-    CHECK(moeplan::io::import_hf_config_text("/models/Mixtral_8x7B/config.json", read(hf_file("mixtral-8x7b")))
+    CHECK(moeplan::io::import_hf_config_text("/models/Mixtral_8x7B/config.json", read_file(hf_file("mixtral-8x7b")))
               .model.name == "mixtral-8x7b");
   }
 }
@@ -191,7 +191,7 @@ TEST_CASE("io::import_hf_config maps each family's keys", "[io][hf]") {
 TEST_CASE("io::import_hf_config refuses what the model format cannot express, naming the key", "[io][hf]") {
   using Catch::StartsWith;
   // Dense models and unknown architectures.
-  CHECK_THAT(refusal(read(hf_file("llama-3-8b"))), StartsWith("model_type: 'llama' is a dense model"));
+  CHECK_THAT(refusal(read_file(hf_file("llama-3-8b"))), StartsWith("model_type: 'llama' is a dense model"));
   CHECK_THAT(refusal(edited("mixtral-8x7b", "model_type", "\"jamba\"")),
              StartsWith("model_type: 'jamba' is not a family import-hf reads"));
   CHECK_THAT(refusal(edited("mixtral-8x7b", "model_type", "")), StartsWith("model_type: required"));
@@ -205,8 +205,8 @@ TEST_CASE("io::import_hf_config refuses what the model format cannot express, na
   CHECK_THAT(refusal(edited("qwen3-30b-a3b", "attention_bias", "true")), StartsWith("attention_bias: biases on Q, K"));
   CHECK_THAT(refusal(edited("deepseek-v3", "attention_bias", "true"), {"", true}),
              StartsWith("attention_bias: biases on MLA"));
-  CHECK_THAT(refusal(read(hf_file("deepseek-v3"))), StartsWith("num_nextn_predict_layers: 1 multi-token prediction"));
-  CHECK(refusal(read(hf_file("deepseek-v3")), {"", true}).empty());
+  CHECK_THAT(refusal(read_file(hf_file("deepseek-v3"))), StartsWith("num_nextn_predict_layers: 1 multi-token prediction"));
+  CHECK(refusal(read_file(hf_file("deepseek-v3")), {"", true}).empty());
   CHECK_THAT(refusal(edited("mixtral-8x7b", "torch_dtype", "\"int8\"")), StartsWith("torch_dtype: 'int8' is not"));
   CHECK_THAT(refusal(edited("mixtral-8x7b", "torch_dtype", "")), StartsWith("torch_dtype: required"));
   // Keys whose absence would mean a configuration class's default.
@@ -233,7 +233,7 @@ TEST_CASE("io::import_hf_config refuses what the model format cannot express, na
 }
 
 TEST_CASE("docs/formats.md lists the keys import-hf ignores, as the importer holds them", "[io][hf]") {
-  const std::string doc = read(std::string(MOEPLAN_SOURCE_DIR) + "/docs/formats.md");
+  const std::string doc = read_file(std::string(MOEPLAN_SOURCE_DIR) + "/docs/formats.md");
   const std::string begin = "<!-- hf-ignored-keys:begin -->\n", end = "<!-- hf-ignored-keys:end -->";
   const std::size_t a = doc.find(begin), b = doc.find(end);
   REQUIRE(a != std::string::npos);

@@ -99,6 +99,10 @@ std::vector<std::string> perturbations(const ScenarioField& f, const std::string
       // The bundled 16-expert histogram (scenarios/routing/); acts with routing = histogram only.
       {"workload.routing_histogram_ref", {"zipf1-16-experts"}},
       {"model.moe.scoring_func", {"softmax", "sigmoid"}},
+      // FlowMoE's Sp: 256 KiB and 4 MiB, chunk sizes a user sets. The generic
+      // small integers (1 to 8 bytes) make millions of all-reduce chunks: 1 byte
+      // made 12.8 M tasks and took 250 s of the sanitizer suite.
+      {"schedule.ar_chunk_bytes", {"262144", "4194304"}},
   };
   std::vector<std::string> out;
   if (f.path == "schedule.name") {

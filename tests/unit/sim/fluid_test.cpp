@@ -18,7 +18,7 @@ using dag::TaskKind;
 
 namespace {
 
-struct Dag {
+struct FluidDag {
   dag::TaskGraphBuilder b;
   dag::ResourceId stream(const char* name, std::int32_t rank = 0) {
     return b.add_resource({name, rank, DispatchPolicy::InOrder, 0});
@@ -67,7 +67,7 @@ TEST_CASE("sim: a GEMM overlapped by an AlltoAll for part of its length slows on
   // is not slowed). Rank 0's GEMM of 10 ms starts at 0. With slowdown 1.25 its
   // rate is 1 on 0-2 (work 2), 1/1.25 = 0.8 on 2-6 (work 3.2), then 1 again for
   // the remaining 10 - 2 - 3.2 = 4.8: it ends at 6 + 4.8 = 10.8.
-  Dag d;
+  FluidDag d;
   const auto compute0 = d.stream("compute", 0);
   const auto comm0 = d.stream("comm", 0);
   const auto compute1 = d.stream("compute", 1);
@@ -93,7 +93,7 @@ TEST_CASE("sim: compute that starts under a running collective is slowed on ever
   // A collective over ranks 0 and 1 runs 0-3. Each rank's 5 ms GEMM starts at 0
   // at rate 1/1.25 = 0.8: by 3 it has done 2.4, the remaining 2.6 run at rate 1:
   // it ends at 5.6. Rank 2 holds no member: its GEMM ends at 5.
-  Dag d;
+  FluidDag d;
   const auto c0 = d.stream("compute", 0), c1 = d.stream("compute", 1), c2 = d.stream("compute", 2);
   const auto m0 = d.stream("comm", 0), m1 = d.stream("comm", 1);
   d.comm("allreduce", 3, {m0, m1});
@@ -114,7 +114,7 @@ TEST_CASE("sim: a compute task's end is its start plus the integral of its rate 
   // (rate 0.5 under communication):
   //   0-1 rate 1 -> 1; 1-2 rate 0.5 -> 0.5; 2-4 rate 1 -> 2 (3.5 done);
   //   4-7 rate 0.5 -> 1.5 (5 done); the remaining 4 at rate 1 -> ends at 11.
-  Dag d;
+  FluidDag d;
   const auto c0 = d.stream("compute", 0), m0 = d.stream("comm", 0), c1 = d.stream("compute", 1);
   const auto gemm = d.compute("gemm", 9, {c0});
   const auto w1 = d.compute("w1", 1, {c1});
@@ -133,7 +133,7 @@ TEST_CASE("sim: two transfers sharing a link that start at different times split
   // 0-1: T1 alone at 100 -> 300 left. From 1 each gets 50: T2's 200 take 4 ms,
   // so T2 ends at 5, when T1 has 300 - 200 = 100 left; alone again at 100, T1
   // ends at 6. The link moved 600 units in 6 ms: always full.
-  Dag d;
+  FluidDag d;
   const auto link = d.link("nic", 100);
   const auto c = d.stream("compute");
   const auto t1 = d.transfer("t1", 400, 4, 0, {link});
@@ -151,7 +151,7 @@ TEST_CASE("sim: two transfers sharing a link that start at different times split
     // T2 gets 0.5 ms of latency (2.5 ms alone: max rate still 200 / 2 = 100):
     // it streams from 1.5. T1 alone until 1.5 -> 250 left. From 1.5 each gets
     // 50: T2's 200 end at 5.5, T1 has 50 left, alone at 100: ends at 6.0.
-    Dag e;
+    FluidDag e;
     const auto l2 = e.link("nic", 100);
     const auto c2 = e.stream("compute");
     const auto u1 = e.transfer("t1", 400, 4, 0, {l2});
@@ -173,7 +173,7 @@ TEST_CASE("sim: transfers crossing shared links of different capacities get max-
   // Sizes F1 100, F2 300, F3 200: F1 ends at 100 / 50 = 2. Then F2 has 100
   // left and F3 100. Alone on the switch F2 gets 150: ends at 2 + 100/150 =
   // 2.6667; alone on the NIC F3 gets 100: ends at 3.
-  Dag d;
+  FluidDag d;
   const auto nic = d.link("nic", 100);
   const auto sw = d.link("switch", 150);
   const auto f1 = d.transfer("f1", 100, 0.1, 0, {nic, sw});
@@ -189,7 +189,7 @@ TEST_CASE("sim: transfers crossing shared links of different capacities get max-
     // Switch of 150 with F4 (max rate 30: 30 units in 1 ms) and F5 (300 units,
     // max rate 3000). Filling stops F4 at its 30; F5 gets 150 - 30 = 120 until F4
     // ends at 1 (120 done), then 150 for the remaining 180: ends at 1 + 1.2 = 2.2.
-    Dag e;
+    FluidDag e;
     const auto s2 = e.link("switch", 150);
     const auto f4 = e.transfer("f4", 30, 1, 0, {s2});
     const auto f5 = e.transfer("f5", 300, 0.1, 0, {s2});
@@ -203,7 +203,7 @@ TEST_CASE("sim: transfers crossing shared links of different capacities get max-
 TEST_CASE("sim: a transfer alone on a link fast enough for it takes exactly its priced time", "[sim][fluid]") {
   // 256 units in 3 ms with 1 ms latency: streams 256 at 128/ms for 2 ms after
   // the latency; the link (1000/ms) never binds: 0-3, as on an in-order stream.
-  Dag d;
+  FluidDag d;
   const auto link = d.link("nic", 1000);
   const auto t = d.transfer("t", 256, 3, 1, {link});
   const dag::TaskGraph g = std::move(d.b).build();
@@ -212,25 +212,25 @@ TEST_CASE("sim: a transfer alone on a link fast enough for it takes exactly its 
 
 TEST_CASE("sim: shared links and latencies are validated when the graph is built", "[sim][fluid]") {
   SECTION("a shared resource needs a positive capacity") {
-    Dag d;
+    FluidDag d;
     const auto link = d.link("nic", 0);
     d.transfer("t", 1, 1, 0, {link});
     CHECK_THROWS_WITH(std::move(d.b).build(), Catch::Contains("capacity 0"));
   }
   SECTION("latency beyond the duration") {
-    Dag d;
+    FluidDag d;
     const auto s = d.stream("comm");
     d.transfer("t", 1, 1, 2, {s});
     CHECK_THROWS_WITH(std::move(d.b).build(), Catch::Contains("latency 2"));
   }
   SECTION("a transfer that streams needs a size") {
-    Dag d;
+    FluidDag d;
     const auto link = d.link("nic", 10);
     d.transfer("t", 0, 1, 0, {link});
     CHECK_THROWS_WITH(std::move(d.b).build(), Catch::Contains("needs a size"));
   }
   SECTION("a slowdown below 1 is refused by the engine") {
-    Dag d;
+    FluidDag d;
     d.compute("a", 1, {d.stream("compute")});
     const dag::TaskGraph g = std::move(d.b).build();
     CHECK_THROWS_WITH(run(g, 0.5), Catch::Contains("must be finite and >= 1"));
@@ -308,7 +308,7 @@ TEST_CASE("sim: compute jitter is lognormal with mean 1 and the asked coefficien
 TEST_CASE("sim: jitter multiplies each compute task's work and leaves communication alone", "[sim][fluid]") {
   // A chain a(2) -> m(3, communication) -> b(4): the makespan is
   // 2 f_a + 3 + 4 f_b with f the seeded factors of tasks a (id 0) and b (id 2).
-  Dag d;
+  FluidDag d;
   const auto c = d.stream("compute"), m = d.stream("comm");
   const auto a = d.compute("a", 2, {c});
   const auto x = d.comm("m", 3, {m}, {a});
@@ -327,7 +327,7 @@ TEST_CASE("sim: jitter multiplies each compute task's work and leaves communicat
 TEST_CASE("sim: a transfer that is all latency takes its time and no bandwidth", "[sim][fluid]") {
   // T1 (1 ms, all latency, no size) and T2 (100 units at up to 100/ms: 1 ms)
   // on a 100/ms link from 0: T1 never streams, so T2 has the link alone: both end at 1.
-  Dag d;
+  FluidDag d;
   const auto link = d.link("nic", 100);
   const auto t1 = d.transfer("t1", 0, 1, 1, {link});
   const auto t2 = d.transfer("t2", 100, 1, 0, {link});
@@ -349,7 +349,7 @@ sim::Timeline run_both(const dag::TaskGraph& g, double compute_slowdown, double 
 TEST_CASE("sim: communication slowed beside compute, alone and together with the compute slow-down",
           "[sim][fluid]") {
   // Rank 0: GEMM A (4 ms of work) on compute, AlltoAll B (6 ms) on comm, both at 0.
-  Dag d;
+  FluidDag d;
   const auto compute0 = d.stream("compute", 0);
   const auto comm0 = d.stream("comm", 0);
   const auto a = d.compute("A", 4, {compute0});
@@ -381,7 +381,7 @@ TEST_CASE("sim: a collective slowed by compute on one member rank moves at that 
   // A collective C (3 ms) over ranks 0 and 1 from 0; rank 1 computes G (1 ms) from 0, rank 0 nothing.
   // With comm slow-down 3: C's rate is 1/3 on 0-1 (1/3 ms of work), then 1 for the remaining 8/3:
   // C ends at 1 + 8/3 = 11/3.
-  Dag d;
+  FluidDag d;
   const auto comm0 = d.stream("comm", 0);
   const auto comm1 = d.stream("comm", 1);
   const auto compute1 = d.stream("compute", 1);
@@ -394,7 +394,7 @@ TEST_CASE("sim: a collective slowed by compute on one member rank moves at that 
 }
 
 TEST_CASE("sim: an overlap_comm_slowdown below 1 or not finite is refused", "[sim][fluid]") {
-  Dag d;
+  FluidDag d;
   const auto comm0 = d.stream("comm", 0);
   d.comm("B", 1, {comm0});
   const dag::TaskGraph g = std::move(d.b).build();
