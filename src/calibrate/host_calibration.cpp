@@ -95,13 +95,6 @@ std::vector<double> message_sizes(bool quick) {
   return sizes;
 }
 
-double median(std::vector<double> values) {
-  MOEPLAN_CHECK(!values.empty(), "median of no values");
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 std::string points_path(const std::string& profile_path) {
   std::filesystem::path p(profile_path);
   p.replace_extension(".points.csv");

@@ -1,4 +1,4 @@
-// moeplan bench engine|planner|folding|executor|capacity [--json]
+// moeplan bench engine|planner|folding|executor|capacity|published [--runs TABLE] [--json]
 
 #include <algorithm>
 #include <chrono>
@@ -10,11 +10,14 @@
 #include <cstdlib>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/core/median.hpp>
 #include <moeplan/exec/backend.hpp>
 #include <moeplan/exec/compare.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
+#include <moeplan/io/published_runs.hpp>
 #include <moeplan/perf/benchmarks.hpp>
+#include <moeplan/perf/published_bench.hpp>
 #include <moeplan/plan/scenario_run.hpp>
 
 #include "cli_context.hpp"
@@ -25,6 +28,7 @@ namespace {
 
 struct BenchOptions {
   std::string what;
+  std::string runs;  ///< bench published: the table (default: the bundled one)
   bool json = false;
 };
 
@@ -79,10 +83,8 @@ void run_executor_bench(const BenchOptions& o, CliContext& context) {
     }
   }
   if (errors.empty()) return;
-  std::vector<double> sorted = errors;
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t n = sorted.size();
-  const double median = n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  const std::size_t n = errors.size();
+  const double median = moeplan::median(errors);
   const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
   const std::int64_t processes = size != nullptr ? std::atoll(size) : 1;
   if (o.json) {
@@ -107,13 +109,19 @@ void run_executor_bench(const BenchOptions& o, CliContext& context) {
 void add_bench_command(CLI::App& app, CliContext& context) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* cmd =
-      app.add_subcommand("bench", "Built-in benchmarks: engine (1M-task DAG), planner, folding, executor, capacity");
-  cmd->add_option("what", o->what, "engine, planner, folding, executor or capacity")
+      app.add_subcommand("bench", "Built-in benchmarks: engine (1M-task DAG), planner, folding, executor, capacity, published (accuracy on measured runs)");
+  cmd->add_option("what", o->what, "engine, planner, folding, executor, capacity or published")
       ->required()
-      ->check(CLI::IsMember({"engine", "planner", "folding", "executor", "capacity"}));
+      ->check(CLI::IsMember({"engine", "planner", "folding", "executor", "capacity", "published"}));
+  cmd->add_option("--runs", o->runs,
+                  "bench published: the table of measured runs (default: the bundled tests/data/published-runs.tsv)");
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o, &context] {
-    if (o->what == "planner")
+    if (!o->runs.empty() && o->what != "published")
+      throw Error(ErrorKind::Input, fmt::format("only bench published reads a table, not bench {}", o->what), "--runs");
+    if (o->what == "published")
+      print(perf::bench_published(o->runs.empty() ? io::bundled_published_runs() : o->runs), *o, context);
+    else if (o->what == "planner")
       print(perf::bench_planner(), *o, context);
     else if (o->what == "folding")
       print(perf::bench_folding(), *o, context);

@@ -45,8 +45,11 @@ void run_import(const ImportOptions& o, CliContext& context) {
     return;
   }
   if (o.output == "-") return;  // standard output carries the model alone
-  context.out << fmt::format("wrote {}: {} ({}), {} blocks ({} MoE), {} experts top-{}\n", o.output, m.name,
-                             imported.model_type, m.num_layers, m.num_moe_layers(), m.moe.num_experts, m.moe.top_k);
+  const std::string experts = m.is_dense() ? std::string("dense (no experts)")
+                                            : fmt::format("{} MoE, {} experts top-{}", m.num_moe_layers(),
+                                                          m.moe.num_experts, m.moe.top_k);
+  context.out << fmt::format("wrote {}: {} ({}), {} blocks, {}\n", o.output, m.name, imported.model_type, m.num_layers,
+                             experts);
   context.out << fmt::format("  parameters: {:.3f} B total, {:.3f} B active per token\n",
                              static_cast<double>(params.total) / 1e9,
                              static_cast<double>(params.active_per_token) / 1e9);

@@ -28,11 +28,13 @@ void add_model_stats(io::Json& entry, const model::ModelSpec& m) {
 
 std::string model_summary(const model::ModelSpec& m) {
   const model::ParamCounts params = model::count_params(m);
+  const std::string experts =
+      m.is_dense() ? std::string("dense (no experts)") : fmt::format("{} experts top-{}", m.moe.num_experts, m.moe.top_k);
   return fmt::format(
-      "  {}: {} blocks ({} MoE), d_model {}, {} experts top-{}\n"
+      "  {}: {} blocks ({} MoE), d_model {}, {}\n"
       "  parameters: {:.3f} B total, {:.3f} B active per token\n"
       "  forward FLOPs per token (weight GEMMs): {:.4g}\n",
-      m.name, m.num_layers, m.num_moe_layers(), m.d_model, m.moe.num_experts, m.moe.top_k,
+      m.name, m.num_layers, m.num_moe_layers(), m.d_model, experts,
       static_cast<double>(params.total) / 1e9, static_cast<double>(params.active_per_token) / 1e9,
       model::forward_matmul_flops_per_token(m));
 }

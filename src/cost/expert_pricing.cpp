@@ -55,4 +55,22 @@ Milliseconds expert_ffn_time(const CostModel& costs, const model::ModelSpec& m, 
   return Milliseconds{ms};
 }
 
+DenseFfnTimes dense_ffn_times(const CostModel& costs, const model::ModelSpec& m, double tokens, double tp) {
+  MOEPLAN_CHECK(tp > 0, "a positive tensor-parallel split");
+  const std::vector<GemmShape> forward = ffn_forward_gemms(m.ffn_type, tokens, as_double(m.d_model),
+                                                           as_double(m.ffn_hidden) / tp, 1.0, as_double(m.dtype_bytes));
+  if (!costs.gemm_shape_model()) {
+    double flops = 0;
+    for (const GemmShape& g : forward) flops += gemm_flops(g);
+    const double ms = costs.compute(model::OpClass::Gemm, flops).value;
+    return {Milliseconds{ms}, Milliseconds{2 * ms}};
+  }
+  DenseFfnTimes t{Milliseconds{0}, Milliseconds{0}};
+  for (const GemmShape& g : forward) {
+    t.forward.value += costs.gemm(g).value;
+    t.backward.value += costs.gemm(input_gradient_shape(g)).value + costs.gemm(weight_gradient_shape(g)).value;
+  }
+  return t;
+}
+
 }  // namespace moeplan::cost

@@ -109,13 +109,16 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   const double cp_fwd =
       c.cp > 1 ? as_double(c.cp - 1) * costs.communication(OpClass::P2P, cp_pair, kv_bytes).value : 0.0;
   const double cp_exposed = std::max(0.0, cp_fwd - core_ms);
-  const double router = costs.compute(OpClass::Gemm, moe.gating_forward_flops).value;
+  // The MoE block's parts; a dense model has no MoE block to price.
+  const bool moe_blocks = !m.is_dense();
+  const double router = moe_blocks ? costs.compute(OpClass::Gemm, moe.gating_forward_flops).value : 0.0;
   // By shape when the profile has a GEMM shape model; else the gemm line on the FLOPs.
-  const double experts_fwd = expert_ffn_time(costs, m, ps, moe, false, 1.0).value;
-  const double experts_bwd = expert_ffn_time(costs, m, ps, moe, true, 1.0).value;
-  const double a2a = 2 * comm(costs, OpClass::A2A, ep_g, moe.dispatch_bytes);
-  const double etp_agrs = comm(costs, OpClass::AllGather, etp_g, moe.etp_allgather_bytes) +
-                          comm(costs, OpClass::ReduceScatter, etp_g, moe.etp_reducescatter_bytes);
+  const double experts_fwd = moe_blocks ? expert_ffn_time(costs, m, ps, moe, false, 1.0).value : 0.0;
+  const double experts_bwd = moe_blocks ? expert_ffn_time(costs, m, ps, moe, true, 1.0).value : 0.0;
+  const double a2a = moe_blocks ? 2 * comm(costs, OpClass::A2A, ep_g, moe.dispatch_bytes) : 0.0;
+  const double etp_agrs = moe_blocks ? comm(costs, OpClass::AllGather, etp_g, moe.etp_allgather_bytes) +
+                                           comm(costs, OpClass::ReduceScatter, etp_g, moe.etp_reducescatter_bytes)
+                                     : 0.0;
   out.attention_ms = att_fwd;
   out.tp_comm_ms = tp_fwd;
   out.cp_exposed_ms = cp_exposed;
@@ -129,12 +132,15 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   out.layer_comm_ms = tp_fwd + cp_exposed + a2a + etp_agrs;
   // A dense block (first_k_dense, interval rules): attention, then the dense
   // FFN split over tp with its own AllGather / ReduceScatter (Megatron-Core's MLP under TP + SP).
+  // By shape when the profile has a GEMM shape model (as the experts are), else the gemm line on the FLOPs.
   const double dense_ffn_flops = tokens_local * (m.ffn_type == model::FfnType::GeluFfn ? 2.0 : 3.0) * 2.0 * d *
                                  as_double(m.ffn_hidden) / as_double(c.tp);
-  const double dense_ffn_fwd = out.dense_blocks ? costs.compute(OpClass::Gemm, dense_ffn_flops).value : 0.0;
-  out.dense_ffn_ms = dense_ffn_fwd;
-  out.dense_layer_forward_ms = att_fwd + tp_fwd + cp_exposed + dense_ffn_fwd + tp_fwd;
-  out.dense_layer_backward_ms = 2 * att_fwd + tp_fwd + cp_exposed + 2 * dense_ffn_fwd + tp_fwd;
+  const DenseFfnTimes dense_ffn = out.dense_blocks ? dense_ffn_times(costs, m, tokens_local, as_double(c.tp))
+                                                   : DenseFfnTimes{Milliseconds{0}, Milliseconds{0}};
+  out.dense_ffn_ms = dense_ffn.forward.value;
+  out.dense_ffn_backward_ms = dense_ffn.backward.value;
+  out.dense_layer_forward_ms = att_fwd + tp_fwd + cp_exposed + dense_ffn.forward.value + tp_fwd;
+  out.dense_layer_backward_ms = 2 * att_fwd + tp_fwd + cp_exposed + dense_ffn.backward.value + tp_fwd;
   // LM head (first/last stage) is left to the chunk costs of every stage alike.
   out.p2p_ms = c.pp > 1 ? comm(costs, OpClass::P2P, pp_pair, act_bytes / as_double(c.tp)) : 0.0;
   out.p2p_bytes = c.pp > 1 ? act_bytes / as_double(c.tp) : 0.0;

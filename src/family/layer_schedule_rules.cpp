@@ -82,6 +82,14 @@ std::vector<model::OptionRule> all_moe_block_option_rules() {
   return r;
 }
 
+void validate_moe_model(const model::ScenarioSpec& s, const std::string& family) {
+  if (s.model.is_dense())
+    throw_input_error("schedule.family",
+                      fmt::format("model {} is dense (no moe): the {} schedules overlap MoE layers' expert "
+                                  "communication, of which it has none (family folding plans dense models)",
+                                  s.model.name, family));
+}
+
 void validate_one_stage(const model::ScenarioSpec& s, const std::string& family) {
   if (s.parallel.pp != 1 || s.parallel.vpp != 1)
     throw_input_error("parallelism.pp",

@@ -66,9 +66,10 @@ std::vector<HfIgnoredKey> make_ignored_keys() {
   };
 }
 
-// The families import-hf reads, and dense ones it names in its refusal.
-const std::vector<std::string> kModelTypes = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3"};
-const std::set<std::string> kDenseTypes = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi3"};
+// The families import-hf reads: MoE, then dense (a model without `moe`).
+const std::vector<std::string> kModelTypes = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3",
+                                              "llama",   "mistral",   "qwen2",     "qwen3"};
+const std::set<std::string> kDenseTypes = {"llama", "mistral", "qwen2", "qwen3"};
 
 // Values of one config, by key, and which keys a family read.
 class Config {
@@ -300,6 +301,28 @@ void write_mixtral(Config& c, ModelText& w) {
   w.close();
 }
 
+// Dense decoder families (modeling_llama.py, modeling_mistral.py,
+// modeling_qwen2.py, modeling_qwen3.py): every block is attention and one gated
+// MLP (gate, up and down projections) of intermediate_size, no experts.
+void write_dense(Config& c, ModelText& w, const std::string& type, std::vector<std::string>& notes) {
+  write_common(c, w, false);
+  if (type == "mistral") {
+    // MistralConfig's sliding_window is 4096 in v0.1's config, null from v0.3.
+    refuse_sliding_window(c, "sliding_window");
+  } else if (type == "qwen2" || type == "qwen3") {
+    if (c.boolean_if("use_sliding_window").value_or(false))
+      c.fail("use_sliding_window", "sliding-window attention is not modelled: moeplan prices full causal attention");
+    c.find("sliding_window");  // read: acts only with use_sliding_window
+  }
+  // Qwen2Attention: q, k, v projections with bias=True; Qwen3 has none (attention_bias, refused above if set).
+  if (type == "qwen2") w.field("qkv_bias", "true");
+  if (type == "qwen3")
+    notes.push_back("Qwen3's per-head Q and K RMSNorms (2 x head_dim weights per block) are not in the model format "
+                    "and not counted");
+  w.field("ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
+  w.field("ffn_type", "SWIGLU");
+}
+
 // Qwen2-MoE and Qwen3-MoE (modeling_qwen2_moe.py, modeling_qwen3_moe.py): block
 // i is MoE unless listed in mlp_only_layers, when (i + 1) % decoder_sparse_step == 0.
 void write_qwen_moe(Config& c, ModelText& w, bool shared_expert, std::vector<std::string>& notes) {
@@ -320,7 +343,7 @@ void write_qwen_moe(Config& c, ModelText& w, bool shared_expert, std::vector<std
   const std::int64_t experts = c.integer("num_experts", 0);
   if (experts == 0 || moe_blocks.empty())
     c.fail(experts == 0 ? "num_experts" : "mlp_only_layers",
-           "no block has experts: a dense model, which moeplan does not plan (its model format describes MoE models)");
+           "no block has experts: import-hf reads dense models from their own families (llama, mistral, qwen2, qwen3)");
   if (static_cast<std::int64_t>(moe_blocks.size()) < common.layers) {
     w.field("ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
     w.field("ffn_type", "SWIGLU");
@@ -385,7 +408,7 @@ void write_deepseek(Config& c, ModelText& w, const HfImportOptions& options, std
     if (i % freq == 0) ++moe_blocks;
   if (!experts || *experts == 0 || moe_blocks == 0)
     c.fail(!experts || *experts == 0 ? "n_routed_experts" : "first_k_dense_replace",
-           "no block has experts: a dense model, which moeplan does not plan (its model format describes MoE models)");
+           "no block has experts: import-hf reads dense models from their own families (llama, mistral, qwen2, qwen3)");
   if (moe_blocks < common.layers) {
     w.field("ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
     w.field("ffn_type", "SWIGLU");
@@ -447,12 +470,8 @@ HfImport import_hf_config_text(const std::string& path, const std::string& json,
   if (!root.is_object()) c.fail("", "a config.json holds one JSON object");
   HfImport out;
   const std::optional<std::string> type = c.string_if("model_type");
-  if (!type) c.fail("model_type", "required: the architecture (mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3)");
+  if (!type) c.fail("model_type", fmt::format("required: the architecture ({})", fmt::join(kModelTypes, ", ")));
   out.model_type = *type;
-  if (kDenseTypes.count(*type))
-    c.fail("model_type", fmt::format("{} is a dense model (no experts): moeplan's model format describes MoE models "
-                                     "and its planners schedule expert communication",
-                                     quoted_for_error(*type)));
   if (std::find(kModelTypes.begin(), kModelTypes.end(), *type) == kModelTypes.end())
     c.fail("model_type", fmt::format("{} is not a family import-hf reads ({})", quoted_for_error(*type),
                                      fmt::join(kModelTypes, ", ")));
@@ -460,7 +479,9 @@ HfImport import_hf_config_text(const std::string& path, const std::string& json,
   ModelText w;
   w.field("name", quoted(name));
   w.field("description", quoted(fmt::format("imported from a Hugging Face config.json (model_type {})", *type)));
-  if (*type == "mixtral")
+  if (kDenseTypes.count(*type))
+    write_dense(c, w, *type, out.notes);
+  else if (*type == "mixtral")
     write_mixtral(c, w);
   else if (*type == "qwen2_moe" || *type == "qwen3_moe")
     write_qwen_moe(c, w, *type == "qwen2_moe", out.notes);

@@ -360,6 +360,17 @@ model::CostProfileSpec load_profile_text(const std::string& path, const std::str
 
 namespace {
 
+// A dense model (no moe) has no experts for a model.moe.* override to act on;
+// setting one would start an MoE section of that one field.
+void refuse_moe_field_on_dense(const pb::Scenario& scenario, const std::string& field) {
+  if (field.rfind("model.moe.", 0) == 0 && scenario.has_model() && !scenario.model().has_moe())
+    throw Error(ErrorKind::Input,
+                fmt::format("cannot act on this dense model (no moe): {} has no experts; an MoE model writes its "
+                            "whole moe section in its model file",
+                            scenario.model().name()),
+                field);
+}
+
 // Parses a scenario, puts each referenced file in place of its reference and
 // applies the scenario's `set:` lines, then the overrides: the message every
 // field of which the scenario's result may read.
@@ -421,6 +432,7 @@ void resolve_scenario(const std::string& path, const std::string& text, const st
       const std::string at = fmt::format("set[{}]", i);
       try {
         const Override o = parse_override(scenario.set(i));
+        refuse_moe_field_on_dense(scenario, o.field);
         override_scalar_field(scenario, o.field, o.value);
         sources.overridden.push_back({o.field, sources.scenario.find(at), ""});
       } catch (const Error& e) {
@@ -430,6 +442,7 @@ void resolve_scenario(const std::string& path, const std::string& text, const st
     for (const Override& o : overrides)
       if (!is_reference_override(o)) {
         sources.add_override(o);
+        refuse_moe_field_on_dense(scenario, o.field);
         override_scalar_field(scenario, o.field, o.value);
       }
   } catch (const Error& e) {

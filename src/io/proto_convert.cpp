@@ -139,6 +139,7 @@ model::MlaSpec to_spec(const pb::MlaConfig& mla) {
 std::vector<bool> moe_layer_flags(const pb::Model& m, std::int64_t num_layers) {
   const pb::MoeConfig& moe = m.moe();
   std::vector<bool> flags(static_cast<std::size_t>(std::max<std::int64_t>(num_layers, 0)), false);
+  if (!m.has_moe()) return flags;  // a dense model: no block has experts
   if (moe.moe_layers_size() > 0) {
     if (moe.has_moe_layer_interval() || moe.has_moe_layer_offset())
       throw_input_error("moe.moe_layers", "give either moe_layers or moe_layer_interval/offset, not both");
@@ -255,7 +256,14 @@ model::ModelSpec to_spec(const pb::Model& m) {
   s.linear_bias = m.linear_bias();
   s.qkv_bias = m.qkv_bias();
   s.dtype_bytes = required(m.has_dtype_bytes(), m.dtype_bytes(), "dtype_bytes");
-  if (!m.has_moe()) throw_input_error("moe", "required field is missing");
+  s.ffn_hidden = at_most(m.ffn_hidden(), kMaxHidden, "ffn_hidden");
+  s.moe_layer = moe_layer_flags(m, s.num_layers);
+  if (!m.has_moe()) {
+    // A dense model: every block's FFN is the dense one, so its type cannot
+    // default to the experts' (there are none).
+    s.ffn_type = ffn_type(required(m.has_ffn_type(), m.ffn_type(), "ffn_type"), "ffn_type");
+    return s;
+  }
   const pb::MoeConfig& moe = m.moe();
   s.moe = nested("moe", [&] {
     model::MoeSpec e;
@@ -292,9 +300,7 @@ model::ModelSpec to_spec(const pb::Model& m) {
     e.scoring_func = moe.scoring_func();
     return e;
   });
-  s.ffn_hidden = at_most(m.ffn_hidden(), kMaxHidden, "ffn_hidden");
   s.ffn_type = m.has_ffn_type() ? ffn_type(m.ffn_type(), "ffn_type") : s.moe.expert_type;
-  s.moe_layer = moe_layer_flags(m, s.num_layers);
   return s;
 }
 

@@ -166,6 +166,16 @@ void validate(const ModelSpec& m) {
           fmt::format("num_heads {} is not a multiple of num_kv_heads {}", m.num_heads, m.num_kv_heads));
   require(m.dtype_bytes == 1 || m.dtype_bytes == 2 || m.dtype_bytes == 4, "dtype_bytes",
           fmt::format("must be 1, 2 or 4, got {}", m.dtype_bytes));
+  require(static_cast<std::int64_t>(m.moe_layer.size()) == m.num_layers, "moe.moe_layers",
+          "one flag per block expected");
+  require(m.max_position_embeddings >= 0, "max_position_embeddings", "must not be negative");
+  if (m.mla) validate_mla(m);
+  if (m.is_dense()) {
+    // No `moe`: every block is a dense FFN block (Llama, Mistral, Qwen2/3 dense).
+    require(m.num_moe_layers() == 0, "moe.moe_layers", "a dense model (no moe.num_experts) has no MoE blocks");
+    require_positive(m.ffn_hidden, "ffn_hidden");
+    return;
+  }
   require_positive(m.moe.num_experts, "moe.num_experts");
   require_positive(m.moe.top_k, "moe.top_k");
   require(m.moe.top_k <= m.moe.num_experts, "moe.top_k",
@@ -180,15 +190,12 @@ void validate(const ModelSpec& m) {
     require(*m.moe.capacity_factor <= most, "moe.capacity_factor",
             fmt::format("{} exceeds num_experts / top_k = {}", *m.moe.capacity_factor, most));
   }
-  require(static_cast<std::int64_t>(m.moe_layer.size()) == m.num_layers, "moe.moe_layers",
-          "one flag per block expected");
-  require(m.num_moe_layers() > 0, "moe.moe_layers", "no block is an MoE layer");
+  require(m.num_moe_layers() > 0, "moe.moe_layers",
+          "no block is an MoE layer (for a dense model leave moe out of the file)");
   if (m.num_moe_layers() < m.num_layers) require_positive(m.ffn_hidden, "ffn_hidden");
-  require(m.max_position_embeddings >= 0, "max_position_embeddings", "must not be negative");
   require(!m.moe.shared_expert_gate || m.moe.num_shared_experts > 0, "moe.shared_expert_gate",
           "gates the shared experts' output, and the model has none (moe.num_shared_experts = 0)");
   validate_routing_metadata(m.moe);
-  if (m.mla) validate_mla(m);
 }
 
 void validate_peak_tflops(double tflops, const std::string& field) {
@@ -349,6 +356,15 @@ namespace {
 // exponent; a histogram needs one non-negative count per expert, not all zero.
 void validate_routing(const ScenarioSpec& s) {
   const WorkloadSpec& w = s.workload;
+  if (s.model.is_dense()) {
+    // No router to spread tokens: an uneven routing could not act.
+    require(w.routing == Routing::Balanced && !w.routing_zipf_s && w.routing_histogram_ref.empty(),
+            w.routing != Routing::Balanced ? "workload.routing"
+            : w.routing_zipf_s             ? "workload.routing_zipf_s"
+                                           : "workload.routing_histogram_ref",
+            "cannot act on this dense model (no moe): there is no router whose load it could shape");
+    return;
+  }
   if (w.routing == Routing::Zipf)
     require(w.routing_zipf_s.has_value(), "workload.routing_zipf_s",
             "required when workload.routing is zipf: the Zipf exponent s (popularity ~ 1/rank^s), e.g. 1.2");
@@ -392,7 +408,7 @@ void validate(const ScenarioSpec& s) {
           fmt::format("etp*ep*edp*pp = {}*{}*{}*{} = {} but the cluster has {} GPUs", p.etp, p.ep, p.edp, p.pp,
                       product({p.etp, p.ep, p.edp, p.pp}), world));
   validate_tensor_parallel_heads(m, p.tp);
-  require(m.moe.num_experts % p.ep == 0, "parallelism.ep",
+  require(m.is_dense() || m.moe.num_experts % p.ep == 0, "parallelism.ep",
           fmt::format("num_experts {} is not divisible by ep {}", m.moe.num_experts, p.ep));
   require(m.num_layers % (p.pp * p.vpp) == 0, "parallelism.pp",
           fmt::format("num_layers {} is not divisible by pp*vpp = {}", m.num_layers, p.pp * p.vpp));
@@ -450,6 +466,17 @@ void validate(const ScenarioSpec& s) {
   // and so is what a family's schedules cannot build, however it was written
   // (a referenced model file included): never simulated as something else.
   family_rules(s.schedule.family).validate(s);
+  if (s.model.is_dense()) {
+    // No experts to place: the expert mapping is the attention one (Megatron
+    // derives etp = tp, edp = dp * cp), and any other could not act.
+    require(s.parallel.ep == 1, "parallelism.ep",
+            fmt::format("cannot act on this dense model (no moe): ep = {}, and there are no experts to spread",
+                        s.parallel.ep));
+    require(s.parallel.etp == s.parallel.tp, "parallelism.etp",
+            fmt::format("cannot act on this dense model (no moe): etp = {} differs from tp = {}, and there are no "
+                        "expert layers",
+                        s.parallel.etp, s.parallel.tp));
+  }
 }
 
 }  // namespace moeplan::model

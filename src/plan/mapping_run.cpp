@@ -87,7 +87,7 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
   const double per_stage_dense = as_double(l.micro_batches) * n.dense;
   out.breakdown.attention_ms = (per_stage + per_stage_dense) * 3 * l.attention_ms;
   out.breakdown.moe_compute_ms =
-      per_stage * (3 * l.router_ms + l.experts_forward_ms + l.experts_backward_ms) + per_stage_dense * 3 * l.dense_ffn_ms;
+      per_stage * (3 * l.router_ms + l.experts_forward_ms + l.experts_backward_ms) + per_stage_dense * (l.dense_ffn_ms + l.dense_ffn_backward_ms);
   out.breakdown.a2a_ms = per_stage * 2 * l.a2a_ms;
   out.breakdown.agrs_ms = per_stage * 2 * (l.tp_comm_ms + l.etp_comm_ms + l.cp_exposed_ms) +
                           per_stage_dense * 2 * (2 * l.tp_comm_ms + l.cp_exposed_ms);

@@ -26,10 +26,11 @@ std::vector<cost::MappingConfig> enumerate_mappings(const model::ScenarioSpec& s
         const std::int64_t dp = world / (tp * cp * pp);
         for (std::int64_t vpp = 1; vpp <= 4; vpp *= 2) {
           if ((vpp > 1 && pp == 1) || !divides(pp * vpp, m.num_layers)) continue;
-          for (std::int64_t ep = 1; ep <= m.moe.num_experts; ep *= 2) {
+          // A dense model has no experts: ep = 1 and the expert mapping is the attention one (etp = tp).
+          for (std::int64_t ep = 1; ep <= std::max<std::int64_t>(1, m.moe.num_experts); ep *= 2) {
             if (!divides(ep, m.moe.num_experts)) continue;
             for (std::int64_t etp = 1; etp <= gpn; etp *= 2) {
-              if (!divides(etp * ep * pp, world)) continue;
+              if (!divides(etp * ep * pp, world) || (m.is_dense() && etp != tp)) continue;
               if (mode == "coupled" && (etp != tp || !divides(ep, dp * cp))) continue;
               for (std::int64_t mb : {1, 2, 4}) configs.push_back({tp, cp, pp, vpp, ep, etp, mb, 0, 0});
             }

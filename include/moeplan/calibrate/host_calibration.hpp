@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <moeplan/core/median.hpp>
+
 #include <moeplan/core/launch.hpp>
 #include <moeplan/model/specs.hpp>
 
@@ -59,9 +61,6 @@ std::vector<AttentionShape> attention_grid(bool quick);
 /// Collective sizes in bytes (nccl-tests' "size"): quick 16 KiB .. 1 MiB in x4
 /// steps, full 4 KiB .. 2 MiB in x2 steps.
 std::vector<double> message_sizes(bool quick);
-
-/// Median (mean of the two middle values for an even count). Empty: error.
-double median(std::vector<double> values);
 
 /// Where the points go: the profile path with its extension replaced by
 /// ".points.csv" ("out/host.textproto" -> "out/host.points.csv").

@@ -41,4 +41,17 @@ Milliseconds expert_ffn_time(const CostModel& costs, const model::ModelSpec& mod
                              const model::ParallelSpec& parallel, const MoeLayerSizes& sizes, bool backward,
                              double parts);
 
+/// @brief A dense block's FFN on one rank, forward and backward.
+struct DenseFfnTimes {
+  Milliseconds forward;
+  Milliseconds backward;
+};
+
+/// A dense block's FFN over `tokens` rows, its hidden split over `tp`
+/// (Megatron's column- and row-parallel MLP): with a shape model the sum of
+/// CostModel::gemm over ffn_forward_gemms (backward: each GEMM's input and
+/// weight gradients); without, the gemm line on the forward FLOPs, backward
+/// twice that.
+DenseFfnTimes dense_ffn_times(const CostModel& costs, const model::ModelSpec& model, double tokens, double tp);
+
 }  // namespace moeplan::cost

@@ -36,6 +36,7 @@ struct LayerPrices {
   double a2a_ms = 0;               ///< EP dispatch + combine
   double etp_comm_ms = 0;          ///< ETP AllGather + ReduceScatter
   double dense_ffn_ms = 0;         ///< a dense block's FFN, forward (0 without dense blocks)
+  double dense_ffn_backward_ms = 0;  ///< and backward (twice the forward without a GEMM shape model)
   double layer_forward_ms = 0;     ///< a whole MoE block
   double layer_backward_ms = 0;
   double dense_layer_forward_ms = 0;  ///< a whole dense block

@@ -20,6 +20,10 @@ std::vector<model::OptionRule> layer_schedule_option_rules();
 /// The model-shape options of builders that make every block an MoE block.
 std::vector<model::OptionRule> all_moe_block_option_rules();
 
+/// Input error (schedule.family) for a dense model (no moe): `family`'s
+/// schedules overlap expert communication, which a dense model has none of.
+void validate_moe_model(const model::ScenarioSpec& scenario, const std::string& family);
+
 /// Input error (parallelism.pp) unless pp = vpp = 1: `family`'s schedules run
 /// every layer on one pipeline stage.
 void validate_one_stage(const model::ScenarioSpec& scenario, const std::string& family);

@@ -46,7 +46,7 @@ struct MlaSpec {
   std::int64_t v_head_dim = 0;
 };
 
-/// @brief A Transformer-MoE model: its shape and element size.
+/// @brief A Transformer model, MoE or dense: its shape and element size.
 struct ModelSpec {
   std::string name;
   std::int64_t num_layers = 0;
@@ -69,6 +69,8 @@ struct ModelSpec {
   std::vector<bool> moe_layer;
 
   std::int64_t num_moe_layers() const;
+  /// A dense model (no `moe` in its file): no experts, every block's FFN is ffn_hidden wide.
+  bool is_dense() const { return moe.num_experts == 0; }
   /// Elements of one head's value (and of the attention output per head): v_head_dim with MLA, else head_dim.
   std::int64_t value_head_dim() const { return mla ? mla->v_head_dim : head_dim; }
 };

@@ -38,6 +38,7 @@ class FlowMoeRules final : public model::FamilyRules {
   const std::vector<model::OptionRule>& option_rules() const override { return option_rules_; }
 
   void validate(const model::ScenarioSpec& s) const override {
+    family::validate_moe_model(s, name_);
     family::validate_all_moe_blocks(s, name_);
     const model::ParallelSpec& p = s.parallel;
     const model::WorkloadSpec& w = s.workload;

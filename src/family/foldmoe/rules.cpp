@@ -31,7 +31,10 @@ class FoldMoeRules final : public model::FamilyRules {
   const std::vector<std::string>& read_fields() const override { return read_fields_; }
   const std::vector<model::OptionRule>& option_rules() const override { return option_rules_; }
 
-  void validate(const model::ScenarioSpec& s) const override { family::validate_one_stage(s, name_); }
+  void validate(const model::ScenarioSpec& s) const override {
+    family::validate_moe_model(s, name_);
+    family::validate_one_stage(s, name_);
+  }
 
   std::optional<std::string> ruled_out(const model::ScenarioSpec& s, const std::string& schedule) const override {
     if (!s.schedule.slicing_tokens.empty() && schedule == "1a1m-uniform")

@@ -27,6 +27,7 @@ class FsMoeRules final : public model::FamilyRules {
   const std::vector<model::OptionRule>& option_rules() const override { return option_rules_; }
 
   void validate(const model::ScenarioSpec& s) const override {
+    family::validate_moe_model(s, name_);
     family::validate_all_moe_blocks(s, name_);
     family::validate_one_stage(s, name_);
   }

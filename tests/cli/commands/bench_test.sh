@@ -38,4 +38,62 @@ done()
 PY
 check "bench what" 2 "$bin" bench nothing
 
+# Issue 26 item 10: the published runs, each simulated at its exact configuration.
+check "bench published" 0 "$bin" bench published --json
+cp "$tmp/out" "$tmp/published.json"
+# S1-01 written by hand as a scenario (SimuMax's Llama3-70B cut to 12 layers,
+# tp 1 pp 2 dp 4 on one DGX B200, 4 micro-batches of one 4096-token sequence):
+# simulate must give the bench's prediction.
+cat >"$tmp/s1-01.textproto" <<'EOF'
+name: "s1-01-by-hand"
+model_ref: "llama3-70b"
+cluster_ref: "dgx-b200"
+profile_ref: "dgx-b200-datasheet"
+set: "cluster.num_nodes=1"
+set: "model.num_layers=12"
+parallelism { tp: 1 pp: 2 }
+workload { seq_len: 4096 micro_batch_size: 1 global_batch_size: 16 }
+schedule { family: "folding" recompute: "none" }
+EOF
+check "simulate S1-01 by hand" 0 "$bin" simulate "$tmp/s1-01.textproto" --json
+pycheck "bench published: rows, errors and the summary" "$tmp/published.json" "$tmp/out" <<'PY'
+import json, sys
+from cli_check import load, expect, expect_close, done
+b, sim = load(sys.argv[1]), json.load(open(sys.argv[2]))
+runs = {r["id"]: r for r in b["runs"]}
+expect(len(runs) == len(b["runs"]) == b["summary"]["rows"], "one row per run, ids unique")
+expect(len(runs) >= 37, f"{len(runs)} runs")
+s1 = runs["S1-01"]
+expect(s1["measured_iteration_s"] == 0.843, "S1-01 measured 0.843 s (SimuMax real_ms 843.0)")
+expect_close(s1["predicted_iteration_s"], sim["iteration_ms"] / 1000, "S1-01 is simulate's figure", 1e-12)
+expect_close(s1["error_pct"], 100 * (s1["predicted_iteration_s"] - 0.843) / 0.843, "signed error", 1e-9)
+expect_close(s1["memory_error_pct"], 100 * (s1["predicted_memory_gib"] - 66.55) / 66.55, "memory error", 1e-9)
+errors = sorted(abs(r["error_pct"]) for r in b["runs"])
+n = len(errors)
+median = errors[n // 2] if n % 2 else (errors[n // 2 - 1] + errors[n // 2]) / 2
+expect_close(b["summary"]["median_abs_error_pct"], median, "median |error|", 1e-12)
+# Pairs by hand: same model, cluster, GPU count, sequence and batch, another mapping.
+pairs = ok = 0
+rows = b["runs"]
+for i in range(n):
+    for j in range(i + 1, n):
+        a, c = rows[i], rows[j]
+        if (a["model"], a["cluster"], a["gpus"], a["seq"], a["global_batch"]) != (c["model"], c["cluster"], c["gpus"], c["seq"], c["global_batch"]):
+            continue
+        if a["mapping"] == c["mapping"] or a["measured_iteration_s"] == c["measured_iteration_s"]:
+            continue
+        pairs += 1
+        d_meas = a["measured_iteration_s"] - c["measured_iteration_s"]
+        d_pred = a["predicted_iteration_s"] - c["predicted_iteration_s"]
+        ok += d_pred != 0 and (d_meas < 0) == (d_pred < 0)
+expect(b["summary"]["pairs"] == pairs and b["summary"]["pairs_in_measured_order"] == ok, f"pairs {pairs}, in order {ok}")
+expect(pairs > 0, "the table has pairs to rank")
+done()
+PY
+printf 'id\tsource\n' >"$tmp/short.tsv"
+check "bench published: a table without the columns" 2 "$bin" bench published --runs "$tmp/short.tsv"
+expect_err "bench published names the missing column" "short.tsv:1:1: header: column model is missing"
+check "bench --runs on another bench" 2 "$bin" bench engine --runs "$tmp/short.tsv"
+expect_err "--runs is published's" "--runs: only bench published reads a table"
+
 summary

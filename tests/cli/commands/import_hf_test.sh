@@ -14,8 +14,24 @@ expect_err "import-hf names the MTP key" "deepseek-v3.json: num_nextn_predict_la
 is_true "import-hf refused writes nothing" test ! -e "$tmp/dsv3.textproto"
 check "import-hf deepseek-v3 --drop-mtp" 0 "$bin" import-hf "$hf/deepseek-v3.json" -o "$tmp/dsv3.textproto" --drop-mtp --json
 cp "$tmp/out" "$tmp/dsv3.json"
-check "import-hf llama (dense)" 2 "$bin" import-hf "$hf/llama-3-8b.json" -o "$tmp/llama.textproto"
-expect_err "import-hf refuses a dense model" "llama-3-8b.json: model_type: 'llama' is a dense model"
+# Issue 26 item 3: a dense Llama imports (no moe) and plans on the folding family.
+check "import-hf llama-3-70b (dense)" 0 "$bin" import-hf "$hf/llama-3-70b.json" -o "$tmp/llama.textproto"
+is_true "import-hf counts the dense model (70,553,706,496 by hand, hf_config_test)" \
+  grep -q "70.554 B total, 70.554 B active" "$tmp/out"
+is_true "a dense model has no moe section" bash -c "! grep -q '^moe' '$tmp/llama.textproto'"
+check "the imported dense model plans" 0 "$bin" plan folding-llama3-70b-64 --set "model_ref=$tmp/llama.textproto" --json
+cp "$tmp/out" "$tmp/llama-imported-plan.json"
+check "the bundled dense model plans" 0 "$bin" plan folding-llama3-70b-64 --json
+pycheck "import-hf: the imported Llama plans as the bundled one written by hand" "$tmp/llama-imported-plan.json" "$tmp/out" <<'PY'
+import json, sys
+from cli_check import expect, done
+imported, bundled = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+expect(imported["iteration_ms"] == bundled["iteration_ms"], f"same time: {imported['iteration_ms']} vs {bundled['iteration_ms']}")
+expect(imported["knobs"] == bundled["knobs"], "same mapping")
+done()
+PY
+check "a dense model on foldmoe" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --set "model_ref=$tmp/llama.textproto"
+expect_err "a dense model is refused by the MoE families" "schedule.family: model llama-3-70b is dense (no moe)"
 sed 's/"vocab_size": 32000/"vocab_size": 32000, "num_experts_per_group": 2/' "$hf/mixtral-8x7b.json" >"$tmp/odd.json"
 check "import-hf unknown key" 2 "$bin" import-hf "$tmp/odd.json" -o "$tmp/odd.textproto"
 expect_err "import-hf names an unknown key" "odd.json: num_experts_per_group: not read for model_type mixtral"

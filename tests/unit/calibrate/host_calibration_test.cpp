@@ -2,15 +2,16 @@
 
 #include <moeplan/calibrate/host_calibration.hpp>
 #include <moeplan/core/error.hpp>
+#include <moeplan/core/median.hpp>
 
 using namespace moeplan;
 
-TEST_CASE("calibrate::median: middle value, or mean of the two middle ones", "[calibrate]") {
-  CHECK(calibrate::median({3.0, 1.0, 2.0}) == 2.0);
-  CHECK(calibrate::median({4.0, 1.0, 3.0, 2.0}) == 2.5);  // (2 + 3) / 2
-  CHECK(calibrate::median({7.0}) == 7.0);
-  CHECK(calibrate::median({1.0, 100.0, 2.0, 3.0, 1000.0}) == 3.0);  // outliers do not move it
-  CHECK_THROWS_AS(calibrate::median({}), Error);
+TEST_CASE("median: middle value, or mean of the two middle ones", "[calibrate]") {
+  CHECK(moeplan::median({3.0, 1.0, 2.0}) == 2.0);
+  CHECK(moeplan::median({4.0, 1.0, 3.0, 2.0}) == 2.5);  // (2 + 3) / 2
+  CHECK(moeplan::median({7.0}) == 7.0);
+  CHECK(moeplan::median({1.0, 100.0, 2.0, 3.0, 1000.0}) == 3.0);  // outliers do not move it
+  CHECK_THROWS_AS(moeplan::median({}), Error);
 }
 
 TEST_CASE("calibrate::gemm_flops is 2 m n k", "[calibrate]") {

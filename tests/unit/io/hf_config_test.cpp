@@ -82,7 +82,37 @@ TEST_CASE("io::import_hf_config reproduces the published parameter counts", "[io
   //   block of 3 d 10944; 26 MoE blocks of 64 experts of 3 d 1408, shared 2 x
   //   1408 wide, top-6: 15,706,484,224 total, 2,661,150,208 active,
   //   2,451,435,008 without the embedding table. Card: 15.7B / 2.4B.
+  // Dense (no experts; active = total), per block attention Q and O d x heads x
+  // head_dim, K and V d x kv_heads x head_dim, a gated MLP 3 d ffn, two RMSNorms d:
+  // Llama-3-8B: d 4096, 32 / 8 heads of 128, ffn 14336, 32 blocks, vocabulary
+  //   128256 untied: 32 x 218,112,000 + 2 x 525,336,576 + 4096 = 8,030,261,248.
+  //   Llama-3.1-8B: the same shapes (only rope scaling differs).
+  // Llama-3-70B: d 8192, 64 / 8 heads, ffn 28672, 80 blocks: 80 x 855,654,400 +
+  //   2 x 1,050,673,152 + 8192 = 70,553,706,496.
+  // Mistral-7B-v0.3: d 4096, 32 / 8 heads, ffn 14336, vocabulary 32768: 32 x
+  //   218,112,000 + 2 x 134,217,728 + 4096 = 7,248,023,552.
+  // Qwen2-7B: d 3584, 28 / 4 heads of 128, QKV bias 3584 + 2 x 512, ffn 18944,
+  //   vocabulary 152064: 28 x 233,057,792 + 2 x 544,997,376 + 3584 = 7,615,616,512.
+  // Qwen3-8B: d 4096, 32 / 8 heads of 128, ffn 12288, 36 blocks, vocabulary
+  //   151936: 36 x 192,946,176 + 2 x 622,329,856 + 4096 = 8,190,726,144 (per-head
+  //   Q/K norms, 9,216 weights, not counted). Card: 8.2B.
+  // Llama-3.1-405B: d 16384, 128 / 8 heads of 128, ffn 53248, 126 blocks:
+  //   126 x 3,187,703,808 + 2 x 2,101,346,304 + 16384 = 405,853,388,800.
+  // DeepSeek-V2: d 5120, 60 blocks; MLA q_a d 1536 + norm 1536 + q_b 1536 x 128
+  //   x 192 + kv_a d x 576 + norm 512 + kv_b 512 x 128 x 256 + O 128 x 128 x d =
+  //   149,227,520, norms 10,240; one dense block of 3 d 12288; 59 MoE blocks of
+  //   160 experts of 3 d 1536 (23,592,960 each), a shared 2 x 1536 wide, router
+  //   160 d: 235,741,434,880 total; top-6: 21,375,800,320 active, 20,851,512,320
+  //   without the embedding table. Report: 236B / 21B.
   const Card cards[] = {
+      {"llama-3.1-405b", 405853388800, 405853388800, 405e9, 405e9, false},
+      {"deepseek-v2", 235741434880, 21375800320, 236e9, 21e9, true},
+      {"llama-3-8b", 8030261248, 8030261248, 8.03e9, 8.03e9, false},
+      {"llama-3.1-8b", 8030261248, 8030261248, 8.03e9, 8.03e9, false},
+      {"llama-3-70b", 70553706496, 70553706496, 70.6e9, 70.6e9, false},
+      {"mistral-7b-v0.3", 7248023552, 7248023552, 7.25e9, 7.25e9, false},
+      {"qwen2-7b", 7615616512, 7615616512, 7.62e9, 7.62e9, false},
+      {"qwen3-8b", 8190726144, 8190726144, 8.2e9, 8.2e9, false},
       {"mixtral-8x7b", 46702792704, 12879925248, 46.7e9, 12.9e9, false},
       {"mixtral-8x22b", 140620634112, 39152031744, 141e9, 39e9, false},
       {"qwen2-57b-a14b", 57408658944, 14249270784, 57e9, 14e9, false},
@@ -113,6 +143,20 @@ TEST_CASE("io::import_hf_config reproduces the published parameter counts", "[io
 TEST_CASE("io::import_hf_config maps each family's keys", "[io][hf]") {
   moeplan::io::HfImportOptions drop;
   drop.drop_mtp = true;
+  SECTION("dense families: no experts, a gated MLP of intermediate_size in every block") {
+    const moeplan::io::HfImport q = moeplan::io::import_hf_config(hf_file("qwen2-7b"));
+    CHECK(q.model_type == "qwen2");
+    CHECK(q.model.is_dense());
+    CHECK(q.model.num_moe_layers() == 0);
+    CHECK(q.model.ffn_hidden == 18944);
+    CHECK(q.model.ffn_type == moeplan::model::FfnType::SwiGlu);
+    CHECK(q.model.qkv_bias);  // Qwen2Attention's q, k, v projections have biases
+    CHECK(q.text.find("moe {") == std::string::npos);
+    const moeplan::io::HfImport l = moeplan::io::import_hf_config(hf_file("llama-3-70b"));
+    CHECK(l.model.is_dense());
+    CHECK_FALSE(l.model.qkv_bias);
+    CHECK(l.model.num_kv_heads == 8);
+  }
   SECTION("DeepSeek-V3: MLA, three dense blocks, one shared expert, routing metadata") {
     const moeplan::io::HfImport i = moeplan::io::import_hf_config(hf_file("deepseek-v3"), drop);
     const moeplan::model::ModelSpec& m = i.model;
@@ -190,8 +234,14 @@ TEST_CASE("io::import_hf_config maps each family's keys", "[io][hf]") {
 
 TEST_CASE("io::import_hf_config refuses what the model format cannot express, naming the key", "[io][hf]") {
   using Catch::StartsWith;
-  // Dense models and unknown architectures.
-  CHECK_THAT(refusal(read_file(hf_file("llama-3-8b"))), StartsWith("model_type: 'llama' is a dense model"));
+  // Unknown architectures, dense or MoE.
+  CHECK_THAT(refusal(edited("llama-3-8b", "model_type", "\"gemma\"")),
+             StartsWith("model_type: 'gemma' is not a family import-hf reads"));
+  // Mistral-7B-v0.1's 4096-token window (v0.3's config has null).
+  CHECK_THAT(refusal(edited("mistral-7b-v0.3", "sliding_window", "4096")),
+             StartsWith("sliding_window: sliding-window attention over 4096 tokens"));
+  CHECK_THAT(refusal(edited("qwen3-8b", "use_sliding_window", "true")), StartsWith("use_sliding_window:"));
+  CHECK_THAT(refusal(edited("llama-3-8b", "mlp_bias", "true")), StartsWith("mlp_bias:"));
   CHECK_THAT(refusal(edited("mixtral-8x7b", "model_type", "\"jamba\"")),
              StartsWith("model_type: 'jamba' is not a family import-hf reads"));
   CHECK_THAT(refusal(edited("mixtral-8x7b", "model_type", "")), StartsWith("model_type: required"));
@@ -216,8 +266,9 @@ TEST_CASE("io::import_hf_config refuses what the model format cannot express, na
              StartsWith("first_k_dense_replace: required"));
   CHECK_THAT(refusal(edited("qwen2-57b-a14b", "shared_expert_intermediate_size", "")),
              StartsWith("shared_expert_intermediate_size: required"));
-  // No experts anywhere: a dense model after all.
+  // No experts anywhere: a dense model, which import-hf reads from its dense family.
   CHECK_THAT(refusal(edited("deepseek-v2-lite", "n_routed_experts", "null")), StartsWith("n_routed_experts: no block"));
+  CHECK_THAT(refusal(edited("qwen3-30b-a3b", "num_experts", "0")), Catch::Contains("llama, mistral, qwen2, qwen3"));
   // Types and the model format's bounds, reported at the config key.
   CHECK_THAT(refusal(edited("mixtral-8x7b", "hidden_size", "4096.5")), StartsWith("hidden_size: expected an integer"));
   CHECK_THAT(refusal(edited("mixtral-8x7b", "num_local_experts", "5000")),

@@ -219,6 +219,31 @@ TEST_CASE("io::load_scenario names a bad override", "[io]") {
   CHECK_THROWS_AS(moeplan::io::parse_override("no-equals-sign"), Error);
 }
 
+TEST_CASE("io::load_scenario reads a dense model and refuses what cannot act on it", "[io][dense]") {
+  const std::string scenario = "folding-llama3-70b-64";
+  const auto s = moeplan::io::load_scenario(scenario);
+  CHECK(s.model.is_dense());
+  CHECK(s.model.num_moe_layers() == 0);
+  CHECK(s.model.ffn_hidden == 28672);
+  // Megatron's expert mapping of a model without experts: ep 1, etp = tp,
+  // edp = world / (etp pp) = 64 / (8 x 4) = 2 = dp x cp.
+  CHECK(s.parallel.ep == 1);
+  CHECK(s.parallel.etp == 8);
+  CHECK(s.parallel.edp == 2);
+  CHECK(error_of(scenario, {{"parallelism.ep", "2"}}).find("parallelism.ep: cannot act on this dense model (no moe): ep = 2") !=
+        std::string::npos);
+  CHECK(error_of(scenario, {{"parallelism.etp", "1"}}).find("parallelism.etp: cannot act on this dense model (no moe): etp = 1 differs from tp = 8") !=
+        std::string::npos);
+  CHECK(error_of(scenario, {{"workload.routing", "zipf"}, {"workload.routing_zipf_s", "1.2"}})
+            .find("workload.routing: cannot act on this") != std::string::npos);
+  // The MoE families overlap expert communication: refused by name, not run without it.
+  CHECK(error_of(scenario, {{"schedule.family", "foldmoe"}, {"parallelism.pp", "1"}})
+            .find("schedule.family: model llama3-70b is dense (no moe)") != std::string::npos);
+  // A moe section whose every block is dense is refused: a dense model leaves moe out.
+  CHECK(error_of("folding-mixtral-8x22b-128", {{"model.moe.first_k_dense", "56"}})
+            .find("no block is an MoE layer (for a dense model leave moe out of the file)") != std::string::npos);
+}
+
 TEST_CASE("io::resolve_path prefers files, then bundled names", "[io]") {
   CHECK(moeplan::io::resolve_path(moeplan::io::FileKind::Model, "mixtral-8x7b").find("models/mixtral-8x7b.textproto") !=
         std::string::npos);

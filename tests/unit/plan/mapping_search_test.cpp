@@ -18,6 +18,52 @@ using model::OpClass;
 using moeplan::testing::mapping;
 using moeplan::testing::toy_scenario;
 
+TEST_CASE("plan::search_mappings prices a dense model: no experts, etp = tp (toy, by hand)", "[plan][folding][dense]") {
+  // The toy below with its MoE block replaced by a dense GELU FFN of hidden 8
+  // (no moe: a dense model). Mappings: tp x cp = 2 (dp = 1), ep = 1 and etp = tp
+  // (no experts to place), so tp 2 cp 1 and tp 1 cp 2, in either search mode.
+  // Compute per iteration, the same in both (each splits the work over 2 GPUs):
+  //   projections 512 FLOPs and causal core 396 as the toy's; the FFN on the
+  //   local tokens over tp, 8 x 2 GEMMs x 2 d F / 2 = 512 (tp 2: 8 tokens;
+  //   tp 1 cp 2: 4 tokens x 2 x 2 x 4 x 8 = 512); no router.
+  //   forward 512 + 396 + 512 = 1420, backward 2 (512 + 396) + 2 x 512 = 2840: 4.260 ms.
+  // Communication: tp 2: the attention's and the FFN's AllGather + ReduceScatter
+  //   (0.128 ms each pair) in each pass: 4 x 0.128 = 0.512 ms; no optimizer
+  //   traffic (dp x cp = 1). tp 1 cp 2: the exposed ring step 0.244 ms per pass,
+  //   and the distributed optimizer over dp x cp = 2: attention 64 + norms 8 +
+  //   FFN 2 d F = 64 + embedding and LM head 64 + final norm 4 = 204
+  //   parameters x 6 B = 1224 B = 1.224 ms.
+  //   tp 2 cp 1: 4.260 + 0.512           = 4.772
+  //   tp 1 cp 2: 4.260 + 2 x 0.244 + 1.224 = 5.972
+  model::ScenarioSpec s = toy_scenario();
+  s.model.moe = model::MoeSpec{};
+  s.model.moe_layer = {false};
+  s.model.ffn_hidden = 8;
+  s.model.ffn_type = model::FfnType::GeluFfn;
+  REQUIRE(s.model.is_dense());
+  const cost::CostModel costs(*s.profile);
+  for (const char* mode : {"folded", "coupled"}) {
+    INFO(mode);
+    const auto found = plan::search_mappings(s, costs, mode, 2);
+    REQUIRE(found.size() == 2);
+    CHECK(found[0].config.tp == 2);
+    CHECK(found[0].config.cp == 1);
+    CHECK(found[0].config.etp == 2);
+    CHECK(found[0].iteration_ms == Approx(4.772));
+    CHECK(found[1].config.tp == 1);
+    CHECK(found[1].config.cp == 2);
+    CHECK(found[1].config.etp == 1);
+    CHECK(found[1].iteration_ms == Approx(5.972));
+    for (const plan::MappingResult& r : found) {
+      CHECK(r.config.ep == 1);
+      CHECK(r.breakdown.a2a_ms == 0);
+      // The stage's FFN compute (the dense FFN here): forward 0.512, backward 2 x 0.512.
+      CHECK(r.breakdown.moe_compute_ms == Approx(1.536));
+    }
+    CHECK(found[1].breakdown.dp_ms == Approx(1.224));
+  }
+}
+
 TEST_CASE("plan::search_mappings: folding EP into TP beats every coupled mapping (toy, by hand)", "[plan][folding]") {
   // The space. One layer: pp = vpp = 1. Global batch 1: micro-batch 1 and
   // dp = 1, so tp x cp = 2. Two GPUs: ep x etp divides 2. That leaves

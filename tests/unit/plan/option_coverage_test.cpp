@@ -214,6 +214,11 @@ Compounds compounds_for(const std::string& scenario) {
           {{{o("parallelism.sequence_parallel", "true")},
             {o("parallelism.tp", "2"), o("parallelism.dp", "8"), o("parallelism.etp", "1")}}}}};
   }
+  if (scenario == "folding-llama3-70b-64") {  // 8 nodes x 8; tp 8, pp 4, dp 2; dense (ep 1, etp = tp)
+    // With tp 8 every order leaves the pipeline and data-parallel pairs across
+    // nodes; at tp 4 the order puts one or the other inside a node.
+    c = {{"parallelism.order", {{{o("parallelism.order", "tp-cp-ep-pp-dp")}, {o("parallelism.tp", "4")}}}}};
+  }
   for (const auto& [field, candidates] : layers) c[field] = candidates;
   // Dropless routing of balanced tokens is capacity factor 1 (docs/cost-model.md): it acts beside another factor.
   c["model.moe.dropless"] = {{{o("model.moe.dropless", "true")}, {o("model.moe.capacity_factor", "1.5")}}};
@@ -487,4 +492,8 @@ TEST_CASE("every field of a FlowMoE scenario acts or is refused", "[plan][option
 
 TEST_CASE("every field of a folding scenario acts or is refused", "[plan][options]") {
   check_every_field("folding-mixtral-8x22b-128");
+}
+
+TEST_CASE("every field of a dense folding scenario acts or is refused", "[plan][options][dense]") {
+  check_every_field("folding-llama3-70b-64");
 }

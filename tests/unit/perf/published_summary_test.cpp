@@ -1,0 +1,56 @@
+// The published-runs summary (docs/validation.md): median and signed errors,
+// and the pairs of comparable rows ranked in the measured order, by hand.
+
+#include <catch2/catch.hpp>
+
+#include <moeplan/perf/published_bench.hpp>
+
+namespace {
+
+moeplan::io::PublishedRun run(std::int64_t tp, std::int64_t gbs) {
+  moeplan::io::PublishedRun r;
+  r.model = "m";
+  r.cluster_ref = "c";
+  r.gpus = 8;
+  r.seq = 4096;
+  r.global_batch = gbs;
+  r.tp = tp;
+  r.dp = 8 / tp;
+  r.micro_batch = 1;
+  return r;
+}
+
+moeplan::perf::PublishedPrediction prediction(double measured, double predicted) {
+  moeplan::perf::PublishedPrediction p;
+  p.measured_iteration_s = measured;
+  p.predicted_iteration_s = predicted;
+  p.error_pct = 100 * (predicted - measured) / measured;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("perf::summarize_published: errors and pairs ranked in the measured order (by hand)", "[perf][published]") {
+  // A, B, C: one model, GPU count, sequence and batch, three mappings (tp 1, 2, 4).
+  // D: another batch (not comparable). E: A's mapping again (not a pair with A).
+  const std::vector<moeplan::io::PublishedRun> runs = {run(1, 16), run(2, 16), run(4, 16), run(1, 32), run(1, 16)};
+  const std::vector<moeplan::perf::PublishedPrediction> p = {
+      prediction(1.0, 1.5),   // A: +50%
+      prediction(2.0, 1.2),   // B: -40%
+      prediction(3.0, 4.0),   // C: +33.3%
+      prediction(1.0, 1.0),   // D: 0%
+      prediction(1.25, 1.0),  // E: -20%
+  };
+  const moeplan::perf::PublishedSummary s = moeplan::perf::summarize_published(runs, p);
+  CHECK(s.rows == 5);
+  // |errors| 0, 20, 33.3, 40, 50: the median is 33.3.
+  CHECK(s.median_abs_error_pct == Approx(100.0 / 3));
+  // (50 - 40 + 33.3 + 0 - 20) / 5 = 4.667
+  CHECK(s.mean_signed_error_pct == Approx((50 - 40 + 100.0 / 3 - 20) / 5));
+  // Pairs: A-B (measured A faster, predicted slower: out of order), A-C (in
+  // order), B-C (in order), B-E (measured E faster, predicted E faster: in
+  // order), C-E (in order); A-E share a mapping, D has another batch.
+  CHECK(s.pairs == 5);
+  CHECK(s.pairs_in_order == 4);
+  CHECK(s.memory_rows == 0);
+}
