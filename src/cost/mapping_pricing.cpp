@@ -180,7 +180,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
                                                                    : s.cluster.gpu.peak_flops_per_s_fp16;
   out.peak_flops_per_s = m.dtype_bytes == 4 ? s.cluster.gpu.peak_flops_per_s_fp32 : half_peak;
   out.world = world;
-  out.memory_bytes_per_gpu = memory_per_gpu(m, s.workload, s.schedule.recompute, c);
+  out.memory_bytes_per_gpu = memory_per_gpu(m, s.workload, s.schedule.recompute, s.schedule.attention_backend, c);
   out.fits = fits_in_memory(s.cluster.gpu, out.memory_bytes_per_gpu, mem);
   return out;
 }

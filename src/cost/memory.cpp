@@ -80,7 +80,7 @@ double params_per_gpu(const model::ModelSpec& m, const MappingConfig& c) {
 }
 
 double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, const std::string& recompute,
-                      const MappingConfig& c) {
+                      const std::string& attention_backend, const MappingConfig& c) {
   const HeldParams held = held_params(m, c);
   const double b = as_double(m.dtype_bytes);
   const double d = as_double(m.d_model);
@@ -120,13 +120,18 @@ double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, c
   const double dense_scale = as_double(m.ffn_hidden) / (4.0 * d);
   double per_layer = dense_part * (attention_share + mlp_share * (moe_scale + shared_scale)) + latent_bytes;
   double per_dense_layer = dense_part * (attention_share + mlp_share * dense_scale) + latent_bytes;
-  // Recomputation (Korthikanti et al. 2023): none adds the attention scores
-  // 5 a s / h per 34 (no flash attention); full keeps each layer's input only
+  // Recomputation (Korthikanti et al. 2023): without flash attention, none
+  // also stores each layer's attention scores, softmax and dropout mask,
+  // 5 a s^2 b bytes (2 + 2 + 1 bytes per score at 2-byte elements), the heads
+  // split over tp and the queries over cp; flash attention stores none of
+  // them (only its O(s) softmax statistics), which is what every current
+  // training stack runs: the default. Full keeps each layer's input only
   // (2 s b h / tp) and recomputes one layer at a time.
-  if (recompute == "none") {
-    const double scores = 1.0 + 5.0 * as_double(m.num_heads) * seq / as_double(c.cp) / d / 34.0;
-    per_layer *= scores;
-    per_dense_layer *= scores;
+  if (recompute == "none" && attention_backend == "unfused") {
+    const double scores = 5.0 * as_double(m.num_heads) / as_double(c.tp) * as_double(c.micro_batch) *
+                          (seq / as_double(c.cp)) * seq * (b / 2.0);
+    per_layer += scores;
+    per_dense_layer += scores;
   }
   const double full_layer = has_dense_blocks(m) ? std::max(per_layer, per_dense_layer) : per_layer;
   if (recompute == "full")

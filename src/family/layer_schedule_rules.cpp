@@ -35,6 +35,10 @@ std::vector<model::OptionRule> layer_schedule_option_rules() {
                "activation recomputation enters folding's memory check; the other families' schedules time "
                "no recomputation",
                [](S) { return true; }});
+  r.push_back({"schedule.attention_backend", "",
+               "the attention kernel's stored activations enter folding's memory check; the other families' "
+               "schedules price time, not memory",
+               [](S) { return true; }});
   r.push_back({"cluster.gpu.memory_gib", "",
                "times come from the cost profile; the GPU's memory enters folding's memory check only",
                [](S) { return true; }});

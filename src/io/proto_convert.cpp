@@ -502,6 +502,12 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
                         fmt::format("must be none, selective or full, got {}", quoted_for_error(o.recompute())));
     s.schedule.recompute = o.recompute();
   }
+  if (o.has_attention_backend()) {
+    if (o.attention_backend() != "flash" && o.attention_backend() != "unfused")
+      throw_input_error("schedule.attention_backend",
+                        fmt::format("must be flash or unfused, got {}", quoted_for_error(o.attention_backend())));
+    s.schedule.attention_backend = o.attention_backend();
+  }
   if (o.has_compute_jitter_cv()) {
     // Plausibility: a cv of 1 already gives a task one time in six more than
     // twice its mean (lognormal, sigma^2 = ln 2); kernel timings vary by a few

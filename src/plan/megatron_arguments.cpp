@@ -21,6 +21,7 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& s
   // What the cost model assumed (docs/cost-model.md, "MoE Parallel Folding").
   out += " --use-distributed-optimizer --moe-token-dispatcher-type alltoall";
   if (scenario.schedule.recompute == "selective") out += " --recompute-granularity selective";
+  if (scenario.schedule.attention_backend == "unfused") out += " --attention-backend unfused";
   if (scenario.schedule.recompute == "full")
     out += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
   out += '\n';

@@ -87,6 +87,7 @@ model::ScenarioSpec probe_scenario(const model::ScenarioSpec& s, const LayerShap
   p.workload.global_batch_size = shape.micro_batch * shape.dp;  // one micro-batch per DP rank
   p.schedule.family = family;
   p.schedule.recompute = s.schedule.recompute;
+  p.schedule.attention_backend = s.schedule.attention_backend;
   p.limits = s.limits;
   return p;
 }

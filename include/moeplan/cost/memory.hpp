@@ -33,10 +33,11 @@ HeldParams held_params_of_layers(const model::ModelSpec& model, const MappingCon
 double params_per_gpu(const model::ModelSpec& model, const MappingConfig& c);
 
 /// Bytes one GPU of the first pipeline stage holds for mapping c with the
-/// workload's batch and sequence and activation recomputation `recompute`
-/// (none, selective, full).
+/// workload's batch and sequence, activation recomputation `recompute`
+/// (none, selective, full) and attention kernel `attention_backend` (flash:
+/// no score matrix stored; unfused: stored when nothing is recomputed).
 double memory_per_gpu(const model::ModelSpec& model, const model::WorkloadSpec& workload, const std::string& recompute,
-                      const MappingConfig& c);
+                      const std::string& attention_backend, const MappingConfig& c);
 
 /// Whether `bytes` fit in the GPU less the model's reserve.
 bool fits_in_memory(const model::GpuSpec& gpu, double bytes, const MemoryModel& memory = {});

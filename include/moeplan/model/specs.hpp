@@ -262,6 +262,7 @@ struct ScheduleSpec {
   std::int64_t jitter_seeds = 16;
   std::uint64_t jitter_seed = 1;
   std::string recompute = "selective";  ///< activation recomputation: none, selective, full
+  std::string attention_backend = "flash";  ///< flash (no score matrix stored) or unfused
 };
 
 /// @brief Knobs a planner chose (CLI.md `plan` keys).

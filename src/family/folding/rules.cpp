@@ -63,6 +63,10 @@ std::vector<model::OptionRule> make_rules() {
                "keeps the tied output weights on the last stage, so tying changes no stage's memory",
                [](S s) { return s.parallel.pp > 1; }});
   // Routing (docs/cost-model.md, "Uneven expert load"): the planner prices the expected, balanced load.
+  // Only recompute none stores what the kernel keeps (selective recomputes the attention core).
+  r.push_back({"schedule.attention_backend", "unless recompute is none",
+               "with selective or full recomputation no attention scores are stored, whatever the kernel",
+               [](S s) { return s.schedule.recompute != "none"; }});
   r.push_back({"workload.routing", "unless balanced", "folding's planner prices the balanced (expected) load",
                [](S s) { return s.workload.routing != model::Routing::Balanced; }});
   r.push_back({"workload.routing_zipf_s", "", "the Zipf exponent of routing = zipf", always});
@@ -105,6 +109,7 @@ class FoldingRules final : public model::FamilyRules {
                                         "parallelism.order",
                                         "parallelism.etp",
                                         "schedule.recompute",
+                                        "schedule.attention_backend",
                                         "cluster.gpu.memory_gib",
                                         "model.vocab_size",
                                         "model.max_position_embeddings",

@@ -336,7 +336,34 @@ TEST_CASE("plan::price_mapping: recomputation trades memory", "[plan][folding]")
     return plan::price_mapping(s, costs, c).memory_bytes_per_gpu;
   };
   CHECK(memory("full") < memory("selective"));
-  CHECK(memory("selective") < memory("none"));
+  // Flash attention (the default) stores no scores: recomputing the attention
+  // core (selective) saves nothing over none.
+  CHECK(memory("selective") == memory("none"));
+}
+
+TEST_CASE("plan::price_mapping: an unfused attention kernel stores 5 a s^2 b bytes per layer without recompute",
+          "[plan][folding][memory]") {
+  // The two-block toy above (pp 2, one micro-batch): each stage holds one
+  // block and one micro-batch in flight. Unfused attention with recompute
+  // none adds each block's scores, softmax and dropout mask (Korthikanti et
+  // al. 2023): 5 x a 2 heads x s 8 x s 8 x 1 byte (2-byte elements) = 640 B.
+  model::ScenarioSpec s = toy_scenario();
+  s.model.num_layers = 2;
+  s.model.ffn_hidden = 8;
+  s.model.ffn_type = model::FfnType::GeluFfn;
+  s.model.moe.first_k_dense = 1;
+  s.model.moe_layer = {false, true};
+  const cost::CostModel costs(*s.profile);
+  auto memory = [&](const char* recompute, const char* backend) {
+    model::ScenarioSpec t = s;
+    t.schedule.recompute = recompute;
+    t.schedule.attention_backend = backend;
+    return plan::price_mapping(t, costs, mapping(1, 1, 2, 1, 1)).memory_bytes_per_gpu;
+  };
+  const double flash = memory("none", "flash");
+  CHECK(flash == Approx(244 * 6 + 116 * 12 + 128 * 12 + 784));  // the case above's bytes
+  CHECK(memory("none", "unfused") == Approx(flash + 640));
+  CHECK(memory("selective", "unfused") == Approx(flash));  // selective recomputes the attention core
 }
 
 TEST_CASE("every family's memory check is the folding planner's memory model", "[plan][memory]") {

@@ -93,6 +93,7 @@ std::vector<std::string> perturbations(const ScenarioField& f, const std::string
   static const std::map<std::string, std::vector<std::string>> named = {
       {"schedule.mode", {"multi_rank", "symmetric"}},
       {"schedule.recompute", {"none", "full", "selective"}},
+      {"schedule.attention_backend", {"unfused", "flash"}},
       {"schedule.family", {"foldmoe", "fsmoe", "flowmoe", "folding"}},
       {"parallelism.order", {"tp-cp-dp-ep-pp", "tp-ep-cp-dp-pp"}},
       {"workload.routing", {"zipf", "histogram", "balanced"}},
