@@ -23,7 +23,9 @@ check() {  # check NAME EXPECTED_RC COMMAND...
   "$@" >"$tmp/out" 2>"$tmp/err"
   local rc=$?
   if [[ $rc == "$want" ]]; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); echo "FAIL $name: exit $rc, wanted $want"; head -3 "$tmp/err"; fi
+    fail=$((fail + 1)); echo "FAIL $name: exit $rc, wanted $want"; head -3 "$tmp/err"
+    # The error line of a command that printed progress first is at the end.
+    if (($(wc -l <"$tmp/err") > 6)); then echo "..."; tail -3 "$tmp/err"; fi; fi
 }
 expect_err() {  # expect_err NAME SUBSTRING: the last command's stderr is one line holding SUBSTRING
   local lines
