@@ -18,6 +18,21 @@ using model::OpClass;
 using moeplan::testing::mapping;
 using moeplan::testing::toy_scenario;
 
+namespace {
+
+// The toy with two blocks, the first dense (a GELU FFN of hidden 8), the second MoE.
+model::ScenarioSpec two_block_toy() {
+  model::ScenarioSpec s = toy_scenario();
+  s.model.num_layers = 2;
+  s.model.ffn_hidden = 8;
+  s.model.ffn_type = model::FfnType::GeluFfn;
+  s.model.moe.first_k_dense = 1;
+  s.model.moe_layer = {false, true};
+  return s;
+}
+
+}  // namespace
+
 TEST_CASE("plan::search_mappings prices a dense model: no experts, etp = tp (toy, by hand)", "[plan][folding][dense]") {
   // The toy below with its MoE block replaced by a dense GELU FFN of hidden 8
   // (no moe: a dense model). Mappings: tp x cp = 2 (dp = 1), ep = 1 and etp = tp
@@ -166,12 +181,7 @@ TEST_CASE("plan::price_mapping: dense blocks (first_k_dense) cost and hold their
   // 64 bytes: 0.64 ms. One micro-batch: F0 + send + F1 + B1 + send + B0 =
   // 2.84 + 0.64 + 2.968 + 5.936 + 0.64 + 5.68 = 18.704 ms (every block MoE:
   // 19.088 ms).
-  model::ScenarioSpec s = toy_scenario();
-  s.model.num_layers = 2;
-  s.model.ffn_hidden = 8;
-  s.model.ffn_type = model::FfnType::GeluFfn;
-  s.model.moe.first_k_dense = 1;
-  s.model.moe_layer = {false, true};
+  model::ScenarioSpec s = two_block_toy();
   const cost::CostModel costs(*s.profile);
   const plan::MappingResult r = plan::price_mapping(s, costs, mapping(1, 1, 2, 1, 1));
   CHECK(r.iteration_ms == Approx(18.704));
@@ -347,12 +357,7 @@ TEST_CASE("plan::price_mapping: an unfused attention kernel stores 5 a s^2 b byt
   // block and one micro-batch in flight. Unfused attention with recompute
   // none adds each block's scores, softmax and dropout mask (Korthikanti et
   // al. 2023): 5 x a 2 heads x s 8 x s 8 x 1 byte (2-byte elements) = 640 B.
-  model::ScenarioSpec s = toy_scenario();
-  s.model.num_layers = 2;
-  s.model.ffn_hidden = 8;
-  s.model.ffn_type = model::FfnType::GeluFfn;
-  s.model.moe.first_k_dense = 1;
-  s.model.moe_layer = {false, true};
+  model::ScenarioSpec s = two_block_toy();
   const cost::CostModel costs(*s.profile);
   auto memory = [&](const char* recompute, const char* backend) {
     model::ScenarioSpec t = s;
