@@ -122,11 +122,12 @@ void run_datasheet(const DatasheetOptions& o, CliContext& context) {
       o.output,
       io::profile_to_textproto(
           profile, fmt::format("Derived from the datasheet numbers of cluster {} by `moeplan datasheet-profile`\n"
-                               "(--dtype {}). Efficiencies: GEMM {}, attention {}, links {} of line rate;\n"
-                               "startup: compute {} ms, intra {} ms, inter {} ms. Sources: docs/cost-model.md.\n"
-                               "Sizes are bytes (communication) or FLOPs (compute); times ms.",
+                               "(--dtype {}). Efficiencies: GEMM {}, attention {}, links {} of line rate,\n"
+                               "memory-bound kernels {} of memory bandwidth; startup: compute {} ms, intra {} ms,\n"
+                               "inter {} ms. Sources: docs/cost-model.md.\n"
+                               "Sizes are bytes (communication, elementwise) or FLOPs (compute); times ms.",
                                cluster.name, o.dtype, assumptions.gemm_efficiency, assumptions.attention_efficiency,
-                               assumptions.link_efficiency, assumptions.compute_alpha_ms, assumptions.intra_alpha_ms,
+                               assumptions.link_efficiency, assumptions.elementwise_efficiency, assumptions.compute_alpha_ms, assumptions.intra_alpha_ms,
                                assumptions.inter_alpha_ms)));
   context.out << "wrote " << o.output << '\n';
 }

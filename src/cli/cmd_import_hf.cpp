@@ -14,7 +14,7 @@
 namespace moeplan::cli {
 namespace {
 
-struct ImportOptions {
+struct HfImportOptions {
   std::string config;
   std::string output;
   std::string name;
@@ -22,7 +22,7 @@ struct ImportOptions {
   bool json = false;
 };
 
-void run_import(const ImportOptions& o, CliContext& context) {
+void run_hf_import(const HfImportOptions& o, CliContext& context) {
   check_utf8_option("--name", o.name);
   check_stdout_outputs(o.json, {{"--output", o.output}});
   const io::HfImport imported = io::import_hf_config(o.config, {o.name, o.drop_mtp});
@@ -59,7 +59,7 @@ void run_import(const ImportOptions& o, CliContext& context) {
 }  // namespace
 
 void add_import_hf_command(CLI::App& app, CliContext& context) {
-  auto o = std::make_shared<ImportOptions>();
+  auto o = std::make_shared<HfImportOptions>();
   CLI::App* cmd = app.add_subcommand("import-hf", "Write a model file from a Hugging Face config.json");
   cmd->add_option("config", o->config, "config.json (mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3)")
       ->required();
@@ -68,7 +68,7 @@ void add_import_hf_command(CLI::App& app, CliContext& context) {
   cmd->add_flag("--drop-mtp", o->drop_mtp,
                 "Import DeepSeek-V3's main model without its multi-token prediction modules");
   cmd->add_flag("--json", o->json, "Print the model's name, parameter counts and notes as JSON");
-  cmd->callback([o, &context] { run_import(*o, context); });
+  cmd->callback([o, &context] { run_hf_import(*o, context); });
 }
 
 }  // namespace moeplan::cli

@@ -152,7 +152,7 @@ Milliseconds CostModel::compute(model::OpClass op, double flops) const {
 
 Milliseconds CostModel::gemm(const GemmShape& shape) const {
   if (gemm_shape_) return Milliseconds{gemm_time_ms(*gemm_shape_, shape)};
-  return compute(model::OpClass::Gemm, gemm_flops(shape));
+  return compute(shape.fp8 ? model::OpClass::GemmFp8 : model::OpClass::Gemm, gemm_flops(shape));
 }
 
 Milliseconds CostModel::attention(const model::ModelSpec& model, std::int64_t queries, std::int64_t context,
@@ -185,10 +185,9 @@ Milliseconds CostModel::predict(model::OpClass op, model::LinkClass link, std::i
   return Milliseconds{line_for(op, link, group).predict_ms(size)};
 }
 
-Milliseconds expert_ffn_time(const CostModel& costs, double flops, int gemms) {
+Milliseconds expert_ffn_time(const CostModel& costs, double flops, int gemms, model::OpClass op) {
   MOEPLAN_CHECK(gemms > 0, "an expert has at least one GEMM");
-  return Milliseconds{static_cast<double>(gemms) *
-                      costs.compute(model::OpClass::Gemm, flops / static_cast<double>(gemms)).value};
+  return Milliseconds{static_cast<double>(gemms) * costs.compute(op, flops / static_cast<double>(gemms)).value};
 }
 
 GroupShape group_shape(const std::vector<std::int64_t>& ranks, const model::ClusterSpec& cluster) {

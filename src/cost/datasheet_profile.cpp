@@ -58,6 +58,8 @@ std::optional<model::GemmShapeModelSpec> datasheet_gemm_shape(const model::GpuSp
     g.tile_n = kSimtTile;
   }
   g.peak_flops_per_s = peak;
+  // FP8 operands run on the tensor cores at their FP8 peak, with the same tiles.
+  if (a.dtype == ComputeDtype::Half) g.peak_flops_per_s_fp8 = gpu.peak_flops_per_s_fp8;
   g.memory_bytes_per_s = *gpu.memory_bytes_per_s;
   // The gemm line's efficiency: a GEMM that fills whole waves costs what the line says.
   g.efficiency = a.gemm_efficiency;
@@ -91,6 +93,18 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
       model::OpClass::Attention, model::LinkClass::Local, 1, a.compute_alpha_ms,
       kMsPerSecond / (peak * a.attention_efficiency),
       fmt::format("{} {} peak {:.4g} TFLOP/s x efficiency {}", gpu.name, dtype, peak / 1e12, a.attention_efficiency)));
+  // FP8 GEMMs at the FP8 peak times the BF16 GEMMs' efficiency (an assumption
+  // until FP8 GEMMs are measured: docs/cost-model.md, "FP8").
+  if (a.dtype == ComputeDtype::Half && gpu.peak_flops_per_s_fp8 > 0)
+    p.costs.push_back(line(model::OpClass::GemmFp8, model::LinkClass::Local, 1, a.compute_alpha_ms,
+                           kMsPerSecond / (gpu.peak_flops_per_s_fp8 * a.gemm_efficiency),
+                           fmt::format("{} FP8 tensor peak {:.4g} TFLOP/s x efficiency {}", gpu.name,
+                                       gpu.peak_flops_per_s_fp8 / 1e12, a.gemm_efficiency)));
+  if (gpu.memory_bytes_per_s)
+    p.costs.push_back(line(model::OpClass::Elementwise, model::LinkClass::Local, 1, a.compute_alpha_ms,
+                           kMsPerSecond / (*gpu.memory_bytes_per_s * a.elementwise_efficiency),
+                           fmt::format("{} memory {:.4g} GB/s x efficiency {}", gpu.name,
+                                       *gpu.memory_bytes_per_s / 1e9, a.elementwise_efficiency)));
   p.gemm_shape = datasheet_gemm_shape(gpu, a);
   const model::OpClass collectives[] = {model::OpClass::A2A, model::OpClass::AllGather, model::OpClass::ReduceScatter,
                                         model::OpClass::AllReduce};

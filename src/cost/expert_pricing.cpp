@@ -45,24 +45,28 @@ std::vector<GemmShape> expert_backward_gemms(const model::ModelSpec& m, const mo
 }
 
 Milliseconds expert_ffn_time(const CostModel& costs, const model::ModelSpec& m, const model::ParallelSpec& p,
-                             const MoeLayerSizes& s, bool backward, double parts) {
+                             const MoeLayerSizes& s, bool backward, double parts, bool fp8) {
   if (!costs.gemm_shape_model())
     return expert_ffn_time(costs, (backward ? s.expert_backward_flops : s.expert_forward_flops) / parts,
-                           ffn_gemms(m.moe.expert_type));
+                           ffn_gemms(m.moe.expert_type), fp8 ? model::OpClass::GemmFp8 : model::OpClass::Gemm);
   double ms = 0;
-  for (const GemmShape& g : backward ? expert_backward_gemms(m, p, s, parts) : expert_forward_gemms(m, p, s, parts))
+  for (GemmShape g : backward ? expert_backward_gemms(m, p, s, parts) : expert_forward_gemms(m, p, s, parts)) {
+    g.fp8 = fp8;
     ms += costs.gemm(g).value;
+  }
   return Milliseconds{ms};
 }
 
-DenseFfnTimes dense_ffn_times(const CostModel& costs, const model::ModelSpec& m, double tokens, double tp) {
+DenseFfnTimes dense_ffn_times(const CostModel& costs, const model::ModelSpec& m, double tokens, double tp,
+                              bool fp8) {
   MOEPLAN_CHECK(tp > 0, "a positive tensor-parallel split");
-  const std::vector<GemmShape> forward = ffn_forward_gemms(m.ffn_type, tokens, as_double(m.d_model),
-                                                           as_double(m.ffn_hidden) / tp, 1.0, as_double(m.dtype_bytes));
+  std::vector<GemmShape> forward = ffn_forward_gemms(m.ffn_type, tokens, as_double(m.d_model),
+                                                     as_double(m.ffn_hidden) / tp, 1.0, as_double(m.dtype_bytes));
+  for (GemmShape& g : forward) g.fp8 = fp8;
   if (!costs.gemm_shape_model()) {
     double flops = 0;
     for (const GemmShape& g : forward) flops += gemm_flops(g);
-    const double ms = costs.compute(model::OpClass::Gemm, flops).value;
+    const double ms = costs.compute(fp8 ? model::OpClass::GemmFp8 : model::OpClass::Gemm, flops).value;
     return {Milliseconds{ms}, Milliseconds{2 * ms}};
   }
   DenseFfnTimes t{Milliseconds{0}, Milliseconds{0}};

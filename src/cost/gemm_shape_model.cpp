@@ -34,21 +34,28 @@ double gemm_compute_ms(const model::GemmShapeModelSpec& g, const GemmShape& s) {
   const double split = split_k(tiles, g.units);
   const double waves = tile_waves(tiles * split, g.units);
   const double flops_per_tile = 2.0 * as_double(g.tile_m) * as_double(g.tile_n) * s.k / split;
-  const double unit_flops_per_s = g.peak_flops_per_s / as_double(g.units) * g.efficiency;
+  if (s.fp8 && !(g.peak_flops_per_s_fp8 > 0))
+    throw Error(ErrorKind::Input, "the GEMM shape model has no FP8 peak: it cannot price FP8 GEMMs",
+                "gemm_shape.peak_tflops_fp8");
+  const double peak = s.fp8 ? g.peak_flops_per_s_fp8 : g.peak_flops_per_s;
+  const double unit_flops_per_s = peak / as_double(g.units) * g.efficiency;
   return waves * flops_per_tile / unit_flops_per_s * kMsPerSecond;
 }
 
 double gemm_memory_ms(const model::GemmShapeModelSpec& g, const GemmShape& s) {
   MOEPLAN_CHECK(s.element_bytes > 0, "a GEMM shape names its element size (the model's dtype_bytes)");
-  const double elements = s.batch * (s.m * s.k + s.k * s.n + s.m * s.n);
-  return elements * s.element_bytes / g.memory_bytes_per_s * kMsPerSecond;
+  const double operand_bytes = s.fp8 ? 1.0 : s.element_bytes;
+  const double bytes = s.batch * ((s.m * s.k + s.k * s.n) * operand_bytes + s.m * s.n * s.element_bytes);
+  return bytes / g.memory_bytes_per_s * kMsPerSecond;
 }
 
 double gemm_time_ms(const model::GemmShapeModelSpec& g, const GemmShape& s) {
   return g.alpha_ms + std::max(gemm_compute_ms(g, s), gemm_memory_ms(g, s));
 }
 
-GemmShape input_gradient_shape(const GemmShape& f) { return {f.m, f.k, f.n, f.batch, f.element_bytes}; }
-GemmShape weight_gradient_shape(const GemmShape& f) { return {f.k, f.n, f.m, f.batch, f.element_bytes}; }
+// Transformer Engine's FP8 recipes run both gradients' GEMMs in FP8 too (E5M2
+// gradients under the hybrid format), so the flag carries over.
+GemmShape input_gradient_shape(const GemmShape& f) { return {f.m, f.k, f.n, f.batch, f.element_bytes, f.fp8}; }
+GemmShape weight_gradient_shape(const GemmShape& f) { return {f.k, f.n, f.m, f.batch, f.element_bytes, f.fp8}; }
 
 }  // namespace moeplan::cost

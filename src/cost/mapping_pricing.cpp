@@ -5,6 +5,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/expert_pricing.hpp>
+#include <moeplan/cost/fp8_casts.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/model_stats.hpp>
 #include <moeplan/model/validate.hpp>
@@ -97,7 +98,12 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   const double core_flops = mbs * attention_core_flops(m, seq, seq) / (as_double(c.tp) * as_double(c.cp));
   const std::int64_t local_seq = std::max<std::int64_t>(1, w.seq_len / c.cp);
   const double core_ms = costs.attention_core(m, local_seq, local_seq, core_flops).value;
-  const double att_fwd = costs.compute(OpClass::Gemm, proj_flops).value + core_ms;
+  // Under an FP8 recipe the linear layers' GEMMs (projections, FFNs, experts)
+  // take FP8 operands; the core, the router and the LM head stay in BF16
+  // (docs/cost-model.md, "FP8").
+  const model::Precision precision = s.workload.precision;
+  const bool fp8 = model::is_fp8(precision);
+  const double att_fwd = costs.compute(fp8 ? OpClass::GemmFp8 : OpClass::Gemm, proj_flops).value + core_ms;
   const double act_bytes = tokens_local * d * b;  // one layer's activation on a tp group
   const double tp_fwd =
       comm(costs, OpClass::AllGather, tp_g, act_bytes) + comm(costs, OpClass::ReduceScatter, tp_g, act_bytes);
@@ -113,8 +119,27 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   const bool moe_blocks = !m.is_dense();
   const double router = moe_blocks ? costs.compute(OpClass::Gemm, moe.gating_forward_flops).value : 0.0;
   // By shape when the profile has a GEMM shape model; else the gemm line on the FLOPs.
-  const double experts_fwd = moe_blocks ? expert_ffn_time(costs, m, ps, moe, false, 1.0).value : 0.0;
-  const double experts_bwd = moe_blocks ? expert_ffn_time(costs, m, ps, moe, true, 1.0).value : 0.0;
+  const double experts_fwd = moe_blocks ? expert_ffn_time(costs, m, ps, moe, false, 1.0, fp8).value : 0.0;
+  const double experts_bwd = moe_blocks ? expert_ffn_time(costs, m, ps, moe, true, 1.0, fp8).value : 0.0;
+  // The casts in front of those FP8 GEMMs: the attention block's, an MoE
+  // block's experts', a dense block's FFN's (none under bf16).
+  CastElements attention_casts, moe_casts, dense_casts;
+  if (fp8) {
+    add_cast_elements(attention_casts, attention_linear_gemms(m, tokens_local, as_double(c.tp)));
+    if (moe_blocks) add_cast_elements(moe_casts, expert_forward_gemms(m, ps, moe, 1.0));
+    add_cast_elements(dense_casts,
+                      ffn_forward_gemms(m.ffn_type, tokens_local, d, as_double(m.ffn_hidden) / as_double(c.tp), 1.0, b));
+  }
+  const double mb = as_double(micro_batches);
+  const CastTimes att_cast = fp8_cast_times(costs, precision, attention_casts, mb);
+  const CastTimes moe_cast = fp8_cast_times(costs, precision, moe_casts, mb);
+  const CastTimes dense_cast = fp8_cast_times(costs, precision, dense_casts, mb);
+  out.attention_cast_forward_ms = att_cast.forward.value;
+  out.attention_cast_backward_ms = att_cast.backward.value;
+  out.experts_cast_forward_ms = moe_cast.forward.value;
+  out.experts_cast_backward_ms = moe_cast.backward.value;
+  out.dense_ffn_cast_forward_ms = out.dense_blocks ? dense_cast.forward.value : 0.0;
+  out.dense_ffn_cast_backward_ms = out.dense_blocks ? dense_cast.backward.value : 0.0;
   const double a2a = moe_blocks ? 2 * comm(costs, OpClass::A2A, ep_g, moe.dispatch_bytes) : 0.0;
   const double etp_agrs = moe_blocks ? comm(costs, OpClass::AllGather, etp_g, moe.etp_allgather_bytes) +
                                            comm(costs, OpClass::ReduceScatter, etp_g, moe.etp_reducescatter_bytes)
@@ -127,20 +152,24 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   out.experts_backward_ms = experts_bwd;
   out.a2a_ms = a2a;
   out.etp_comm_ms = etp_agrs;
-  out.layer_forward_ms = att_fwd + tp_fwd + cp_exposed + router + experts_fwd + a2a + etp_agrs;
-  out.layer_backward_ms = 2 * att_fwd + tp_fwd + cp_exposed + 2 * router + experts_bwd + a2a + etp_agrs;
+  out.layer_forward_ms = att_fwd + tp_fwd + cp_exposed + router + experts_fwd + a2a + etp_agrs +
+                         att_cast.forward.value + moe_cast.forward.value;
+  out.layer_backward_ms = 2 * att_fwd + tp_fwd + cp_exposed + 2 * router + experts_bwd + a2a + etp_agrs +
+                          att_cast.backward.value + moe_cast.backward.value;
   out.layer_comm_ms = tp_fwd + cp_exposed + a2a + etp_agrs;
   // A dense block (first_k_dense, interval rules): attention, then the dense
   // FFN split over tp with its own AllGather / ReduceScatter (Megatron-Core's MLP under TP + SP).
   // By shape when the profile has a GEMM shape model (as the experts are), else the gemm line on the FLOPs.
   const double dense_ffn_flops = tokens_local * (m.ffn_type == model::FfnType::GeluFfn ? 2.0 : 3.0) * 2.0 * d *
                                  as_double(m.ffn_hidden) / as_double(c.tp);
-  const DenseFfnTimes dense_ffn = out.dense_blocks ? dense_ffn_times(costs, m, tokens_local, as_double(c.tp))
+  const DenseFfnTimes dense_ffn = out.dense_blocks ? dense_ffn_times(costs, m, tokens_local, as_double(c.tp), fp8)
                                                    : DenseFfnTimes{Milliseconds{0}, Milliseconds{0}};
   out.dense_ffn_ms = dense_ffn.forward.value;
   out.dense_ffn_backward_ms = dense_ffn.backward.value;
-  out.dense_layer_forward_ms = att_fwd + tp_fwd + cp_exposed + dense_ffn.forward.value + tp_fwd;
-  out.dense_layer_backward_ms = 2 * att_fwd + tp_fwd + cp_exposed + dense_ffn.backward.value + tp_fwd;
+  out.dense_layer_forward_ms = att_fwd + tp_fwd + cp_exposed + dense_ffn.forward.value + tp_fwd +
+                               att_cast.forward.value + out.dense_ffn_cast_forward_ms;
+  out.dense_layer_backward_ms = 2 * att_fwd + tp_fwd + cp_exposed + dense_ffn.backward.value + tp_fwd +
+                                att_cast.backward.value + out.dense_ffn_cast_backward_ms;
   // LM head (first/last stage) is left to the chunk costs of every stage alike.
   out.p2p_ms = c.pp > 1 ? comm(costs, OpClass::P2P, pp_pair, act_bytes / as_double(c.tp)) : 0.0;
   out.p2p_bytes = c.pp > 1 ? act_bytes / as_double(c.tp) : 0.0;
@@ -175,10 +204,14 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   // MFU: model FLOPs (3 x forward, causal attention, LM head) per iteration over peak.
   const double tokens = as_double(s.workload.global_batch_size) * seq;
   out.model_flops = 3.0 * tokens * model::forward_flops_per_token(m, s.workload.seq_len);
-  // The peak of the model's datatype: fp32 for 4-byte elements, else BF16 (FP16 where the GPU has no BF16).
+  // The peak of the GEMMs' datatype: fp32 for 4-byte elements, else BF16 (FP16
+  // where the GPU has no BF16); under an FP8 recipe the FP8 peak, which bounds
+  // every part of the run (the BF16 parts run below it), so MFU stays below 1.
   const double half_peak = s.cluster.gpu.peak_flops_per_s_bf16 > 0 ? s.cluster.gpu.peak_flops_per_s_bf16
                                                                    : s.cluster.gpu.peak_flops_per_s_fp16;
-  out.peak_flops_per_s = m.dtype_bytes == 4 ? s.cluster.gpu.peak_flops_per_s_fp32 : half_peak;
+  out.peak_flops_per_s = fp8                 ? s.cluster.gpu.peak_flops_per_s_fp8
+                         : m.dtype_bytes == 4 ? s.cluster.gpu.peak_flops_per_s_fp32
+                                              : half_peak;
   out.world = world;
   out.memory_bytes_per_gpu = memory_per_gpu(m, s.workload, s.schedule.recompute, s.schedule.attention_backend, c);
   out.fits = fits_in_memory(s.cluster.gpu, out.memory_bytes_per_gpu, mem);

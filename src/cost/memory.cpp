@@ -53,6 +53,11 @@ HeldParams stage_held_params(const model::ModelSpec& m, const MappingConfig& c, 
   HeldParams here;
   here.dense = n.moe * (attention + norms + router + shared) + n.dense * (attention + norms + dense_ffn) + end_params;
   here.expert = n.moe * as_double(m.moe.num_experts) / as_double(c.ep) * expert / as_double(c.etp);
+  // The linear layers' weights: the attention GEMMs' (down-projections whole,
+  // the rest split over tp; biases left out), FFNs and experts.
+  const model::AttentionParams att = model::attention_matmul_weights(m);
+  const double attention_linear = as_double(att.split) / as_double(c.tp) + as_double(att.replicated);
+  here.linear = (n.moe + n.dense) * attention_linear + n.moe * shared + n.dense * dense_ffn + here.expert;
   return here;
 }
 
@@ -92,6 +97,11 @@ double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, c
   // over the groups that reduce them: dp x cp (dense) and edp (experts).
   double bytes = (held.dense + held.expert) * (b + 4.0) + held.dense * 12.0 / as_double(c.dp * c.cp) +
                  held.expert * 12.0 / as_double(c.edp);
+  // FP8 recipes keep each linear weight's FP8 copies between micro-batches
+  // (Transformer Engine caches them after the first): a row-wise and a
+  // column-wise byte per weight (fp8_casts.hpp).
+  const bool fp8 = model::is_fp8(w.precision);
+  if (fp8) bytes += held.linear * 2.0;
   // Activations (Korthikanti et al. 2023, selective recompute, flash attention):
   // 34 s b h bytes per layer at 2-byte elements, / (tp x cp); the MoE part
   // scales with the tokens the experts see (top-k x capacity) and their width.
@@ -107,19 +117,33 @@ double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, c
   // 2-byte elements.
   double attention_share = 1.0 - mlp_share;
   double latent_bytes = 0;
+  // FP8 (Transformer Engine saves a linear layer's FP8 input for its weight
+  // gradient, 1 B instead of 2): the QKV and projection inputs (2 + 2 of the
+  // 15) drop by half, and in the MLP the inputs of its two GEMMs (2 + 8 of the 19).
+  double fp8_mlp_keep = 1.0;
+  if (fp8) {
+    attention_share -= 2.0 / 34.0;
+    fp8_mlp_keep = (19.0 - 5.0) / 19.0;
+  }
   if (m.mla) {
     const double heads = as_double(m.num_heads);
     attention_share = (7.0 * d + 4.0 * heads * as_double(m.head_dim + m.value_head_dim())) / (34.0 * d);
-    latent_bytes =
-        4.0 * as_double(m.mla->q_lora_rank.value_or(0) + m.mla->kv_lora_rank) * tokens_local * (b / 2.0);
+    // Under FP8 the output projection's input (2 heads v) halves, and so does
+    // each latent's up-projection input. The down-projections' shared input
+    // does not: the q and kv down-projections are two linear layers, each
+    // saving its own FP8 copy (2 x 1 B, as much as the one BF16 tensor both kept).
+    if (fp8) attention_share -= heads * as_double(m.value_head_dim()) / (34.0 * d);
+    latent_bytes = (fp8 ? 3.0 : 4.0) * as_double(m.mla->q_lora_rank.value_or(0) + m.mla->kv_lora_rank) *
+                   tokens_local * (b / 2.0);
   }
   const double moe_scale = as_double(m.moe.top_k) * m.moe.capacity_factor.value_or(1.0) *
                            as_double(m.moe.expert_ffn_hidden) / (4.0 * d) * as_double(c.tp) / as_double(c.etp);
   const double shared_scale = as_double(m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden) / (4.0 * d);
   // A dense block's MLP: its hidden over the 4h of the 34, split over tp like attention.
   const double dense_scale = as_double(m.ffn_hidden) / (4.0 * d);
-  double per_layer = dense_part * (attention_share + mlp_share * (moe_scale + shared_scale)) + latent_bytes;
-  double per_dense_layer = dense_part * (attention_share + mlp_share * dense_scale) + latent_bytes;
+  double per_layer =
+      dense_part * (attention_share + mlp_share * fp8_mlp_keep * (moe_scale + shared_scale)) + latent_bytes;
+  double per_dense_layer = dense_part * (attention_share + mlp_share * fp8_mlp_keep * dense_scale) + latent_bytes;
   // Recomputation (Korthikanti et al. 2023): without flash attention, none
   // also stores each layer's attention scores, softmax and dropout mask,
   // 5 a s^2 b bytes (2 + 2 + 1 bytes per score at 2-byte elements), the heads

@@ -35,6 +35,10 @@ std::vector<model::OptionRule> layer_schedule_option_rules() {
                "activation recomputation enters folding's memory check; the other families' schedules time "
                "no recomputation",
                [](S) { return true; }});
+  r.push_back({"workload.precision", "unless bf16",
+               "FP8 recipes are priced for Megatron-Core's linear layers by the folding family; the FoldMoE, FSMoE "
+               "and FlowMoE schedules price the papers' half-precision kernels",
+               [](S s) { return model::is_fp8(s.workload.precision); }});
   r.push_back({"schedule.attention_backend", "",
                "the attention kernel's stored activations enter folding's memory check; the other families' "
                "schedules price time, not memory",

@@ -409,8 +409,9 @@ class Importer {
 
   void add_compute(const NodeRef& r) {
     const ParsedNode& n = node(r);
-    if (n.op != model::OpClass::Gemm && n.op != model::OpClass::Attention)
-      fail(r, fmt::format("a COMP_NODE of moeplan_op {} (compute is gemm or attention)", model::to_string(n.op)));
+    if (!model::is_compute_op(n.op))
+      fail(r, fmt::format("a COMP_NODE of moeplan_op {} (compute is gemm, attention, gemm_fp8 or elementwise)",
+                          model::to_string(n.op)));
     dag::TaskSpec s = spec_of(n, dag::TaskKind::Compute, n.op);
     s.size = n.num_ops;
     s.duration_ms = compute_ms(r);

@@ -25,7 +25,7 @@ std::string trim(const std::string& s) {
   return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
 }
 
-std::vector<std::string> split(const std::string& line, char sep) {
+std::vector<std::string> split_fields(const std::string& line, char sep) {
   std::vector<std::string> out;
   std::stringstream in(line);
   for (std::string cell; std::getline(in, cell, sep);) out.push_back(trim(cell));
@@ -49,7 +49,7 @@ double number(const std::string& text, const std::string& file, int line, int co
   return decimal_cell(text, SourceLocation{file, line, column}, field);
 }
 
-bool is_compute(model::OpClass op) { return op == model::OpClass::Gemm || op == model::OpClass::Attention; }
+bool is_compute(model::OpClass op) { return model::is_compute_op(op); }
 
 std::optional<model::OpClass> op_from_name(const std::string& name) {
   // nccl-tests binaries: all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf, sendrecv_perf.
@@ -85,7 +85,7 @@ std::vector<model::TimingSample> read_timing_csv(const std::string& file, const 
       header_seen = true;
       continue;
     }
-    const std::vector<std::string> cells = split(content, ',');
+    const std::vector<std::string> cells = split_fields(content, ',');
     if (cells.size() != 5)
       fail(file, number_of_line, 1, "", fmt::format("expected 5 comma-separated values, got {}", cells.size()));
     model::TimingSample s;

@@ -11,7 +11,7 @@
 namespace moeplan::io {
 namespace {
 
-model::PlanSpec to_spec(const pb::Plan& p, const std::string& path) {
+model::PlanSpec plan_to_spec(const pb::Plan& p, const std::string& path) {
   const auto missing = [&](const char* field) {
     return Error(ErrorKind::Input,
                  fmt::format("missing: a plan names {} so that simulate and execute can rebuild the run (a plan "
@@ -70,7 +70,7 @@ model::PlanSpec load_plan(const std::string& name_or_path) {
   const std::string path = resolve_path(FileKind::Plan, name_or_path);
   pb::Plan plan;
   parse_text_proto(path, read_text_file(path), plan);
-  return to_spec(plan, path);
+  return plan_to_spec(plan, path);
 }
 
 std::vector<Override> plan_knob_overrides(const model::PlanSpec& plan, const std::string& plan_path) {

@@ -102,6 +102,14 @@ model::GpuSpec to_spec(const pb::Gpu& gpu) {
   const double memory_gib = required(gpu.has_memory_gib(), gpu.memory_gib(), "memory_gib");
   model::validate_memory_gib(memory_gib, "memory_gib");
   g.memory_bytes = memory_gib * kGibibyte;
+  if (gpu.has_peak_tflops_fp8()) {
+    if (gpu.peak_tflops_fp8() < 0) throw_input_error("peak_tflops_fp8", "must not be negative");
+    model::validate_peak_tflops(gpu.peak_tflops_fp8(), "peak_tflops_fp8");
+    g.peak_flops_per_s_fp8 = gpu.peak_tflops_fp8() * kTera;
+  }
+  if (gpu.mx_formats() && g.peak_flops_per_s_fp8 <= 0)
+    throw_input_error("mx_formats", "MX formats run on FP8 tensor cores: the GPU needs a peak_tflops_fp8");
+  g.mx_formats = gpu.mx_formats();
   if (gpu.has_sm_count()) g.sm_count = gpu.sm_count();
   if (gpu.has_memory_gbytes_per_s()) {
     model::validate_gemm_shape_rates(1.0, gpu.memory_gbytes_per_s(), "");
@@ -194,6 +202,12 @@ model::LinearCostSpec to_spec(const pb::LinearCost& c) {
       break;
     case pb::P2P:
       s.op = model::OpClass::P2P;
+      break;
+    case pb::GEMM_FP8:
+      s.op = model::OpClass::GemmFp8;
+      break;
+    case pb::ELEMENTWISE:
+      s.op = model::OpClass::Elementwise;
       break;
     default:
       throw_input_error("op", "required field is missing");
@@ -333,6 +347,11 @@ model::GemmShapeModelSpec to_spec(const pb::GemmShapeModel& g) {
   model::validate_gemm_shape_rates(peak_tflops, memory_gbytes_per_s, "");
   s.peak_flops_per_s = peak_tflops * 1e12;
   s.memory_bytes_per_s = memory_gbytes_per_s * 1e9;
+  if (g.has_peak_tflops_fp8()) {
+    if (!(g.peak_tflops_fp8() > 0)) throw_input_error("peak_tflops_fp8", "must be a positive number");
+    model::validate_peak_tflops(g.peak_tflops_fp8(), "peak_tflops_fp8");
+    s.peak_flops_per_s_fp8 = g.peak_tflops_fp8() * 1e12;
+  }
   s.efficiency = required(g.has_efficiency(), g.efficiency(), "efficiency");
   s.alpha_ms = required(g.has_alpha_ms(), g.alpha_ms(), "alpha_ms");
   s.provenance = provenance_of(g.provenance());
@@ -448,6 +467,14 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
       out.routing_zipf_s = w.routing_zipf_s();
     }
     if (w.has_routing_histogram_ref()) out.routing_histogram_ref = w.routing_histogram_ref();
+    if (w.has_precision()) {
+      const std::optional<model::Precision> precision = model::precision_from_string(w.precision());
+      if (!precision)
+        throw_input_error("precision",
+                          fmt::format("must be bf16, fp8_delayed, fp8_tensorwise, fp8_blockwise or mxfp8, got {}",
+                                      quoted_for_error(w.precision())));
+      out.precision = *precision;
+    }
     if (w.has_routing_seed()) {
       if (w.routing_seed() < 0)
         throw_input_error("routing_seed", fmt::format("must not be negative, got {}", w.routing_seed()));
@@ -564,6 +591,7 @@ pb::CostProfile to_proto(const model::CostProfileSpec& s) {
     out->set_tile_n(g.tile_n);
     out->set_peak_tflops(g.peak_flops_per_s / 1e12);
     out->set_memory_gbytes_per_s(g.memory_bytes_per_s / 1e9);
+    if (g.peak_flops_per_s_fp8 > 0) out->set_peak_tflops_fp8(g.peak_flops_per_s_fp8 / 1e12);
     out->set_efficiency(g.efficiency);
     out->set_alpha_ms(g.alpha_ms);
     out->set_provenance(to_proto(g.provenance));

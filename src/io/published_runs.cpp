@@ -25,14 +25,14 @@ constexpr std::array<const char*, 26> kColumns = {
 // billion-sequence batch (far beyond any published run: 1,024 GPUs, 131,072
 // tokens, 8,192 sequences in the source table).
 constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;
-constexpr std::int64_t kMaxSeq = std::int64_t{1} << 24;
-constexpr std::int64_t kMaxBatch = std::int64_t{1} << 30;
+constexpr std::int64_t kMaxRunSeq = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxRunBatch = std::int64_t{1} << 30;
 // A measured value: an iteration of at most a day (86,400 s), a throughput of
 // at most 1e9 tokens/s per GPU; a peak allocation of at most 1e6 GiB.
 constexpr double kMaxValue = 1e9;
 constexpr double kMaxGib = 1e6;
 
-std::vector<std::string> split(const std::string& text, char sep) {
+std::vector<std::string> split_columns(const std::string& text, char sep) {
   std::vector<std::string> out;
   std::string cell;
   std::istringstream in(text);
@@ -86,7 +86,7 @@ PublishedRun parse_row(const Row& r, int line) {
   p.model_ref = r.word("model_ref");
   p.cluster_ref = r.word("cluster_ref");
   p.profile_ref = r.word("profile_ref");
-  for (const std::string& o : split(r.text("set"), ';'))
+  for (const std::string& o : split_columns(r.text("set"), ';'))
     if (!o.empty()) {
       try {
         p.overrides.push_back(parse_override(o));
@@ -108,9 +108,9 @@ PublishedRun parse_row(const Row& r, int line) {
   // dp is what Megatron derives; the row's must be that, or the row is not the run it says.
   if (p.tp * p.cp * p.pp * p.dp != p.gpus)
     r.fail("dp", fmt::format("tp*cp*pp*dp = {}*{}*{}*{} is not the {} GPUs", p.tp, p.cp, p.pp, p.dp, p.gpus));
-  p.seq = r.integer("seq", kMaxSeq);
-  p.global_batch = r.integer("gbs", kMaxBatch);
-  p.micro_batch = r.integer("mbs", kMaxBatch);
+  p.seq = r.integer("seq", kMaxRunSeq);
+  p.global_batch = r.integer("gbs", kMaxRunBatch);
+  p.micro_batch = r.integer("mbs", kMaxRunBatch);
   p.precision = r.word("precision");
   // FP8 recipes are issue 26 item 1: until priced, a row in FP8 is not expressed.
   if (p.precision != "bf16")
@@ -170,7 +170,7 @@ std::vector<PublishedRun> read_published_runs(const std::string& path) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
     const SourceLocation where{path, line_no, 0};
-    std::vector<std::string> cells = split(line, '\t');
+    std::vector<std::string> cells = split_columns(line, '\t');
     if (index.empty()) {
       for (std::size_t i = 0; i < cells.size(); ++i)
         if (!index.emplace(cells[i], i).second)

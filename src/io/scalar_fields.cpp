@@ -17,7 +17,7 @@ namespace gpb = google::protobuf;
 
 namespace {
 
-std::vector<std::string> split(const std::string& path) {
+std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> parts;
   std::stringstream in(path);
   for (std::string part; std::getline(in, part, '.');) parts.push_back(part);
@@ -147,13 +147,13 @@ void set_in(gpb::Message* message, const std::vector<std::string>& parts, std::s
 }  // namespace
 
 void set_scalar_field(gpb::Message& root, const std::string& path, const std::string& value) {
-  const std::vector<std::string> parts = split(path);
+  const std::vector<std::string> parts = split_path(path);
   if (parts.empty()) throw_input_error(path, "empty field path");
   set_in(&root, parts, 0, path, value);
 }
 
 void clear_field(gpb::Message& root, const std::string& path) {
-  const std::vector<std::string> parts = split(path);
+  const std::vector<std::string> parts = split_path(path);
   gpb::Message* message = &root;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const gpb::FieldDescriptor* field = message->GetDescriptor()->FindFieldByName(parts[i]);

@@ -29,6 +29,18 @@ std::vector<OptionRule> make_rules() {
                  "times come from the cost profile; these enter the GEMM shape model of `moeplan "
                  "datasheet-profile` only",
                  [](S) { return true; }});
+  // FP8 (docs/cost-model.md, "FP8"): the GPU's FP8 abilities say whether it can
+  // run a recipe and bound the profile's gemm_fp8 line; times come from the profile.
+  r.push_back({"cluster.gpu.peak_tflops_fp8", "scenarios without an FP8 precision",
+               "under an FP8 recipe (workload.precision) the FP8 peak is folding's MFU denominator, says the GPU "
+               "runs FP8 GEMMs and bounds the profile's gemm_fp8 line; in BF16 nothing reads it",
+               [](S s) { return !is_fp8(s.workload.precision); }});
+  r.push_back({"cluster.gpu.mx_formats", "scenarios without precision mxfp8",
+               "MX block scaling in the tensor cores is what precision mxfp8 needs; no other precision reads it",
+               [](S s) { return s.workload.precision != Precision::Mxfp8; }});
+  r.push_back({"profile.gemm_shape.peak_tflops_fp8", "scenarios without an FP8 precision",
+               "the GEMM shape model's FP8 peak prices GEMMs with FP8 operands, of which a BF16 scenario has none",
+               [](S s) { return !is_fp8(s.workload.precision); }});
   r.push_back({"cluster.intra_link.ports_per_node", "every scenario",
                "intra-node collectives are priced by the profile's intra lines, per group size",
                [](S) { return true; }});

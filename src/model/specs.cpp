@@ -12,7 +12,7 @@ std::int64_t ModelSpec::num_moe_layers() const {
 
 namespace {
 // One table per enum so that names are spelled once (CLI.md spellings).
-constexpr std::array<std::pair<OpClass, const char*>, 7> kOpNames{{
+constexpr std::array<std::pair<OpClass, const char*>, 9> kOpNames{{
     {OpClass::Gemm, "gemm"},
     {OpClass::Attention, "attention"},
     {OpClass::A2A, "a2a"},
@@ -20,11 +20,21 @@ constexpr std::array<std::pair<OpClass, const char*>, 7> kOpNames{{
     {OpClass::ReduceScatter, "reducescatter"},
     {OpClass::AllReduce, "allreduce"},
     {OpClass::P2P, "p2p"},
+    {OpClass::GemmFp8, "gemm_fp8"},
+    {OpClass::Elementwise, "elementwise"},
 }};
 constexpr std::array<std::pair<LinkClass, const char*>, 3> kLinkNames{{
     {LinkClass::Local, "local"},
     {LinkClass::Intra, "intra"},
     {LinkClass::Inter, "inter"},
+}};
+// Megatron-LM's --fp8-recipe spellings, prefixed fp8_ (mxfp8 already says it).
+constexpr std::array<std::pair<Precision, const char*>, 5> kPrecisionNames{{
+    {Precision::Bf16, "bf16"},
+    {Precision::Fp8Delayed, "fp8_delayed"},
+    {Precision::Fp8Tensorwise, "fp8_tensorwise"},
+    {Precision::Fp8Blockwise, "fp8_blockwise"},
+    {Precision::Mxfp8, "mxfp8"},
 }};
 constexpr std::array<std::pair<Routing, const char*>, 3> kRoutingNames{{
     {Routing::Balanced, "balanced"},
@@ -61,6 +71,11 @@ const char* to_string(Provenance provenance) {
   return "?";
 }
 const char* to_string(Routing routing) { return name_of(kRoutingNames, routing); }
+const char* to_string(Precision precision) { return name_of(kPrecisionNames, precision); }
+std::optional<Precision> precision_from_string(const std::string& text) { return parse_name(kPrecisionNames, text); }
+bool is_compute_op(OpClass op) {
+  return op == OpClass::Gemm || op == OpClass::Attention || op == OpClass::GemmFp8 || op == OpClass::Elementwise;
+}
 std::optional<Routing> routing_from_string(const std::string& text) { return parse_name(kRoutingNames, text); }
 std::optional<OpClass> op_class_from_string(const std::string& text) { return parse_name(kOpNames, text); }
 std::optional<LinkClass> link_class_from_string(const std::string& text) { return parse_name(kLinkNames, text); }

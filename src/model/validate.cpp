@@ -218,14 +218,16 @@ void validate(const ClusterSpec& c) {
   require_positive(c.num_nodes, "num_nodes");
   require_positive(c.gpus_per_node, "gpus_per_node");
   require(!c.gpu.name.empty(), "gpu.name", "required field is missing");
-  require(c.gpu.peak_flops_per_s_fp32 >= 0 && c.gpu.peak_flops_per_s_fp16 >= 0 && c.gpu.peak_flops_per_s_bf16 >= 0,
+  require(c.gpu.peak_flops_per_s_fp32 >= 0 && c.gpu.peak_flops_per_s_fp16 >= 0 && c.gpu.peak_flops_per_s_bf16 >= 0 &&
+              c.gpu.peak_flops_per_s_fp8 >= 0,
           "gpu", "peak FLOP/s must not be negative");
   require(c.gpu.peak_flops_per_s_fp16 > 0 || c.gpu.peak_flops_per_s_bf16 > 0, "gpu.peak_tflops_fp16",
           "a half-precision peak (fp16 or bf16) is required");
   // A peak of 0 means the GPU lacks that precision (no BF16 before Ampere).
   for (auto [flops, field] : {std::pair{c.gpu.peak_flops_per_s_fp32, "gpu.peak_tflops_fp32"},
                               {c.gpu.peak_flops_per_s_fp16, "gpu.peak_tflops_fp16"},
-                              {c.gpu.peak_flops_per_s_bf16, "gpu.peak_tflops_bf16"}})
+                              {c.gpu.peak_flops_per_s_bf16, "gpu.peak_tflops_bf16"},
+                              {c.gpu.peak_flops_per_s_fp8, "gpu.peak_tflops_fp8"}})
     validate_peak_tflops(flops / 1e12, field);
   validate_memory_gib(c.gpu.memory_bytes / (1024.0 * 1024.0 * 1024.0), "gpu.memory_gib");
   if (c.gpu.sm_count)
@@ -255,9 +257,12 @@ void validate_cost_line(const LinearCostSpec& c, const std::string& at) {
           fmt::format("a startup of {} ms is implausible: at most {} ms", c.alpha_ms, kMaxAlphaMs));
   require(std::isfinite(c.beta_ms_per_unit) && c.beta_ms_per_unit >= 0, prefix + "beta_ms",
           "must be a finite, non-negative slope");
-  const bool compute = c.op == OpClass::Gemm || c.op == OpClass::Attention;
+  // A memory-bound kernel moves bytes inside one GPU: the compute lines' range
+  // holds its rates too (1e-14 ms/byte is 100 TB/s, 1e-5 is 100 MB/s).
+  const bool compute = is_compute_op(c.op);
   if (compute)
-    require_range(c.beta_ms_per_unit, kMinComputeBetaMs, kMaxComputeBetaMs, prefix + "beta_ms", "ms per FLOP");
+    require_range(c.beta_ms_per_unit, kMinComputeBetaMs, kMaxComputeBetaMs, prefix + "beta_ms",
+                  c.op == OpClass::Elementwise ? "ms per byte" : "ms per FLOP");
   else
     require_range(c.beta_ms_per_unit, kMinCommBetaMs, kMaxCommBetaMs, prefix + "beta_ms", "ms per byte");
   require_positive(c.group, prefix + "group");
@@ -291,6 +296,8 @@ void validate_gemm_shape(const GemmShapeModelSpec& g, const std::string& at) {
   for (auto [tile, field] : {std::pair{g.tile_m, "tile_m"}, {g.tile_n, "tile_n"}})
     require(tile >= 1 && tile <= kMaxTile, at + "." + field, fmt::format("must be in 1..{}, got {}", kMaxTile, tile));
   validate_gemm_shape_rates(g.peak_flops_per_s / 1e12, g.memory_bytes_per_s / 1e9, at);
+  require(g.peak_flops_per_s_fp8 >= 0, at + ".peak_tflops_fp8", "must not be negative");
+  if (g.peak_flops_per_s_fp8 > 0) validate_peak_tflops(g.peak_flops_per_s_fp8 / 1e12, at + ".peak_tflops_fp8");
   require(std::isfinite(g.efficiency) && g.efficiency > 0 && g.efficiency <= 1, at + ".efficiency",
           fmt::format("must be in (0, 1], got {}", g.efficiency));
   require(std::isfinite(g.alpha_ms) && g.alpha_ms >= 0 && g.alpha_ms < kMaxAlphaMs, at + ".alpha_ms",
@@ -390,6 +397,40 @@ void validate_routing(const ScenarioSpec& s) {
 }
 }  // namespace
 
+namespace {
+// An FP8 recipe replaces a 2-byte model's BF16 GEMMs; it needs a GPU with FP8
+// tensor cores (MX-scaling ones for mxfp8) and a profile that prices FP8
+// GEMMs and the casts in front of them (docs/cost-model.md, "FP8").
+void validate_precision(const ScenarioSpec& s) {
+  const Precision precision = s.workload.precision;
+  if (!is_fp8(precision)) return;
+  const char* recipe = to_string(precision);
+  const GpuSpec& gpu = s.cluster.gpu;
+  require(s.model.dtype_bytes == 2, "workload.precision",
+          fmt::format("{} replaces BF16 GEMMs, and the model has {}-byte elements", recipe, s.model.dtype_bytes));
+  require(gpu.peak_flops_per_s_fp8 > 0, "workload.precision",
+          fmt::format("{} needs FP8 tensor cores, and the cluster's GPU {} has none (no cluster.gpu.peak_tflops_fp8)",
+                      recipe, quoted_for_error(gpu.name)));
+  require(precision != Precision::Mxfp8 || gpu.mx_formats, "workload.precision",
+          fmt::format("mxfp8 needs tensor cores that scale MX blocks (Blackwell), and the cluster's GPU {} has none "
+                      "(cluster.gpu.mx_formats)",
+                      quoted_for_error(gpu.name)));
+  if (!s.profile) return;
+  const auto has_line = [&](OpClass op) {
+    return std::any_of(s.profile->costs.begin(), s.profile->costs.end(),
+                       [&](const LinearCostSpec& c) { return c.op == op && c.link == LinkClass::Local; });
+  };
+  for (OpClass op : {OpClass::GemmFp8, OpClass::Elementwise})
+    require(has_line(op), "workload.precision",
+            fmt::format("{} needs the profile's {} line, and profile {} has none (datasheet-profile writes one from "
+                        "the GPU's FP8 peak and memory bandwidth)",
+                        recipe, to_string(op), quoted_for_error(s.profile->name)));
+  require(!s.profile->gemm_shape || s.profile->gemm_shape->peak_flops_per_s_fp8 > 0, "workload.precision",
+          fmt::format("{} needs an FP8 peak in the GEMM shape model of profile {} (gemm_shape.peak_tflops_fp8)", recipe,
+                      quoted_for_error(s.profile->name)));
+}
+}  // namespace
+
 void validate(const ScenarioSpec& s) {
   const ParallelSpec& p = s.parallel;
   const ModelSpec& m = s.model;
@@ -453,16 +494,23 @@ void validate(const ScenarioSpec& s) {
     const double peak = m.dtype_bytes == 4 ? gpu.peak_flops_per_s_fp32 : half_peak;
     for (std::size_t i = 0; i < s.profile->costs.size(); ++i) {
       const LinearCostSpec& c = s.profile->costs[i];
-      if ((c.op != OpClass::Gemm && c.op != OpClass::Attention) || c.beta_ms_per_unit <= 0 || peak <= 0) continue;
+      // FP8 GEMMs against the FP8 peak (a GPU without one has no FP8 line to check).
+      const bool fp8 = c.op == OpClass::GemmFp8;
+      const double limit = fp8 ? gpu.peak_flops_per_s_fp8 : peak;
+      if ((c.op != OpClass::Gemm && c.op != OpClass::Attention && !fp8) || c.beta_ms_per_unit <= 0 || limit <= 0)
+        continue;
       const double flops_per_s = 1e3 / c.beta_ms_per_unit;
-      require(flops_per_s <= 1.05 * peak, fmt::format("profile.costs[{}].beta_ms", i),
-              fmt::format("prices {} at {:.4g} TFLOP/s, above the GPU's {:.4g} TFLOP/s peak for {}-byte elements "
+      require(flops_per_s <= 1.05 * limit, fmt::format("profile.costs[{}].beta_ms", i),
+              fmt::format("prices {} at {:.4g} TFLOP/s, above the GPU's {:.4g} TFLOP/s peak for {} "
                           "(a profile for another datatype or GPU?)",
-                          to_string(c.op), flops_per_s / 1e12, peak / 1e12, m.dtype_bytes));
+                          to_string(c.op), flops_per_s / 1e12, limit / 1e12,
+                          fp8 ? std::string("FP8 operands") : fmt::format("{}-byte elements", m.dtype_bytes)));
     }
   }
   // Last: an option that cannot act is refused once the scenario is otherwise valid,
   check_options(s);
+  // then what a precision needs (after the options: a family that prices no FP8 refuses it first),
+  validate_precision(s);
   // then what a routing needs (after the options: on folding, routing options are refused first).
   validate_routing(s);
   // and so is what a family's schedules cannot build, however it was written

@@ -6,7 +6,7 @@
 
 namespace moeplan::output {
 
-std::string mapping_cell(const cost::MappingConfig& c) {
+std::string capacity_mapping_cell(const cost::MappingConfig& c) {
   return fmt::format("tp{}-cp{}-pp{}-vpp{}-ep{}-etp{}-mb{}", c.tp, c.cp, c.pp, c.vpp, c.ep, c.etp, c.micro_batch);
 }
 

@@ -11,7 +11,7 @@ namespace {
 
 using io::csv_text_cell;
 
-std::string number_cell(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string(); }
+std::string capacity_number_cell(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string(); }
 
 }  // namespace
 
@@ -21,12 +21,12 @@ std::string capacity_to_csv(const plan::CapacityResult& result) {
       "meets_deadline,bound_by,mark,bound_detail\n";
   for (const plan::CapacityRow& row : result.rows) {
     const std::optional<plan::CapacityPlan>& p = row.plan;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", row.gpus, p ? mapping_cell(p->mapping) : "",
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", row.gpus, p ? capacity_mapping_cell(p->mapping) : "",
                        p ? fmt::format("{}", p->mapping.dp) : "", p ? fmt::format("{}", p->mapping.edp) : "",
                        p ? csv_text_cell(overlap_cell(*p)) : "", p ? fmt::format("{}", p->iteration_ms) : "",
-                       number_cell(row.tokens_per_s), p ? fmt::format("{}", p->mfu) : "",
-                       p ? fmt::format("{}", p->memory_bytes_per_gpu) : "", number_cell(row.days),
-                       number_cell(row.gpu_hours), number_cell(row.cost),
+                       capacity_number_cell(row.tokens_per_s), p ? fmt::format("{}", p->mfu) : "",
+                       p ? fmt::format("{}", p->memory_bytes_per_gpu) : "", capacity_number_cell(row.days),
+                       capacity_number_cell(row.gpu_hours), capacity_number_cell(row.cost),
                        row.meets_deadline ? (*row.meets_deadline ? "true" : "false") : "", csv_text_cell(row.bound_by),
                        mark(result, row.gpus), csv_text_cell(row.bound_detail));
   }

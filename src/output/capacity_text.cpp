@@ -51,7 +51,7 @@ std::string capacity_to_text(const plan::CapacityRequest& r, const plan::Capacit
     }
     const plan::CapacityPlan& p = *row.plan;
     out += fmt::format("  {:>5}  {:<41} {:<24} {:>10.0f} {:>5.1f}% {:>7.1f} {:>7} {:>10} {:>11}  {}{}\n", row.gpus,
-                       fmt::format("{} ({}, {})", mapping_cell(p.mapping), p.mapping.dp, p.mapping.edp),
+                       fmt::format("{} ({}, {})", capacity_mapping_cell(p.mapping), p.mapping.dp, p.mapping.edp),
                        overlap_cell(p), *row.tokens_per_s, 100 * p.mfu, p.memory_bytes_per_gpu / kGiB,
                        row.days ? fmt::format("{:.1f}", *row.days) : "-",
                        row.gpu_hours ? fmt::format("{:.0f}", *row.gpu_hours) : "-",

@@ -4,7 +4,7 @@
 
 namespace moeplan::output {
 
-std::string mapping_cell(const model::PlanKnobs& k) {
+std::string sweep_mapping_cell(const model::PlanKnobs& k) {
   if (!k.parallelism) return "";
   const model::ParallelSpec& p = *k.parallelism;
   return fmt::format("tp{}-cp{}-pp{}-vpp{}-ep{}-etp{}-mb{}", p.tp, p.cp, p.pp, p.vpp, p.ep, p.etp,

@@ -10,7 +10,7 @@
 namespace moeplan::output {
 
 /// "tp1-cp4-pp8-vpp1-ep8-etp1-mb1", or empty (a knob set without a mapping).
-std::string mapping_cell(const model::PlanKnobs& knobs);
+std::string sweep_mapping_cell(const model::PlanKnobs& knobs);
 /// The gradient bytes all-reduced while layers run (FSMoE's partition, whole
 /// bytes per layer, summed); 0 for the other families.
 double partition_bytes(const model::PlanKnobs& knobs);

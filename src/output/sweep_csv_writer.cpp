@@ -15,7 +15,7 @@ using io::csv_text_cell;
 
 // A number cell; empty where the number is not finite (no baseline row, a
 // zero-length iteration), so that no reader meets "nan" or "inf".
-std::string number_cell(double value) { return std::isfinite(value) ? fmt::format("{}", value) : std::string(); }
+std::string sweep_number_cell(double value) { return std::isfinite(value) ? fmt::format("{}", value) : std::string(); }
 
 }  // namespace
 
@@ -35,12 +35,12 @@ std::string sweep_csv_rows(const std::vector<plan::SweepRow>& rows) {
     out += fmt::format("{},{}", r.point, csv_text_cell(r.scenario));
     for (const std::string& label : r.labels) out += "," + csv_text_cell(label);
     out += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_text_cell(e.schedule), e.degree,
-                       number_cell(e.iteration_ms), number_cell(e.forward_ms), number_cell(e.backward_ms),
-                       number_cell(e.compute_ms), number_cell(e.comm_ms), number_cell(e.exposed_comm_ms),
-                       number_cell(e.bubble_ms), e.tasks, number_cell(r.speedup_vs_none),
-                       number_cell(r.speedup_vs_tutel), number_cell(partition_bytes(r.knobs)),
+                       sweep_number_cell(e.iteration_ms), sweep_number_cell(e.forward_ms), sweep_number_cell(e.backward_ms),
+                       sweep_number_cell(e.compute_ms), sweep_number_cell(e.comm_ms), sweep_number_cell(e.exposed_comm_ms),
+                       sweep_number_cell(e.bubble_ms), e.tasks, sweep_number_cell(r.speedup_vs_none),
+                       sweep_number_cell(r.speedup_vs_tutel), sweep_number_cell(partition_bytes(r.knobs)),
                        degree_forward(r), degree_backward(r), r.knobs.ar_chunk_bytes.value_or(0),
-                       csv_text_cell(mapping_cell(r.knobs)));
+                       csv_text_cell(sweep_mapping_cell(r.knobs)));
   }
   return out;
 }

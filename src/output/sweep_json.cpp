@@ -23,7 +23,7 @@ io::Json sweep_rows_to_json(const io::LoadedSweep& sweep, const std::vector<plan
     j.set("degree_forward", degree_forward(r));
     j.set("degree_backward", degree_backward(r));
     j.set("ar_chunk_bytes", r.knobs.ar_chunk_bytes.value_or(0));
-    j.set("mapping", mapping_cell(r.knobs));
+    j.set("mapping", sweep_mapping_cell(r.knobs));
     out.push(std::move(j));
   }
   return out;

@@ -12,8 +12,10 @@ namespace moeplan::output {
 namespace {
 
 // One colour per operation class (order of model::OpClass), colour-blind safe (Okabe-Ito).
-constexpr std::array<const char*, 7> kOpColours = {"#0072B2", "#56B4E9", "#D55E00", "#E69F00",
-                                                   "#CC79A7", "#009E73", "#F0E442"};
+// Okabe-Ito's colour-blind-safe palette, one per OpClass in its order (the
+// eighth, black, for gemm_fp8; grey for elementwise).
+constexpr std::array<const char*, model::kOpClassCount> kOpColours = {
+    "#0072B2", "#56B4E9", "#D55E00", "#E69F00", "#CC79A7", "#009E73", "#F0E442", "#000000", "#999999"};
 
 // Slack for a tick that lies on the range's end but lands a rounding error outside it.
 constexpr double kTickSlack = 1e-9;

@@ -17,8 +17,8 @@ model::ScenarioSpec perturbed(const model::ScenarioSpec& scenario, const std::st
   model::ScenarioSpec s = scenario;
   if (!s.profile) return s;
   for (model::LinearCostSpec& line : s.profile->costs) {
-    const bool gemm = line.op == model::OpClass::Gemm;
-    const bool comm = !gemm && line.op != model::OpClass::Attention;
+    const bool gemm = line.op == model::OpClass::Gemm || line.op == model::OpClass::GemmFp8;
+    const bool comm = !model::is_compute_op(line.op);
     const bool hit = (what == "gemm_speed" && gemm) ||
                      (what == "inter_bandwidth" && comm && line.link == model::LinkClass::Inter) ||
                      (what == "intra_bandwidth" && comm && line.link == model::LinkClass::Intra);

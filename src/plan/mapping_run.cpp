@@ -85,9 +85,14 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
   const cost::StageBlocks& n = l.busiest_moe_stage;
   const double per_stage = as_double(l.micro_batches) * n.moe;
   const double per_stage_dense = as_double(l.micro_batches) * n.dense;
-  out.breakdown.attention_ms = (per_stage + per_stage_dense) * 3 * l.attention_ms;
+  // Each part holds the FP8 casts in front of its GEMMs (none under bf16).
+  out.breakdown.attention_ms = (per_stage + per_stage_dense) *
+                               (3 * l.attention_ms + l.attention_cast_forward_ms + l.attention_cast_backward_ms);
   out.breakdown.moe_compute_ms =
-      per_stage * (3 * l.router_ms + l.experts_forward_ms + l.experts_backward_ms) + per_stage_dense * (l.dense_ffn_ms + l.dense_ffn_backward_ms);
+      per_stage * (3 * l.router_ms + l.experts_forward_ms + l.experts_backward_ms + l.experts_cast_forward_ms +
+                   l.experts_cast_backward_ms) +
+      per_stage_dense *
+          (l.dense_ffn_ms + l.dense_ffn_backward_ms + l.dense_ffn_cast_forward_ms + l.dense_ffn_cast_backward_ms);
   out.breakdown.a2a_ms = per_stage * 2 * l.a2a_ms;
   out.breakdown.agrs_ms = per_stage * 2 * (l.tp_comm_ms + l.etp_comm_ms + l.cp_exposed_ms) +
                           per_stage_dense * 2 * (2 * l.tp_comm_ms + l.cp_exposed_ms);

@@ -20,6 +20,25 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& s
                      scenario.workload.global_batch_size, scenario.workload.seq_len);
   // What the cost model assumed (docs/cost-model.md, "MoE Parallel Folding").
   out += " --use-distributed-optimizer --moe-token-dispatcher-type alltoall";
+  // FP8 (megatron/training/arguments.py --fp8-format, --fp8-recipe): E4M3
+  // forward, E5M2 gradients ("hybrid"), Transformer Engine's recipe by name.
+  switch (scenario.workload.precision) {
+    case model::Precision::Bf16:
+      if (scenario.model.dtype_bytes == 2) out += " --bf16";
+      break;
+    case model::Precision::Fp8Delayed:
+      out += " --bf16 --fp8-format hybrid --fp8-recipe delayed";
+      break;
+    case model::Precision::Fp8Tensorwise:
+      out += " --bf16 --fp8-format hybrid --fp8-recipe tensorwise";
+      break;
+    case model::Precision::Fp8Blockwise:
+      out += " --bf16 --fp8-format e4m3 --fp8-recipe blockwise";
+      break;
+    case model::Precision::Mxfp8:
+      out += " --bf16 --fp8-format e4m3 --fp8-recipe mxfp8";
+      break;
+  }
   if (scenario.schedule.recompute == "selective") out += " --recompute-granularity selective";
   if (scenario.schedule.attention_backend == "unfused") out += " --attention-backend unfused";
   if (scenario.schedule.recompute == "full")

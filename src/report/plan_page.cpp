@@ -31,7 +31,7 @@ io::Json split_to_json(const IterationSplit& s, const std::string& role) {
 
 io::Json ops_json() {
   io::Json ops = io::Json::array();
-  for (int i = 0; i <= static_cast<int>(model::OpClass::P2P); ++i) {
+  for (int i = 0; i < model::kOpClassCount; ++i) {
     const auto op = static_cast<model::OpClass>(i);
     io::Json j = io::Json::object();
     j.set("name", model::to_string(op));

@@ -28,7 +28,7 @@ inline double bus_factor(model::OpClass op, std::int64_t group) {
 
 /// True for operations whose size is bytes moved between GPUs.
 inline bool is_communication(model::OpClass op) {
-  return op != model::OpClass::Gemm && op != model::OpClass::Attention;
+  return !model::is_compute_op(op);
 }
 
 }  // namespace moeplan::cost

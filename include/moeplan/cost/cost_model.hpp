@@ -111,7 +111,7 @@ class CostModel {
   const std::string& profile_name() const { return profile_name_; }
 
  private:
-  static constexpr std::size_t kOps = 7;
+  static constexpr std::size_t kOps = model::kOpClassCount;
   static constexpr std::size_t kLinks = 3;
   const model::LinearCostSpec& nearest(model::OpClass op, model::LinkClass link, std::int64_t group) const;
   LinearModel network_line(model::OpClass op, const GroupShape& group) const;
@@ -133,8 +133,10 @@ double nic_share(std::int64_t ranks_per_node, std::int64_t nics_per_node, std::i
 
 /// An expert FFN of `gemms` equal GEMMs (2 for GELU FFN, 3 for SwiGLU) doing
 /// `flops` in all: each GEMM pays its own startup (FSMoE section 4.1: alpha_exp
-/// and beta_exp are the GEMM line times the number of GEMMs).
-Milliseconds expert_ffn_time(const CostModel& costs, double flops, int gemms);
+/// and beta_exp are the GEMM line times the number of GEMMs), on the gemm line
+/// or, for FP8 experts, the gemm_fp8 line.
+Milliseconds expert_ffn_time(const CostModel& costs, double flops, int gemms,
+                             model::OpClass op = model::OpClass::Gemm);
 
 /// Link class of a group of ranks on nodes of gpus_per_node consecutive ranks:
 /// intra when all share a node, else inter.

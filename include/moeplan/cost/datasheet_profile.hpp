@@ -18,6 +18,10 @@ struct DatasheetAssumptions {
   double gemm_efficiency = 0.6;       ///< share of dense peak reached by cuBLAS training GEMMs
   double attention_efficiency = 0.4;  ///< share of dense peak reached by fused attention kernels
   double link_efficiency = 0.8;       ///< NCCL bus bandwidth / line rate
+  /// Share of HBM bandwidth a memory-bound kernel (FP8 casts) reaches: SimuMax's
+  /// measured B200 system file (MooreThreads/SimuMax configs/system/, permutation
+  /// kernels at ~0.5 of HBM bandwidth).
+  double elementwise_efficiency = 0.5;
   double compute_alpha_ms = 0.01;     ///< kernel launch and tail, ~10 us
   double intra_alpha_ms = 0.015;      ///< NCCL small-message latency inside a node
   double inter_alpha_ms = 0.03;       ///< NCCL small-message latency across nodes
@@ -30,7 +34,10 @@ struct DatasheetAssumptions {
 std::optional<model::GemmShapeModelSpec> datasheet_gemm_shape(const model::GpuSpec& gpu,
                                                               const DatasheetAssumptions& assumptions);
 
-/// Lines for gemm and attention (LOCAL), every collective on INTRA at group
+/// Lines for gemm and attention (LOCAL); with half precision, gemm_fp8 (the
+/// FP8 peak x the gemm efficiency) where the GPU has an FP8 peak; elementwise
+/// (memory bandwidth x elementwise_efficiency, per byte) where it has a memory
+/// bandwidth; every collective on INTRA at group
 /// link_domain() (the NVLink domain, else the node; when > 1) and on INTER at
 /// the whole cluster (when it spans more than one domain), and p2p on both
 /// links at group 2.

@@ -37,9 +37,11 @@ std::vector<GemmShape> expert_backward_gemms(const model::ModelSpec& model, cons
 /// The expert FFN time of 1/parts of a layer pass: with a shape model, the sum
 /// of CostModel::gemm over the kernels above; without, expert_ffn_time on
 /// (backward ? sizes.expert_backward_flops : sizes.expert_forward_flops) / parts.
+/// With fp8 every one of those GEMMs has FP8 operands (Transformer Engine's
+/// grouped GEMMs under an FP8 recipe): the gemm_fp8 line, or the shape model's FP8 peak.
 Milliseconds expert_ffn_time(const CostModel& costs, const model::ModelSpec& model,
                              const model::ParallelSpec& parallel, const MoeLayerSizes& sizes, bool backward,
-                             double parts);
+                             double parts, bool fp8 = false);
 
 /// @brief A dense block's FFN on one rank, forward and backward.
 struct DenseFfnTimes {
@@ -50,8 +52,9 @@ struct DenseFfnTimes {
 /// A dense block's FFN over `tokens` rows, its hidden split over `tp`
 /// (Megatron's column- and row-parallel MLP): with a shape model the sum of
 /// CostModel::gemm over ffn_forward_gemms (backward: each GEMM's input and
-/// weight gradients); without, the gemm line on the forward FLOPs, backward
-/// twice that.
-DenseFfnTimes dense_ffn_times(const CostModel& costs, const model::ModelSpec& model, double tokens, double tp);
+/// weight gradients); without, the gemm line (gemm_fp8 with fp8) on the
+/// forward FLOPs, backward twice that.
+DenseFfnTimes dense_ffn_times(const CostModel& costs, const model::ModelSpec& model, double tokens, double tp,
+                              bool fp8 = false);
 
 }  // namespace moeplan::cost

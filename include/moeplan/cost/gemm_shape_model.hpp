@@ -24,6 +24,9 @@ struct GemmShape {
   /// Bytes of one element of A, B and C: the model's dtype_bytes (the memory
   /// side reads it; 0 is refused there, so a caller cannot forget it).
   double element_bytes = 0;
+  /// A and B are FP8 (one byte each; a Transformer Engine FP8 recipe): the
+  /// compute side runs at the FP8 peak, C is still written at element_bytes.
+  bool fp8 = false;
 };
 
 /// 2 m n k x batch: the multiply-adds, 2 FLOPs each.
@@ -41,11 +44,12 @@ double tile_waves(double tiles, std::int64_t units);
 double split_k(double tiles, std::int64_t units);
 
 /// Compute side: ceil(tiles x split / units) waves x 2 tile_m tile_n (k / split)
-/// / (peak / units x efficiency), in ms.
+/// / (peak / units x efficiency), in ms; the FP8 peak for an fp8 shape (an
+/// input error, field gemm_shape.peak_tflops_fp8, when the model has none).
 double gemm_compute_ms(const model::GemmShapeModelSpec& model, const GemmShape& shape);
 
 /// Memory side: batch x (m k + k n + m n) elements of shape.element_bytes read
-/// or written once, in ms.
+/// or written once (A and B at one byte when fp8), in ms.
 double gemm_memory_ms(const model::GemmShapeModelSpec& model, const GemmShape& shape);
 
 /// alpha + max(compute, memory), in ms.

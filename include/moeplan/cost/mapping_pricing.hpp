@@ -37,6 +37,15 @@ struct LayerPrices {
   double etp_comm_ms = 0;          ///< ETP AllGather + ReduceScatter
   double dense_ffn_ms = 0;         ///< a dense block's FFN, forward (0 without dense blocks)
   double dense_ffn_backward_ms = 0;  ///< and backward (twice the forward without a GEMM shape model)
+  /// FP8 casts (workload.precision; 0 under bf16) in front of the attention
+  /// block's linear layers, an MoE block's experts and a dense block's FFN:
+  /// inputs and 1 / micro_batches of the weights forward, gradients backward.
+  double attention_cast_forward_ms = 0;
+  double attention_cast_backward_ms = 0;
+  double experts_cast_forward_ms = 0;
+  double experts_cast_backward_ms = 0;
+  double dense_ffn_cast_forward_ms = 0;
+  double dense_ffn_cast_backward_ms = 0;
   double layer_forward_ms = 0;     ///< a whole MoE block
   double layer_backward_ms = 0;
   double dense_layer_forward_ms = 0;  ///< a whole dense block

@@ -20,6 +20,9 @@ struct MemoryModel {
 struct HeldParams {
   double dense = 0;   ///< attention, norms, router, shared experts, embeddings: over dp x cp
   double expert = 0;  ///< routed experts: over edp
+  /// Of both, the weights of linear layers (attention projections, dense and
+  /// expert FFNs, shared experts): the GEMMs an FP8 recipe runs in FP8.
+  double linear = 0;
 };
 
 /// Parameters one GPU holds: its layers, plus the embedding (first stage) or LM
@@ -35,7 +38,9 @@ double params_per_gpu(const model::ModelSpec& model, const MappingConfig& c);
 /// Bytes one GPU of the first pipeline stage holds for mapping c with the
 /// workload's batch and sequence, activation recomputation `recompute`
 /// (none, selective, full) and attention kernel `attention_backend` (flash:
-/// no score matrix stored; unfused: stored when nothing is recomputed).
+/// no score matrix stored; unfused: stored when nothing is recomputed). Under
+/// an FP8 recipe (workload.precision) the linear layers' inputs are saved in
+/// FP8 and their weights' FP8 copies are kept (docs/cost-model.md, "FP8").
 double memory_per_gpu(const model::ModelSpec& model, const model::WorkloadSpec& workload, const std::string& recompute,
                       const std::string& attention_backend, const MappingConfig& c);
 

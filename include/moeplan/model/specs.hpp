@@ -87,6 +87,8 @@ struct GpuSpec {
   std::optional<double> memory_bytes_per_s = std::nullopt;
   std::optional<std::int64_t> gemm_tile_m = std::nullopt;  ///< empty: CUTLASS's default 128 x 256 tensor-core tile
   std::optional<std::int64_t> gemm_tile_n = std::nullopt;
+  double peak_flops_per_s_fp8 = 0;  ///< dense FP8 tensor peak; 0: no FP8 tensor cores
+  bool mx_formats = false;          ///< MX block scaling in the tensor cores (Blackwell)
 };
 
 /// @brief A link class: per-direction bandwidth of one port and ports per node.
@@ -139,6 +141,13 @@ enum class Routing { Balanced, Zipf, Histogram };
 inline constexpr double kMaxRoutingZipfS = 4.0;
 
 /// @brief Batch and sequence sizes of one training iteration.
+/// @brief The GEMMs' number format: the model's dtype, or a Transformer
+/// Engine FP8 recipe (Megatron's --fp8-recipe; docs/cost-model.md, "FP8").
+enum class Precision { Bf16, Fp8Delayed, Fp8Tensorwise, Fp8Blockwise, Mxfp8 };
+const char* to_string(Precision precision);
+std::optional<Precision> precision_from_string(const std::string& text);
+inline bool is_fp8(Precision p) { return p != Precision::Bf16; }
+
 struct WorkloadSpec {
   std::int64_t micro_batch_size = 1;   ///< sequences per micro-batch per DP rank
   std::int64_t global_batch_size = 1;  ///< sequences per iteration, all DP ranks
@@ -149,12 +158,16 @@ struct WorkloadSpec {
   std::string routing_histogram_file;     ///< the file it resolved to, read by the loader
   std::vector<double> routing_histogram;  ///< tokens per expert id, from that file
   std::int64_t routing_seed = 1;          ///< seeds the sampler (zipf, histogram)
+  Precision precision = Precision::Bf16;  ///< the GEMMs' number format
 
   /// Micro-batches each DP rank runs per iteration.
   std::int64_t micro_batches_per_rank(std::int64_t dp) const { return global_batch_size / (micro_batch_size * dp); }
 };
 
-enum class OpClass { Gemm, Attention, A2A, AllGather, ReduceScatter, AllReduce, P2P };
+enum class OpClass { Gemm, Attention, A2A, AllGather, ReduceScatter, AllReduce, P2P, GemmFp8, Elementwise };
+/// Ops one GPU runs alone (gemm, attention, gemm_fp8, elementwise): LOCAL lines, no group.
+bool is_compute_op(OpClass op);
+inline constexpr int kOpClassCount = 9;
 enum class LinkClass { Local, Intra, Inter };
 enum class Provenance { Measured, Paper, Datasheet };
 
@@ -212,6 +225,7 @@ struct GemmShapeModelSpec {
   std::string source;                     ///< where the numbers come from
   std::optional<double> r2;               ///< of a fit to measured points
   std::int64_t points = 0;                ///< measured points fitted (0: not fitted)
+  double peak_flops_per_s_fp8 = 0;        ///< GEMMs with FP8 operands; 0: the model prices none
 };
 
 /// @brief An attention task's time from its shape (docs/cost-model.md,

@@ -18,7 +18,7 @@ namespace moeplan::plan {
 /// @brief Where one iteration's time goes, per GPU of the slowest stage (ms).
 struct MappingBreakdown {
   double attention_ms = 0;    ///< attention compute (incl. projections), all micro-batches
-  double moe_compute_ms = 0;  ///< the FFN part: router, experts, shared experts; dense blocks' FFN
+  double moe_compute_ms = 0;  ///< the FFN part: router, experts, shared experts; dense blocks' FFN (and their FP8 casts)
   double a2a_ms = 0;          ///< EP AlltoAll dispatch and combine
   double agrs_ms = 0;         ///< TP/SP and ETP AllGather / ReduceScatter, CP exchange not hidden
   double dp_ms = 0;           ///< distributed optimizer: gradient RS + parameter AG over dp x cp and edp

@@ -120,7 +120,8 @@ class FoldingRules final : public model::FamilyRules {
                                         "model.moe.moe_layer_offset",
                                         "model.moe.moe_layers",
                                         "model.moe.first_k_dense",
-                                        "workload.global_batch_size"};
+                                        "workload.global_batch_size",
+                                        "workload.precision"};
   std::vector<model::OptionRule> option_rules_ = make_rules();
 };
 

@@ -250,6 +250,11 @@ if bad:
     print("FAIL --emit megatron disagrees with the plan:", bad)
     sys.exit(1)
 PY
+# An FP8 recipe reaches Megatron's arguments by its name there (and mxfp8 is refused on Hopper).
+check "plan --emit megatron (fp8_tensorwise)" 0 "$bin" plan folding-llama3-70b-64 --set workload.precision=fp8_tensorwise --emit megatron
+grep -q -- "--fp8-format hybrid --fp8-recipe tensorwise" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the FP8 recipe"; }
+check "plan: mxfp8 on H100 is refused" 2 "$bin" plan folding-llama3-70b-64 --set workload.precision=mxfp8
+grep -q "cluster.gpu.mx_formats" "$tmp/err" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL mxfp8 refusal does not name cluster.gpu.mx_formats"; }
 check "plan --emit knobs (flowmoe)" 0 "$bin" plan flowmoe-gpt2-tiny-moe-c1 --emit knobs
 cp "$tmp/out" "$tmp/emit-knobs.txt"
 check "plan --json (flowmoe, for --emit)" 0 "$bin" plan flowmoe-gpt2-tiny-moe-c1 --json

@@ -69,14 +69,20 @@ struct Datasheet {
   bool half;
   double intra_gbit_s, inter_gbit_s;
   std::int64_t inter_ports_per_node;
+  double fp8_tflops;           // dense FP8 tensor peak (0: none)
+  double memory_gbytes_per_s;  // HBM bandwidth
 };
 
 constexpr Datasheet kBundled[] = {
-    {"dgx-h100", 128, 8, 989.5, true, 3600, 400, 8},      {"foldmoe-g5", 2, 8, 125, true, 252, 100, 1},
-    {"flowmoe-cluster1", 2, 8, 35.6, false, 126, 100, 1}, {"flowmoe-cluster2", 4, 2, 13.4, false, 126, 10, 1},
-    {"fsmoe-testbed-a", 6, 8, 38.7, false, 900, 200, 1},  {"fsmoe-testbed-b", 8, 4, 13.4, false, 126, 100, 1},
-    {"dgx-a100", 128, 8, 312, true, 2400, 200, 8},        {"dgx-h200", 128, 8, 989.5, true, 3600, 400, 8},
-    {"dgx-b200", 128, 8, 2250, true, 7200, 400, 8},
+    {"dgx-h100", 128, 8, 989.5, true, 3600, 400, 8, 1979, 3350},
+    {"foldmoe-g5", 2, 8, 125, true, 252, 100, 1, 0, 600},
+    {"flowmoe-cluster1", 2, 8, 35.6, false, 126, 100, 1, 0, 936},
+    {"flowmoe-cluster2", 4, 2, 13.4, false, 126, 10, 1, 0, 616},
+    {"fsmoe-testbed-a", 6, 8, 38.7, false, 900, 200, 1, 0, 768},
+    {"fsmoe-testbed-b", 8, 4, 13.4, false, 126, 100, 1, 0, 616},
+    {"dgx-a100", 128, 8, 312, true, 2400, 200, 8, 0, 2039},
+    {"dgx-h200", 128, 8, 989.5, true, 3600, 400, 8, 1979, 4800},
+    {"dgx-b200", 128, 8, 2250, true, 7200, 400, 8, 4500, 8000},
 };
 
 struct ExpectedLine {
@@ -95,6 +101,8 @@ struct ExpectedLine {
 // an inter AlltoAll sends the (g - n) / g of a GPU's buffer bound off-node
 // through its 1/n share of the NICs; a P2P pair gets one GPU port inside a node
 // and one NIC port across nodes. Startups: compute 0.01, intra 0.015, inter 0.03 ms.
+// FP8 GEMMs (half-precision profiles of GPUs with an FP8 peak) at 0.6 of the
+// FP8 peak; memory-bound kernels at 0.5 of the HBM bandwidth, per byte.
 std::vector<ExpectedLine> datasheet_lines(const Datasheet& d) {
   const double peak_flops_per_ms = d.peak_tflops * 1e12 / 1e3;
   const double intra_bytes_per_ms = 0.8 * d.intra_gbit_s * 1e9 / 8 / 1e3;
@@ -103,7 +111,7 @@ std::vector<ExpectedLine> datasheet_lines(const Datasheet& d) {
   const auto n = static_cast<double>(d.gpus_per_node);
   const double g = n * static_cast<double>(d.nodes);
   const std::int64_t world = d.gpus_per_node * d.nodes;
-  return {
+  std::vector<ExpectedLine> lines{
       {OpClass::Gemm, LinkClass::Local, 1, std::nullopt, 0.01, 1 / (0.6 * peak_flops_per_ms)},
       {OpClass::Attention, LinkClass::Local, 1, std::nullopt, 0.01, 1 / (0.4 * peak_flops_per_ms)},
       {OpClass::A2A, LinkClass::Intra, d.gpus_per_node, d.gpus_per_node, 0.015, (n - 1) / n / intra_bytes_per_ms},
@@ -118,7 +126,11 @@ std::vector<ExpectedLine> datasheet_lines(const Datasheet& d) {
       {OpClass::ReduceScatter, LinkClass::Inter, world, d.gpus_per_node, 0.03, (g - 1) / g / nic_bytes_per_ms},
       {OpClass::AllReduce, LinkClass::Inter, world, d.gpus_per_node, 0.03, 2 * (g - 1) / g / nic_bytes_per_ms},
       {OpClass::P2P, LinkClass::Inter, 2, 1, 0.03, 1 / port_bytes_per_ms},
+      {OpClass::Elementwise, LinkClass::Local, 1, std::nullopt, 0.01, 1 / (0.5 * d.memory_gbytes_per_s * 1e9 / 1e3)},
   };
+  if (d.half && d.fp8_tflops > 0)
+    lines.push_back({OpClass::GemmFp8, LinkClass::Local, 1, std::nullopt, 0.01, 1 / (0.6 * d.fp8_tflops * 1e12 / 1e3)});
+  return lines;
 }
 
 const model::LinearCostSpec* find_line(const model::CostProfileSpec& p, OpClass op, LinkClass link) {
@@ -157,6 +169,9 @@ TEST_CASE("the tables of datasheet numbers are the cluster files'", "[cost][zoo]
     CHECK(c.intra_link.bandwidth_bytes_per_s == Approx(d.intra_gbit_s * 1e9 / 8).epsilon(1e-12));
     CHECK(c.inter_link.bandwidth_bytes_per_s == Approx(d.inter_gbit_s * 1e9 / 8).epsilon(1e-12));
     CHECK(c.inter_link.ports_per_node == d.inter_ports_per_node);
+    CHECK(c.gpu.peak_flops_per_s_fp8 == Approx(d.fp8_tflops * 1e12).epsilon(1e-12));
+    REQUIRE(c.gpu.memory_bytes_per_s);
+    CHECK(*c.gpu.memory_bytes_per_s == Approx(d.memory_gbytes_per_s * 1e9).epsilon(1e-12));
   }
 }
 

@@ -400,3 +400,91 @@ TEST_CASE("plan::enumerate_mappings tries TP and ETP up to the NVLink domain, no
   CHECK(largest(s, &cost::MappingConfig::tp) == 8);
   CHECK(largest(s, &cost::MappingConfig::etp) == 8);
 }
+
+namespace {
+
+// The toy under an FP8 recipe: FP8 GEMMs at twice the BF16 rate (0.5e-3 ms
+// per FLOP), memory-bound kernels at 1e-4 ms per byte, a GPU with FP8 tensor cores.
+model::ScenarioSpec fp8_toy(model::Precision precision) {
+  model::ScenarioSpec s = toy_scenario();
+  s.workload.precision = precision;
+  s.cluster.gpu.peak_flops_per_s_fp8 = 2e6;
+  s.profile->costs.push_back(moeplan::testing::cost_line(OpClass::GemmFp8, LinkClass::Local, 1, 0.0, 0.5e-3));
+  s.profile->costs.push_back(moeplan::testing::cost_line(OpClass::Elementwise, LinkClass::Local, 1, 0.0, 1e-4));
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("plan::price_mapping under FP8: linear GEMMs at the FP8 line, casts on the elementwise line (toy, by hand)",
+          "[plan][folding][fp8]") {
+  // tp 2 cp 1 ep 2 etp 1, 4.836 ms in BF16 (above). FP8 runs the projections
+  // (512 FLOPs forward) and the experts (512 forward, 1024 backward) at half
+  // the time; the core (396) and the router (64) stay on their lines:
+  //   forward 0.256 + 0.396 + 0.064 + 0.256 = 0.972, backward 2 (0.256 + 0.396 + 0.064) + 0.512 = 1.944.
+  // Casts: the linear layers' GEMMs on 8 tokens (tp 2, sequence parallel: gathered) —
+  //   QKV [8 x 4] x [4 x (2 + 2 x 2) 2 / 2 = 6]: inputs 32, output gradients 48, weights 24;
+  //   O [8 x 2] x [2 x 4]: 16, 32, 8; the local expert on 4 slots, [4 x 4] x [4 x 8]
+  //   and [4 x 8] x [8 x 4]: 16 + 32, 32 + 16, 32 + 32.
+  //   inputs 96, gradients 128, weights 96 (one micro-batch: all its weights' cast).
+  //   delayed scaling, 4 B per element: forward (96 + 96) x 4 = 768 B = 0.0768 ms,
+  //   backward 128 x 4 = 512 B = 0.0512 ms; tensorwise (current scaling) 6 B: 1.5 x.
+  // Communication as in BF16: 2 (0.128 + 0.064) = 0.384 ms.
+  //   delayed:    0.972 + 1.944 + 0.128 + 0.384 = 3.428
+  //   tensorwise: 0.972 + 1.944 + 0.192 + 0.384 = 3.492
+  const cost::MappingConfig c = mapping(2, 1, 1, 2, 1);
+  const model::ScenarioSpec bf16 = toy_scenario();
+  const plan::MappingResult base = plan::price_mapping(bf16, cost::CostModel(*bf16.profile), c);
+  REQUIRE(base.iteration_ms == Approx(4.836));
+  const model::ScenarioSpec delayed = fp8_toy(model::Precision::Fp8Delayed);
+  const plan::MappingResult d = plan::price_mapping(delayed, cost::CostModel(*delayed.profile), c);
+  CHECK(d.iteration_ms == Approx(3.428));
+  // The breakdown's parts hold their casts: attention 3 x (0.256 + 0.396) +
+  // its casts (48 + 32) x 4 B and 80 x 4 B = 0.032 + 0.032 ms.
+  CHECK(d.breakdown.attention_ms == Approx(3 * 0.652 + 0.064));
+  const model::ScenarioSpec tensorwise = fp8_toy(model::Precision::Fp8Tensorwise);
+  CHECK(plan::price_mapping(tensorwise, cost::CostModel(*tensorwise.profile), c).iteration_ms == Approx(3.492));
+  // Memory: FP8 keeps each linear weight's two FP8 copies, +2 B x (attention
+  // 64 / tp 2 + one local expert 2 d F = 64) = +192 B, and saves the linear
+  // inputs in FP8: of the layer's 34 s b h / tp = 544 B, attention 15/34 -> 13/34
+  // (240 -> 208) and the MLP's 19/34 (x top-k cap F / 4d x tp / etp = 1) keeps
+  // 14/19 (304 -> 224): -112 B. One micro-batch in flight: +80 B.
+  CHECK(d.memory_bytes_per_gpu - base.memory_bytes_per_gpu == Approx(80.0));
+}
+
+TEST_CASE("an FP8 precision needs FP8 tensor cores, MX ones for mxfp8, and a profile that prices them",
+          "[plan][folding][fp8]") {
+  const auto refused = [](const model::ScenarioSpec& s) {
+    try {
+      model::validate(s);
+    } catch (const Error& e) {
+      return e.field() + ": " + e.reason();
+    }
+    return std::string("accepted");
+  };
+  model::ScenarioSpec s = fp8_toy(model::Precision::Fp8Tensorwise);
+  s.parallel.tp = 2;
+  s.parallel.dp = 1;
+  s.parallel.ep = 2;
+  s.parallel.edp = 1;
+  CHECK(refused(s) == "accepted");
+  model::ScenarioSpec no_fp8 = s;
+  no_fp8.cluster.gpu.peak_flops_per_s_fp8 = 0;
+  CHECK_THAT(refused(no_fp8), Catch::StartsWith("workload.precision: fp8_tensorwise needs FP8 tensor cores"));
+  model::ScenarioSpec mx = s;
+  mx.workload.precision = model::Precision::Mxfp8;
+  CHECK_THAT(refused(mx), Catch::Contains("cluster.gpu.mx_formats"));
+  mx.cluster.gpu.mx_formats = true;
+  CHECK(refused(mx) == "accepted");
+  model::ScenarioSpec no_line = s;
+  no_line.profile->costs.pop_back();  // the elementwise line
+  CHECK_THAT(refused(no_line), Catch::Contains("elementwise line"));
+  model::ScenarioSpec fp32 = s;
+  fp32.model.dtype_bytes = 4;
+  fp32.cluster.gpu.peak_flops_per_s_fp32 = 1e6;
+  CHECK_THAT(refused(fp32), Catch::Contains("4-byte elements"));
+  model::ScenarioSpec foldmoe = s;
+  foldmoe.schedule.family = "foldmoe";
+  foldmoe.options.push_back("workload.precision");
+  CHECK_THAT(refused(foldmoe), Catch::Contains("cannot act"));
+}

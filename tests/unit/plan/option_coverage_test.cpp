@@ -94,6 +94,8 @@ std::vector<std::string> perturbations(const ScenarioField& f, const std::string
       {"schedule.mode", {"multi_rank", "symmetric"}},
       {"schedule.recompute", {"none", "full", "selective"}},
       {"schedule.attention_backend", {"unfused", "flash"}},
+      // An FP8 recipe, then mxfp8 (needs Blackwell's MX tensor cores), then the default.
+      {"workload.precision", {"fp8_tensorwise", "fp8_delayed", "mxfp8", "bf16"}},
       {"schedule.family", {"foldmoe", "fsmoe", "flowmoe", "folding"}},
       {"parallelism.order", {"tp-cp-dp-ep-pp", "tp-ep-cp-dp-pp"}},
       {"workload.routing", {"zipf", "histogram", "balanced"}},
