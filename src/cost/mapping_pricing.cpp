@@ -57,7 +57,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
       parallel::make_mapping({world, c.tp, c.cp, c.pp, c.ep, c.etp, c.vpp, s.parallel.order, m.moe.num_experts, true});
   c.dp = map.dp;
   c.edp = map.edp;
-  if (m.num_layers % (c.pp * c.vpp) != 0) throw_input_error("parallelism.pp", "layers do not split over pp x vpp");
+  out.chunk_layers = chunk_layer_counts(m, c);
   model::validate_tensor_parallel_heads(m, c.tp);
   if (s.workload.seq_len % (2 * c.cp * c.tp) != 0) throw_input_error("workload.seq_len", "sequence does not split");
   if (s.workload.global_batch_size % (c.micro_batch * c.dp) != 0)

@@ -35,6 +35,9 @@ std::vector<model::OptionRule> layer_schedule_option_rules() {
                "activation recomputation enters folding's memory check; the other families' schedules time "
                "no recomputation",
                [](S) { return true; }});
+  r.push_back({"parallelism.pipeline_layout", "",
+               "the FoldMoE, FSMoE and FlowMoE schedules run every layer on one pipeline stage",
+               [](S) { return true; }});
   r.push_back({"workload.precision", "unless bf16",
                "FP8 recipes are priced for Megatron-Core's linear layers by the folding family; the FoldMoE, FSMoE "
                "and FlowMoE schedules price the papers' half-precision kernels",

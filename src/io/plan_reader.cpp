@@ -4,6 +4,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/model/family_rules.hpp>
+#include <moeplan/model/pipeline_layout.hpp>
 
 #include "io/proto/moeplan.pb.h"
 #include "proto_text.hpp"
@@ -51,6 +52,8 @@ model::PlanSpec plan_to_spec(const pb::Plan& p, const std::string& path) {
     par.edp = q.edp();
     par.vpp = q.vpp();
     par.sequence_parallel = q.sequence_parallel();
+    if (q.has_pipeline_layout())
+      par.stage_layers = model::parse_pipeline_layout(q.pipeline_layout(), "knobs.parallelism.pipeline_layout");
     s.knobs.parallelism = par;
   }
   return s;

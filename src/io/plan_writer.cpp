@@ -3,6 +3,7 @@
 #include <google/protobuf/text_format.h>
 
 #include <moeplan/core/version.hpp>
+#include <moeplan/model/pipeline_layout.hpp>
 
 #include "proto_convert.hpp"
 
@@ -19,6 +20,7 @@ Json parallelism_to_json(const model::ParallelSpec& p) {
   j.set("edp", p.edp);
   j.set("vpp", p.vpp);
   j.set("sequence_parallel", p.sequence_parallel);
+  if (!p.stage_layers.empty()) j.set("pipeline_layout", model::pipeline_layout_text(p.stage_layers));
   return j;
 }
 

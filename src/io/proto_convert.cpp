@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <moeplan/model/pipeline_layout.hpp>
+
 #include <moeplan/core/error.hpp>
 #include <moeplan/model/family_rules.hpp>
 #include <moeplan/model/validate.hpp>
@@ -401,6 +403,7 @@ model::ParallelSpec to_spec(const pb::Parallelism& p, std::int64_t world_size) {
   s.vpp = p.has_vpp() ? p.vpp() : 1;
   s.sequence_parallel = p.sequence_parallel();
   if (p.has_order()) s.order = p.order();
+  if (p.has_pipeline_layout()) s.stage_layers = model::parse_pipeline_layout(p.pipeline_layout(), "pipeline_layout");
   for (auto [value, field] : {std::pair{s.tp, "tp"}, {s.cp, "cp"}, {s.pp, "pp"}, {s.ep, "ep"}, {s.etp, "etp"},
                               {s.vpp, "vpp"}}) {
     at_most(value, kMaxParallel, field);
@@ -649,6 +652,7 @@ pb::Parallelism to_proto(const model::ParallelSpec& s) {
   p.set_vpp(s.vpp);
   p.set_sequence_parallel(s.sequence_parallel);
   p.set_order(s.order);
+  if (!s.stage_layers.empty()) p.set_pipeline_layout(model::pipeline_layout_text(s.stage_layers));
   return p;
 }
 

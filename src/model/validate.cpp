@@ -453,8 +453,19 @@ void validate(const ScenarioSpec& s) {
   validate_tensor_parallel_heads(m, p.tp);
   require(m.is_dense() || m.moe.num_experts % p.ep == 0, "parallelism.ep",
           fmt::format("num_experts {} is not divisible by ep {}", m.moe.num_experts, p.ep));
-  require(m.num_layers % (p.pp * p.vpp) == 0, "parallelism.pp",
-          fmt::format("num_layers {} is not divisible by pp*vpp = {}", m.num_layers, p.pp * p.vpp));
+  if (p.stage_layers.empty()) {
+    require(m.num_layers % (p.pp * p.vpp) == 0, "parallelism.pp",
+            fmt::format("num_layers {} is not divisible by pp*vpp = {} (an uneven split is a "
+                        "parallelism.pipeline_layout)",
+                        m.num_layers, p.pp * p.vpp));
+  } else {
+    std::int64_t blocks = 0;
+    for (std::int64_t n : p.stage_layers) blocks += n;
+    require(static_cast<std::int64_t>(p.stage_layers.size()) == p.pp * p.vpp, "parallelism.pipeline_layout",
+            fmt::format("{} stages, and pp*vpp = {}", p.stage_layers.size(), p.pp * p.vpp));
+    require(blocks == m.num_layers, "parallelism.pipeline_layout",
+            fmt::format("{} blocks, and the model has {} layers", blocks, m.num_layers));
+  }
   require(p.vpp == 1 || p.pp > 1, "parallelism.vpp", "virtual pipeline stages need pp > 1");
   const WorkloadSpec& w = s.workload;
   require_positive(w.seq_len, "workload.seq_len");

@@ -39,25 +39,29 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
   pipe.chunk.forward_flops = layers_per_chunk * l.layer_forward_flops;
   pipe.chunk.backward_flops = layers_per_chunk * l.layer_backward_flops;
   pipe.chunk.p2p_bytes = l.p2p_bytes;
-  if (l.dense_blocks) {
-    // Chunks differ: each virtual stage sums its own blocks. An overlap's
-    // saving (the joint search) was priced for chunks of MoE blocks: each MoE
-    // block keeps its share of it, dense blocks have nothing to overlap.
-    const std::int64_t per_chunk = num_layers / (c.pp * c.vpp);
+  if (l.dense_blocks || !c.chunk_layers.empty()) {
+    // Chunks differ (dense blocks, or a pipeline layout's uneven stages): each
+    // virtual stage sums its own blocks. An overlap's saving (the joint search)
+    // was priced for chunks of MoE blocks: each MoE block keeps its share of
+    // it, dense blocks have nothing to overlap.
+    MOEPLAN_CHECK(static_cast<std::int64_t>(l.chunk_layers.size()) == c.pp * c.vpp, "a block count per chunk");
     const double forward_saved = saved.chunk_forward_saved_ms / layers_per_chunk;
     const double backward_saved = saved.chunk_backward_saved_ms / layers_per_chunk;
     pipe.chunks.assign(static_cast<std::size_t>(c.pp * c.vpp), sched::PipelineChunkCost{});
+    std::int64_t first = 0;
     for (std::int64_t v = 0; v < c.pp * c.vpp; ++v) {
       sched::PipelineChunkCost& cc = pipe.chunks[static_cast<std::size_t>(v)];
       cc.p2p_ms = pipe.chunk.p2p_ms;
       cc.p2p_bytes = pipe.chunk.p2p_bytes;
-      for (std::int64_t i = v * per_chunk; i < (v + 1) * per_chunk; ++i) {
+      const std::int64_t count = l.chunk_layers[static_cast<std::size_t>(v)];
+      for (std::int64_t i = first; i < first + count; ++i) {
         const bool moe_block = l.moe_block[static_cast<std::size_t>(i)];
         cc.forward_ms += moe_block ? l.layer_forward_ms - forward_saved : l.dense_layer_forward_ms;
         cc.backward_ms += moe_block ? l.layer_backward_ms - backward_saved : l.dense_layer_backward_ms;
         cc.forward_flops += moe_block ? l.layer_forward_flops : l.dense_layer_forward_flops;
         cc.backward_flops += moe_block ? l.layer_backward_flops : 2 * l.dense_layer_forward_flops;
       }
+      first += count;
     }
   }
   pipe.optimizer_ms = l.optimizer_ms - saved.optimizer_saved_ms;

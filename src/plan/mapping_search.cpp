@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/model/pipeline_layout.hpp>
 
 namespace moeplan::plan {
 
@@ -22,17 +23,27 @@ std::vector<cost::MappingConfig> enumerate_mappings(const model::ScenarioSpec& s
   for (std::int64_t tp = 1; tp <= gpn; tp *= 2)
     for (std::int64_t cp = 1; cp <= 16; cp *= 2)
       for (std::int64_t pp = 1; pp <= 32; pp *= 2) {
-        if (!divides(tp * cp * pp, world) || !divides(pp, m.num_layers)) continue;
+        if (!divides(tp * cp * pp, world)) continue;
         const std::int64_t dp = world / (tp * cp * pp);
         for (std::int64_t vpp = 1; vpp <= 4; vpp *= 2) {
-          if ((vpp > 1 && pp == 1) || !divides(pp * vpp, m.num_layers)) continue;
+          if (vpp > 1 && pp == 1) continue;
+          // The layers split evenly, or by the scenario's layout where it has
+          // as many stages, or else by Megatron's uneven split (lighter end
+          // stages, model::uneven_pipeline_layout); a split leaving a stage
+          // without a block is not tried.
+          const std::int64_t stages = pp * vpp;
+          std::vector<std::int64_t> layout;
+          if (static_cast<std::int64_t>(s.parallel.stage_layers.size()) == stages)
+            layout = s.parallel.stage_layers;
+          else if (!divides(stages, m.num_layers) && (layout = model::uneven_pipeline_layout(m.num_layers, stages)).empty())
+            continue;
           // A dense model has no experts: ep = 1 and the expert mapping is the attention one (etp = tp).
           for (std::int64_t ep = 1; ep <= std::max<std::int64_t>(1, m.moe.num_experts); ep *= 2) {
             if (!divides(ep, m.moe.num_experts)) continue;
             for (std::int64_t etp = 1; etp <= gpn; etp *= 2) {
               if (!divides(etp * ep * pp, world) || (m.is_dense() && etp != tp)) continue;
               if (mode == "coupled" && (etp != tp || !divides(ep, dp * cp))) continue;
-              for (std::int64_t mb : {1, 2, 4}) configs.push_back({tp, cp, pp, vpp, ep, etp, mb, 0, 0});
+              for (std::int64_t mb : {1, 2, 4}) configs.push_back({tp, cp, pp, vpp, ep, etp, mb, 0, 0, layout});
             }
           }
         }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <moeplan/model/pipeline_layout.hpp>
+
 namespace moeplan::plan {
 
 std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& scenario) {
@@ -12,7 +14,10 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& s
       "--tensor-model-parallel-size {} --pipeline-model-parallel-size {} --context-parallel-size {} "
       "--expert-model-parallel-size {} --expert-tensor-parallel-size {}",
       p.tp, p.pp, p.cp, p.ep, p.etp);
-  if (p.vpp > 1)
+  // An uneven split is Megatron's layout (which also sets the virtual stages); else the even one.
+  if (!p.stage_layers.empty())
+    out += fmt::format(" --pipeline-model-parallel-layout \"{}\"", model::pipeline_layout_text(p.stage_layers));
+  else if (p.vpp > 1)
     out += fmt::format(" --num-layers-per-virtual-pipeline-stage {}", scenario.model.num_layers / (p.pp * p.vpp));
   if (p.sequence_parallel) out += " --sequence-parallel";
   out += fmt::format(" --micro-batch-size {} --global-batch-size {} --seq-length {}",

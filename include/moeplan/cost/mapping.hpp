@@ -4,6 +4,7 @@
 // searches and the memory model take it (MoE Parallel Folding, section 3).
 
 #include <cstdint>
+#include <vector>
 
 #include <moeplan/model/specs.hpp>
 
@@ -13,6 +14,9 @@ namespace moeplan::cost {
 struct MappingConfig {
   std::int64_t tp = 1, cp = 1, pp = 1, vpp = 1, ep = 1, etp = 1, micro_batch = 1;
   std::int64_t dp = 1, edp = 1;  ///< derived
+  /// Blocks of each virtual stage in model order (pp x vpp of them): Megatron's
+  /// pipeline layout; empty: num_layers / (pp x vpp) each.
+  std::vector<std::int64_t> chunk_layers = {};
 
   /// As a scenario's parallelism (sequence parallel, as Megatron requires with MoE and TP).
   model::ParallelSpec parallel_spec() const;
@@ -32,11 +36,16 @@ struct StageBlocks {
   double dense = 0;
 };
 
+/// Blocks of each virtual stage in model order: the mapping's layout, else
+/// num_layers / (pp vpp) each. Input error (field parallelism.pipeline_layout)
+/// for a layout of other than pp x vpp stages or other than num_layers blocks,
+/// and (field parallelism.pp) when the layers do not split evenly without one.
+std::vector<std::int64_t> chunk_layer_counts(const model::ModelSpec& model, const MappingConfig& c);
+
 /// The blocks pipeline stage `stage` holds. Megatron-Core gives model chunk c
-/// of stage r the layers of virtual stage c pp + r, each L / (pp vpp)
-/// consecutive blocks (the pipeline builder's order). A model of MoE blocks
-/// only has L / pp of them on every stage. Input error (field parallelism.pp)
-/// when a model with dense blocks does not split over pp x vpp.
+/// of stage r the layers of virtual stage c pp + r, consecutive blocks in model
+/// order (chunk_layer_counts). A model of MoE blocks split evenly has L / pp of
+/// them on every stage.
 StageBlocks stage_blocks(const model::ModelSpec& model, const MappingConfig& c, std::int64_t stage);
 
 }  // namespace moeplan::cost

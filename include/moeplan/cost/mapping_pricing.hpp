@@ -25,6 +25,9 @@ struct LayerPrices {
   /// chunks of a model with dense blocks.
   std::vector<bool> moe_block;
   bool dense_blocks = false;  ///< some block has a dense FFN
+  /// Blocks of each virtual stage in model order (chunk_layer_counts): even
+  /// unless the mapping has a pipeline layout.
+  std::vector<std::int64_t> chunk_layers;
 
   // Per MoE block and micro-batch, one direction (forward unless named).
   double attention_ms = 0;         ///< projections and core, forward

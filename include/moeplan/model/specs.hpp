@@ -129,6 +129,9 @@ struct ParallelSpec {
   std::int64_t vpp = 1;
   bool sequence_parallel = false;
   std::string order = "tp-cp-ep-dp-pp";
+  /// Transformer blocks of each virtual stage in model order (pp x vpp of
+  /// them), from parallelism.pipeline_layout; empty: the even split.
+  std::vector<std::int64_t> stage_layers;
 };
 
 /// How the router spreads token slots over experts (docs/cost-model.md, "Uneven expert load").

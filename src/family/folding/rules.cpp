@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/model/pipeline_layout.hpp>
 
 namespace moeplan::folding {
 namespace {
@@ -96,6 +97,9 @@ class FoldingRules final : public model::FamilyRules {
                                        {"ep", p.ep}, {"etp", p.etp}})
       out.push_back({fmt::format("parallelism.{}", field), std::to_string(value),
                      fmt::format("knobs.parallelism.{}", field)});
+    if (!p.stage_layers.empty())
+      out.push_back({"parallelism.pipeline_layout", model::pipeline_layout_text(p.stage_layers),
+                     "knobs.parallelism.pipeline_layout"});
     if (k.micro_batch_size)
       out.push_back({"workload.micro_batch_size", std::to_string(*k.micro_batch_size), "knobs.micro_batch_size"});
     return out;
@@ -121,7 +125,8 @@ class FoldingRules final : public model::FamilyRules {
                                         "model.moe.moe_layers",
                                         "model.moe.first_k_dense",
                                         "workload.global_batch_size",
-                                        "workload.precision"};
+                                        "workload.precision",
+                                        "parallelism.pipeline_layout"};
   std::vector<model::OptionRule> option_rules_ = make_rules();
 };
 

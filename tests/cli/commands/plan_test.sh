@@ -149,7 +149,7 @@ def simulate_mapping(scenario, m):
     for key, value in m["parallelism"].items():
         if key == "micro_batch_size":
             continue
-        sets += ["--set", f"parallelism.{key}={str(value).lower()}"]
+        sets += ["--set", f"parallelism.{key}={str(value).lower() if isinstance(value, bool) else value}"]
     mb = m["parallelism"].get("micro_batch_size", m.get("micro_batch_size"))
     return moeplan("simulate", scenario, *sets, "--set", f"workload.micro_batch_size={mb}")
 

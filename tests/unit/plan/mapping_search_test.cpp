@@ -488,3 +488,63 @@ TEST_CASE("an FP8 precision needs FP8 tensor cores, MX ones for mxfp8, and a pro
   foldmoe.options.push_back("workload.precision");
   CHECK_THAT(refused(foldmoe), Catch::Contains("cannot act"));
 }
+
+TEST_CASE("plan::price_mapping with a pipeline layout: uneven stages in the 1F1B schedule (second formulation)",
+          "[plan][folding][layout]") {
+  // Three MoE blocks over pp = 2 (tp = cp = ep = etp = 1 on the toy's 2 GPUs),
+  // two micro-batches (global batch 2, dp 1). With f and b one block's forward
+  // and backward and p the stage-to-stage transfer, 1F1B on two stages runs
+  // stage 0: F1, F2, B1, B2 and stage 1: F1, B1, F2, B2, each waiting for its
+  // input. Layout [1, 2] (stage 0 one block, stage 1 two):
+  //   S1 F1 ends f + p + 2f; B1 + 2b; F2 + 2f; B2 + 2b = 5f + p + 4b;
+  //   S0 B1 starts at 3f + 2p + 2b, ends + b; B2 starts at 5f + 2p + 4b: 5f + 2p + 5b.
+  // Layout [2, 1]: the same recurrence with the other block counts (below).
+  // dp x cp = edp = 1: no optimizer traffic.
+  model::ScenarioSpec s = toy_scenario();
+  s.model.num_layers = 3;
+  s.model.moe_layer = {true, true, true};
+  s.workload.global_batch_size = 2;
+  const cost::CostModel costs(*s.profile);
+  cost::MappingConfig c = mapping(1, 1, 2, 1, 1);
+  c.chunk_layers = {1, 2};
+  const cost::LayerPrices l = cost::price_layers(s, costs, c);
+  REQUIRE(l.micro_batches == 2);
+  REQUIRE(l.optimizer_ms == 0);
+  const double f = l.layer_forward_ms, b = l.layer_backward_ms, p = l.p2p_ms;
+  REQUIRE(p > 0);
+  CHECK(plan::run_pipeline(l, costs, s.limits).iteration_ms == Approx(5 * f + 2 * p + 5 * b));
+  // [2, 1]: S0 F1 [0, 2f], F2 [2f, 4f]; S1 F1 from 2f + p, B1 then F2 (input at 4f + p), B2;
+  // S0 B1 after F2 and S1's B1 + p; S0 B2 after its B1 and S1's B2 + p.
+  const double s1_f1_end = 3 * f + p, s1_b1_end = s1_f1_end + b;
+  const double s1_f2_end = std::max(4 * f + p, s1_b1_end) + f, s1_b2_end = s1_f2_end + b;
+  const double s0_b1_end = std::max(4 * f, s1_b1_end + p) + 2 * b;
+  const double s0_b2_end = std::max(s0_b1_end, s1_b2_end + p) + 2 * b;
+  c.chunk_layers = {2, 1};
+  CHECK(plan::price_mapping(s, costs, c).iteration_ms == Approx(s0_b2_end));
+  // Stage blocks and memory follow the layout: stage 0 of [2, 1] holds two blocks.
+  CHECK(cost::stage_blocks(s.model, c, 0).moe == 2);
+  CHECK(cost::stage_blocks(s.model, c, 1).moe == 1);
+  // A layout of other than pp x vpp stages or num_layers blocks says so.
+  c.chunk_layers = {1, 1, 1};
+  CHECK_THROWS_WITH(cost::price_layers(s, costs, c), Catch::Contains("3 stages, and pp x vpp = 2 x 1 = 2"));
+  c.chunk_layers = {1, 1};
+  CHECK_THROWS_WITH(cost::price_layers(s, costs, c), Catch::Contains("2 blocks, and the model has 3 layers"));
+}
+
+TEST_CASE("plan::enumerate_mappings splits layers that do not divide by Megatron's uneven layout", "[plan][layout]") {
+  // Three blocks on 2 GPUs: pp 2 does not divide 3, so its mappings carry the
+  // uneven split [2, 1] (ceil 2, the deficit from the last stage); pp 1 none.
+  model::ScenarioSpec s = toy_scenario();
+  s.model.num_layers = 3;
+  s.model.moe_layer = {true, true, true};
+  bool saw_pp2 = false;
+  for (const cost::MappingConfig& c : plan::enumerate_mappings(s, "folded")) {
+    if (c.pp == 2) {
+      saw_pp2 = true;
+      CHECK(c.chunk_layers == std::vector<std::int64_t>{2, 1});
+    } else {
+      CHECK(c.chunk_layers.empty());
+    }
+  }
+  CHECK(saw_pp2);
+}

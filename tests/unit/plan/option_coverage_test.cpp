@@ -26,6 +26,7 @@
 #include <moeplan/model/family_rules.hpp>
 #include <moeplan/plan/mapping_run.hpp>
 #include <moeplan/model/options.hpp>
+#include <moeplan/model/pipeline_layout.hpp>
 #include <moeplan/plan/evaluation.hpp>
 #include <moeplan/plan/scenario_run.hpp>
 
@@ -115,6 +116,16 @@ std::vector<std::string> perturbations(const ScenarioField& f, const std::string
     // Two slices of the sequence, even and uneven (the slices hold seq_len tokens).
     const std::int64_t l = base.workload.seq_len;
     out = {fmt::format("{},{}", l / 2, l / 2), fmt::format("{},{}", l / 4, l - l / 4)};
+  } else if (f.path == "parallelism.pipeline_layout") {
+    // The scenario's own stages, unevenly: one block moved from the first
+    // stage to the last (one stage, pp = 1: the same split written out).
+    const std::int64_t stages = base.parallel.pp * base.parallel.vpp;
+    std::vector<std::int64_t> layers(static_cast<std::size_t>(stages), base.model.num_layers / stages);
+    if (stages > 1) {
+      --layers.front();
+      ++layers.back();
+    }
+    out = {moeplan::model::pipeline_layout_text(layers)};
   } else if (const auto it = named.find(f.path); it != named.end()) {
     out = it->second;
   } else if (f.type == ScenarioField::Type::Enum) {
