@@ -11,6 +11,7 @@
 
 #include <moeplan/io/csv_cells.hpp>
 #include <moeplan/io/text_file.hpp>
+#include <moeplan/model/specs.hpp>
 
 namespace moeplan::io {
 namespace {
@@ -112,9 +113,10 @@ PublishedRun parse_row(const Row& r, int line) {
   p.global_batch = r.integer("gbs", kMaxRunBatch);
   p.micro_batch = r.integer("mbs", kMaxRunBatch);
   p.precision = r.word("precision");
-  // FP8 recipes are issue 26 item 1: until priced, a row in FP8 is not expressed.
-  if (p.precision != "bf16")
-    r.fail("precision", fmt::format("{}: moeplan prices bf16 only (no FP8 recipe yet)", quoted_for_error(p.precision)));
+  // moeplan's names (workload.precision): the source's ("MXFP8", "FP8-CS") are in the notes.
+  if (!model::precision_from_string(p.precision))
+    r.fail("precision", fmt::format("expected bf16, fp8_delayed, fp8_tensorwise, fp8_blockwise or mxfp8, got {}",
+                                    quoted_for_error(p.precision)));
   p.recompute = r.word("recompute");
   if (p.recompute != "none" && p.recompute != "selective" && p.recompute != "full")
     r.fail("recompute", fmt::format("expected none, selective or full, got {}", quoted_for_error(p.recompute)));
@@ -151,8 +153,10 @@ std::string PublishedRun::scenario_text() const {
   // Sequence parallelism is left to the family (the folding family prices Megatron-Core's, on whenever tp > 1).
   out += fmt::format("parallelism {{\n  tp: {}\n  pp: {}\n  vpp: {}\n  cp: {}\n  ep: {}\n  etp: {}\n}}\n", tp, pp,
                      vpp, cp, ep, etp);
-  out += fmt::format("workload {{\n  seq_len: {}\n  micro_batch_size: {}\n  global_batch_size: {}\n}}\n", seq,
+  out += fmt::format("workload {{\n  seq_len: {}\n  micro_batch_size: {}\n  global_batch_size: {}\n", seq,
                      micro_batch, global_batch);
+  if (precision != "bf16") out += fmt::format("  precision: \"{}\"\n", precision);
+  out += "}\n";
   out += fmt::format("schedule {{\n  family: \"{}\"\n  recompute: \"{}\"\n}}\n", family, recompute);
   return out;
 }

@@ -77,7 +77,9 @@ TEST_CASE("io::PublishedRun converts a throughput to an iteration", "[io][publis
 TEST_CASE("io::read_published_runs refuses a malformed table at its line and column", "[io][published]") {
   using Catch::StartsWith;
   CHECK_THAT(refusal("dp", kHeader + row("X-1", "32")), StartsWith("2:dp: tp*cp*pp*dp = 1*1*1*32 is not the 64 GPUs"));
-  CHECK_THAT(refusal("fp8", kHeader + row("X-1", "64", "mxfp8")), StartsWith("2:precision: 'mxfp8': moeplan prices bf16"));
+  // The source's spelling is not moeplan's: the row says which recipe it is.
+  CHECK_THAT(refusal("fp8", kHeader + row("X-1", "64", "MXFP8")),
+             StartsWith("2:precision: expected bf16, fp8_delayed, fp8_tensorwise, fp8_blockwise or mxfp8, got 'MXFP8'"));
   CHECK_THAT(refusal("metric", kHeader + row("X-1", "64", "bf16", "tflops_per_gpu")),
              StartsWith("2:metric: expected iteration_s or tokens_per_s_per_gpu"));
   CHECK_THAT(refusal("value", kHeader + row("X-1", "64", "bf16", "iteration_s", "nan")),
@@ -86,4 +88,12 @@ TEST_CASE("io::read_published_runs refuses a malformed table at its line and col
   CHECK_THAT(refusal("cells", kHeader + "X-1\tsrc\n"), StartsWith("2:row: 2 cells, the header has 26"));
   CHECK_THAT(refusal("header", "id\tsource\n"), StartsWith("1:header: column model is missing"));
   CHECK_THAT(refusal("empty", "# nothing\n"), StartsWith("0:header: no header"));
+}
+
+TEST_CASE("io::PublishedRun::scenario_text writes an FP8 row's recipe into the workload", "[io][published]") {
+  const auto runs = moeplan::io::read_published_runs(table_file("fp8-row", kHeader + row("X-1", "64", "mxfp8")));
+  REQUIRE(runs.size() == 1);
+  CHECK_THAT(runs[0].scenario_text(), Catch::Contains("  precision: \"mxfp8\"\n}"));
+  const auto bf16 = moeplan::io::read_published_runs(table_file("bf16-row", kHeader + row("X-2")));
+  CHECK_THAT(bf16[0].scenario_text(), !Catch::Contains("precision"));
 }
