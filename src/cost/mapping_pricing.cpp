@@ -95,9 +95,28 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   // the project's one causal rule: every query-key pair of the sequence once.
   const double tokens_local = mbs * seq / as_double(c.cp);
   const double proj_flops = attention_projection_flops(m, tokens_local) / as_double(c.tp);
-  const double core_flops = mbs * attention_core_flops(m, seq, seq) / (as_double(c.tp) * as_double(c.cp));
   const std::int64_t local_seq = std::max<std::int64_t>(1, w.seq_len / c.cp);
-  const double core_ms = costs.attention_core(m, local_seq, local_seq, core_flops).value;
+  // Sliding-window blocks (GPT-OSS) compute fewer pairs. Each block is priced
+  // at the model's mean core (the windowed and the full blocks alternate, so a
+  // stage's sum is off by at most one block's difference). The attention shape
+  // model prices causal tiles and the ring of context parallelism passes every
+  // earlier block: neither is built for a window, so both refuse it.
+  const double windows = as_double(m.num_window_layers());
+  if (windows > 0 && c.cp > 1)
+    throw_input_error("parallelism.cp", "context parallelism with sliding-window attention is not modelled");
+  if (windows > 0 && costs.attention_shape_model())
+    throw_input_error("model.sliding_window", "the profile's attention shape model prices causal tiles, not a window");
+  if (windows > 0 && s.schedule.attention_backend == "unfused" && s.schedule.recompute == "none")
+    throw_input_error("schedule.attention_backend",
+                      "an unfused kernel's score matrix under a sliding window is not modelled (flash stores none)");
+  const double full_core_flops = mbs * attention_core_flops(m, seq, seq) / (as_double(c.tp) * as_double(c.cp));
+  const double window_core_flops =
+      windows > 0 ? mbs * attention_core_flops(m, seq, seq, as_double(m.sliding_window)) / as_double(c.tp) : 0.0;
+  const double window_share = windows / as_double(m.num_layers);
+  const double core_flops = (1.0 - window_share) * full_core_flops + window_share * window_core_flops;
+  const double core_ms =
+      (1.0 - window_share) * costs.attention_core(m, local_seq, local_seq, full_core_flops).value +
+      (windows > 0 ? window_share * costs.attention_core(m, local_seq, local_seq, window_core_flops).value : 0.0);
   // Under an FP8 recipe the linear layers' GEMMs (projections, FFNs, experts)
   // take FP8 operands; the core, the router and the LM head stay in BF16
   // (docs/cost-model.md, "FP8").

@@ -1,5 +1,7 @@
 #include <moeplan/cost/workload_sizing.hpp>
 
+#include <algorithm>
+
 #include <moeplan/model/model_stats.hpp>
 #include <moeplan/core/units.hpp>
 
@@ -17,15 +19,25 @@ double gemms_per_expert(const model::ModelSpec& m) {
 
 double causal_pairs(double l, double c) { return l * (c - l) + l * (l + 1.0) / 2.0; }
 
-double attention_core_flops(const model::ModelSpec& m, double l, double c) {
+double windowed_pairs(double l, double c, double w) {
+  // Query j (1-based position j in the sequence, j in c - l + 1 .. c) sees min(j, w) keys.
+  const double first = c - l;
+  const double top = std::min(c, w);
+  double pairs = top > first ? (top * (top + 1.0) - first * (first + 1.0)) / 2.0 : 0.0;
+  pairs += std::max(0.0, c - std::max(first, w)) * w;
+  return pairs;
+}
+
+double attention_core_flops(const model::ModelSpec& m, double l, double c, double window) {
   const double h = as_double(m.num_heads);
+  const double pairs = window > 0 ? windowed_pairs(l, c, window) : causal_pairs(l, c);
   if (!m.mla) {
     const double k = as_double(m.head_dim);
-    return (4.0 * h * k + 3.0 * h) * causal_pairs(l, c);
+    return (4.0 * h * k + 3.0 * h) * pairs;
   }
   // MLA: QK^T over the query/key width (nope + rope), AV over the value width.
   const double qk = as_double(m.head_dim), v = as_double(m.value_head_dim());
-  return (2.0 * h * qk + 2.0 * h * v + 3.0 * h) * causal_pairs(l, c);
+  return (2.0 * h * qk + 2.0 * h * v + 3.0 * h) * pairs;
 }
 
 double attention_projection_flops(const model::ModelSpec& m, double tokens) {

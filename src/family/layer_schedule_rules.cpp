@@ -35,6 +35,15 @@ std::vector<model::OptionRule> layer_schedule_option_rules() {
                "activation recomputation enters folding's memory check; the other families' schedules time "
                "no recomputation",
                [](S) { return true; }});
+  for (const char* f : {"model.sliding_window", "model.sliding_window_layers"})
+    r.push_back({f, "",
+                 "the FoldMoE, FSMoE and FlowMoE schedules price causal attention over the whole sequence; the "
+                 "folding family prices a sliding window",
+                 [](S) { return true; }});
+  r.push_back({"model.attention_sinks", "",
+               "sinks are parameters without a GEMM: they enter folding's memory check; the other families' "
+               "schedules price time, not memory",
+               [](S) { return true; }});
   r.push_back({"parallelism.pipeline_layout", "",
                "the FoldMoE, FSMoE and FlowMoE schedules run every layer on one pipeline stage",
                [](S) { return true; }});
@@ -98,6 +107,11 @@ void validate_moe_model(const model::ScenarioSpec& s, const std::string& family)
     throw_input_error("schedule.family",
                       fmt::format("model {} is dense (no moe): the {} schedules overlap MoE layers' expert "
                                   "communication, of which it has none (family folding plans dense models)",
+                                  s.model.name, family));
+  if (s.model.sliding_window > 0)
+    throw_input_error("schedule.family",
+                      fmt::format("model {} has sliding-window attention: the {} schedules price causal attention "
+                                  "over the whole sequence (family folding prices the window)",
                                   s.model.name, family));
 }
 

@@ -63,12 +63,14 @@ std::vector<HfIgnoredKey> make_ignored_keys() {
        "the storage format of the released weights (DeepSeek-V3: FP8 blocks); moeplan plans training at "
        "torch_dtype's element size"},
       {"max_window_layers", "Qwen's sliding-window layers, used only with use_sliding_window (which must be false)"},
+      {"swiglu_limit", "GPT-OSS clamps its SwiGLU's inputs at this value: element-wise, no GEMM"},
+      {"initial_context_length", "GPT-OSS's context before YaRN scaling: rotary encoding, no GEMM"},
   };
 }
 
 // The families import-hf reads: MoE, then dense (a model without `moe`).
 const std::vector<std::string> kModelTypes = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3",
-                                              "llama",   "mistral",   "qwen2",     "qwen3"};
+                                              "gpt_oss", "llama",     "mistral",   "qwen2",       "qwen3"};
 const std::set<std::string> kDenseTypes = {"llama", "mistral", "qwen2", "qwen3"};
 
 // Values of one config, by key, and which keys a family read.
@@ -232,7 +234,12 @@ struct Common {
   std::int64_t heads = 0;
 };
 
-Common write_common(Config& c, ModelText& w, bool mla) {
+// `dtype_default`: the element size of a family whose released config gives
+// none (GPT-OSS ships MXFP4 experts and writes no torch_dtype); empty: required.
+// `all_biases`: the family has biases on every linear layer (GPT-OSS:
+// attention_bias and the experts' biases), written as linear_bias.
+Common write_common(Config& c, ModelText& w, bool mla, const std::string& dtype_default = "",
+                    bool all_biases = false) {
   Common out;
   out.layers = c.integer("num_hidden_layers");
   // The model format's bound (docs/formats.md: 1,024 blocks), checked before
@@ -262,16 +269,25 @@ Common write_common(Config& c, ModelText& w, bool mla) {
   w.field("norm_type", "RMSNORM");
   // The element size: torch_dtype (transformers 4), dtype (transformers 5).
   const std::string dtype_key = c.has("torch_dtype") ? "torch_dtype" : "dtype";
-  const std::optional<std::string> dtype = c.string_if(dtype_key);
+  std::optional<std::string> dtype = c.string_if(dtype_key);
+  std::string dtype_source = dtype_key;
+  if (!dtype && !dtype_default.empty()) {
+    dtype = dtype_default;
+    dtype_source = "";  // the family's default, not a key of the file
+  }
   if (!dtype) c.fail("torch_dtype", "required: the element size (bfloat16, float16 or float32)");
   if (*dtype == "bfloat16" || *dtype == "float16")
-    w.field("dtype_bytes", 2, dtype_key);
+    w.field("dtype_bytes", 2, dtype_source);
   else if (*dtype == "float32")
-    w.field("dtype_bytes", 4, dtype_key);
+    w.field("dtype_bytes", 4, dtype_source);
   else
     c.fail(dtype_key, fmt::format("{} is not an element size moeplan plans (bfloat16, float16, float32)",
                                   quoted_for_error(*dtype)));
-  if (c.boolean_if("attention_bias").value_or(false))
+  if (all_biases) {
+    if (!c.boolean_if("attention_bias").value_or(false))
+      c.fail("attention_bias", "this family has biases on every linear layer: attention_bias must be true");
+    w.field("linear_bias", "true", "attention_bias");
+  } else if (c.boolean_if("attention_bias").value_or(false))
     c.fail("attention_bias", mla ? "biases on MLA's projections: the model format gives them none"
                                  : "biases on Q, K, V and O: the model format has biases on Q, K, V only (qkv_bias) "
                                    "or on every linear layer (linear_bias)");
@@ -380,6 +396,48 @@ void write_qwen_moe(Config& c, ModelText& w, bool shared_expert, std::vector<std
   w.close();
 }
 
+// GPT-OSS (modeling_gpt_oss.py): every block MoE; attention with biases on
+// Q, K, V and O, a learned sink per head, and a sliding window in the blocks
+// layer_types marks "sliding_attention"; experts (SwiGLU with biases, clamped)
+// of intermediate_size, top experts_per_token, a router with a bias.
+void write_gpt_oss(Config& c, ModelText& w, std::vector<std::string>& notes) {
+  const Common common = write_common(c, w, false, "bfloat16", true);
+  if (!c.has("torch_dtype") && !c.has("dtype"))
+    notes.push_back("no torch_dtype in the config (its experts ship in MXFP4): 2-byte elements, BF16 training as "
+                    "Megatron-Bridge's GPT-OSS recipes run");
+  w.field("attention_sinks", "true");
+  const Json* types = c.find("layer_types");
+  if (types == nullptr || !types->is_array() || static_cast<std::int64_t>(types->as_array().size()) != common.layers)
+    c.fail("layer_types", fmt::format("required: one of sliding_attention or full_attention per block ({})",
+                                      common.layers));
+  std::string windowed;
+  std::int64_t i = 0;
+  for (const Json& t : types->as_array()) {
+    if (!t.is_string() || (t.as_string() != "sliding_attention" && t.as_string() != "full_attention"))
+      c.fail("layer_types", fmt::format("block {}: expected sliding_attention or full_attention", i));
+    if (t.as_string() == "sliding_attention") windowed += (windowed.empty() ? "" : ", ") + std::to_string(i);
+    ++i;
+  }
+  if (!windowed.empty()) {
+    w.field("sliding_window", c.integer("sliding_window"), "sliding_window");
+    w.field("sliding_window_layers", "[" + windowed + "]", "layer_types");
+  } else {
+    c.find("sliding_window");  // read: no block uses it
+  }
+  const std::int64_t top_k = c.integer("num_experts_per_tok");
+  if (const auto also = c.integer_if("experts_per_token"); also && *also != top_k)
+    c.fail("experts_per_token", fmt::format("{} disagrees with num_experts_per_tok {}", *also, top_k));
+  notes.push_back("the router's bias (num_local_experts per block) is not counted; linear_bias counts the experts' "
+                  "and the attention's");
+  w.open("moe");
+  w.field("num_experts", c.integer("num_local_experts"), "num_local_experts");
+  w.field("top_k", top_k, "num_experts_per_tok");
+  w.field("dropless", "true");  // GptOssMLP computes every routed token
+  w.field("expert_type", "SWIGLU");
+  w.field("expert_ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
+  w.close();
+}
+
 // DeepSeek-V2 and V3 (modeling_deepseek.py): MLA attention; block i is MoE when
 // n_routed_experts is set, i >= first_k_dense_replace and i % moe_layer_freq == 0.
 void write_deepseek(Config& c, ModelText& w, const HfImportOptions& options, std::vector<std::string>& notes) {
@@ -485,6 +543,8 @@ HfImport import_hf_config_text(const std::string& path, const std::string& json,
     write_mixtral(c, w);
   else if (*type == "qwen2_moe" || *type == "qwen3_moe")
     write_qwen_moe(c, w, *type == "qwen2_moe", out.notes);
+  else if (*type == "gpt_oss")
+    write_gpt_oss(c, w, out.notes);
   else
     write_deepseek(c, w, options, out.notes);
   c.check_every_key_read(*type);

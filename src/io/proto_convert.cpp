@@ -274,6 +274,23 @@ model::ModelSpec to_spec(const pb::Model& m) {
   s.dtype_bytes = required(m.has_dtype_bytes(), m.dtype_bytes(), "dtype_bytes");
   s.ffn_hidden = at_most(m.ffn_hidden(), kMaxHidden, "ffn_hidden");
   s.moe_layer = moe_layer_flags(m, s.num_layers);
+  s.attention_sinks = m.attention_sinks();
+  if (m.has_sliding_window() || m.sliding_window_layers_size() > 0) {
+    s.sliding_window = at_most(required(m.has_sliding_window(), m.sliding_window(), "sliding_window"), kMaxSeq,
+                               "sliding_window");
+    if (s.sliding_window < 1) throw_input_error("sliding_window", "must be at least 1 token");
+    if (m.sliding_window_layers_size() == 0)
+      throw_input_error("sliding_window_layers", "required with sliding_window: the blocks that use it");
+    s.window_layer.assign(static_cast<std::size_t>(s.num_layers), false);
+    for (const std::int64_t layer : m.sliding_window_layers()) {
+      if (layer < 0 || layer >= s.num_layers)
+        throw_input_error("sliding_window_layers",
+                          fmt::format("block {} is not one of the model's 0..{}", layer, s.num_layers - 1));
+      if (s.window_layer[static_cast<std::size_t>(layer)])
+        throw_input_error("sliding_window_layers", fmt::format("block {} is listed twice", layer));
+      s.window_layer[static_cast<std::size_t>(layer)] = true;
+    }
+  }
   if (!m.has_moe()) {
     // A dense model: every block's FFN is the dense one, so its type cannot
     // default to the experts' (there are none).

@@ -1,5 +1,7 @@
 #include <moeplan/model/model_stats.hpp>
 
+#include <algorithm>
+
 namespace moeplan::model {
 
 AttentionParams attention_matmul_weights(const ModelSpec& m) {
@@ -31,6 +33,8 @@ AttentionParams attention_matmul_weights(const ModelSpec& m) {
 
 AttentionParams attention_params(const ModelSpec& m) {
   AttentionParams p = attention_matmul_weights(m);
+  // GPT-OSS's sinks: one learned logit per head, split over tp with the heads.
+  if (m.attention_sinks) p.split += m.num_heads;
   if (m.mla) {
     // RMSNorms of the latents (q_a_layernorm, kv_a_layernorm), one scale per element.
     p.replicated += m.mla->q_lora_rank.value_or(0) + m.mla->kv_lora_rank;
@@ -105,9 +109,17 @@ double forward_matmul_flops_per_token(const ModelSpec& m) {
 
 double forward_flops_per_token(const ModelSpec& m, std::int64_t seq_len) {
   // QK^T (2 x head_dim) and AV (2 x value_head_dim) FLOPs per head per context
-  // token; a causal mask makes the average context seq_len / 2.
-  const double attention_context = static_cast<double>(m.num_layers) * static_cast<double>(seq_len) *
-                                   static_cast<double>(m.num_heads * (m.head_dim + m.value_head_dim()));
+  // token; a causal mask makes the average context seq_len / 2 (the pairs
+  // L (L + 1) / 2 over L, less the diagonal's half). A block with a sliding
+  // window of w sees at most w: its pairs w L - w (w - 1) / 2 (L >= w) over L,
+  // less the same half.
+  const double seq = static_cast<double>(seq_len);
+  const double windows = static_cast<double>(m.num_window_layers());
+  const double w = std::min(static_cast<double>(m.sliding_window), seq);
+  const double window_context = windows > 0 ? (w * seq - w * (w - 1.0) / 2.0) / seq - 0.5 : 0.0;
+  const double per_context_token = 2.0 * static_cast<double>(m.num_heads * (m.head_dim + m.value_head_dim()));
+  const double attention_context =
+      per_context_token * ((static_cast<double>(m.num_layers) - windows) * seq / 2.0 + windows * window_context);
   return forward_matmul_flops_per_token(m) + attention_context;
 }
 

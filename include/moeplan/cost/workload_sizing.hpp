@@ -15,10 +15,16 @@ namespace moeplan::cost {
 /// sequence add up to the whole sequence's L (L + 1) / 2.
 double causal_pairs(double l_queries, double c_context);
 
+/// The same under a sliding window of w tokens (each query sees itself and the
+/// w - 1 before it): the query at 1-based position j computes min(j, w) pairs.
+/// With w >= c it is causal_pairs.
+double windowed_pairs(double l_queries, double c_context, double window);
+
 /// Score and value FLOPs of those pairs, whole model width: per pair
 /// 4 h k (QK^T and AV, 2 FLOPs per multiply-add) + 3 h (softmax), FoldMoE Eq. 5's
 /// (4H + 3h) with H = h k. With MLA, 2 h qk + 2 h v + 3 h (qk = nope + rope, v = v_head_dim).
-double attention_core_flops(const model::ModelSpec& model, double l_queries, double c_context);
+/// With a window > 0, over windowed_pairs (a sliding-window block).
+double attention_core_flops(const model::ModelSpec& model, double l_queries, double c_context, double window = 0);
 
 /// Q, K, V and O projection FLOPs of `tokens` tokens: 2 x (2 d h k + 2 d g k)
 /// per token (Eq. 5's 8 H^2 without GQA; g = KV heads); with MLA, 2 x its

@@ -65,6 +65,13 @@ struct ModelSpec {
   std::int64_t dtype_bytes = 2;
   MoeSpec moe;
   std::optional<MlaSpec> mla;  ///< multi-head latent attention; empty: Q, K, V, O of head_dim per head
+  /// Sliding-window attention: tokens a query sees (itself included) in the
+  /// blocks where window_layer is true; 0: none (every block causal over all).
+  std::int64_t sliding_window = 0;
+  std::vector<bool> window_layer;  ///< per block; empty without a window
+  bool attention_sinks = false;    ///< a learned sink logit per head per block (parameters only)
+  /// Blocks with the sliding window.
+  std::int64_t num_window_layers() const;
   /// One flag per block, true where the FFN is an MoE layer.
   std::vector<bool> moe_layer;
 

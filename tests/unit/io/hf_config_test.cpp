@@ -104,7 +104,21 @@ TEST_CASE("io::import_hf_config reproduces the published parameter counts", "[io
   //   160 experts of 3 d 1536 (23,592,960 each), a shared 2 x 1536 wide, router
   //   160 d: 235,741,434,880 total; top-6: 21,375,800,320 active, 20,851,512,320
   //   without the embedding table. Report: 236B / 21B.
+  // GPT-OSS-120B: d 2880, 36 blocks, 64 / 8 heads of 64; attention 2 d 4096 + 2 d
+  //   512 = 26,542,080 with biases 4096 + 512 + 512 + 2880 = 8,000 and 64 sinks;
+  //   norms 2 d; router 128 d = 368,640; 128 experts of 3 d 2880 with biases
+  //   2 x 2880 + 2880 = 24,891,840 each; embedding and head 2 x 201088 d =
+  //   1,158,266,880; final norm d: 36 x 3,213,080,064 + 1,158,269,760 =
+  //   116,829,152,064 total; top-4: 36 x 126,491,904 + 1,158,269,760 =
+  //   5,711,978,304 active, 5,132,844,864 without the embedding table. Card:
+  //   116.8B ("117B") / 5.1B.
+  // GPT-OSS-20B: the same blocks with 32 experts (router 92,160), 24 of them:
+  //   24 x 823,186,944 + 1,158,269,760 = 20,914,756,416 total; 24 x 126,215,424 +
+  //   1,158,269,760 = 4,187,439,936 active, 3,608,306,496 without the embedding
+  //   table. Card: 21B (20.9B) / 3.6B.
   const Card cards[] = {
+      {"gpt-oss-120b", 116829152064, 5711978304, 116.8e9, 5.1e9, true},
+      {"gpt-oss-20b", 20914756416, 4187439936, 20.9e9, 3.6e9, true},
       {"llama-3.1-405b", 405853388800, 405853388800, 405e9, 405e9, false},
       {"deepseek-v2", 235741434880, 21375800320, 236e9, 21e9, true},
       {"llama-3-8b", 8030261248, 8030261248, 8.03e9, 8.03e9, false},
@@ -290,4 +304,28 @@ TEST_CASE("docs/formats.md lists the keys import-hf ignores, as the importer hol
   REQUIRE(a != std::string::npos);
   REQUIRE(b != std::string::npos);
   CHECK(doc.substr(a + begin.size(), b - a - begin.size()) == moeplan::io::hf_ignored_keys_markdown());
+}
+
+TEST_CASE("io::import_hf_config reads GPT-OSS: sliding-window blocks, sinks, biases everywhere", "[io][hf]") {
+  using Catch::StartsWith;
+  const moeplan::io::HfImport g = moeplan::io::import_hf_config(hf_file("gpt-oss-120b"));
+  const moeplan::model::ModelSpec& m = g.model;
+  // layer_types alternates sliding_attention (even blocks) and full_attention.
+  CHECK(m.sliding_window == 128);
+  REQUIRE(m.window_layer.size() == 36);
+  CHECK(m.num_window_layers() == 18);
+  CHECK(m.window_layer[0]);
+  CHECK_FALSE(m.window_layer[1]);
+  CHECK(m.window_layer[34]);
+  CHECK(m.attention_sinks);
+  CHECK(m.linear_bias);
+  CHECK(m.dtype_bytes == 2);  // no torch_dtype in the file: BF16 training, said in a note
+  CHECK(m.moe.num_experts == 128);
+  CHECK(m.moe.top_k == 4);
+  CHECK(m.moe.expert_ffn_hidden == 2880);
+  CHECK_THAT(refusal(edited("gpt-oss-120b", "layer_types", "[\"sliding_attention\"]")),
+             StartsWith("layer_types: required: one of sliding_attention or full_attention per block (36)"));
+  CHECK_THAT(refusal(edited("gpt-oss-120b", "experts_per_token", "2")),
+             StartsWith("experts_per_token: 2 disagrees with num_experts_per_tok 4"));
+  CHECK_THAT(refusal(edited("gpt-oss-120b", "attention_bias", "false")), StartsWith("attention_bias: this family"));
 }

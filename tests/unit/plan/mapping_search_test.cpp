@@ -7,6 +7,8 @@
 #include <moeplan/io/loader.hpp>
 #include <moeplan/model/validate.hpp>
 #include <moeplan/plan/mapping_search.hpp>
+#include <moeplan/cost/workload_sizing.hpp>
+#include <moeplan/model/family_rules.hpp>
 
 #include "../test_support.hpp"
 #include "folding_toy.hpp"
@@ -547,4 +549,29 @@ TEST_CASE("plan::enumerate_mappings splits layers that do not divide by Megatron
     }
   }
   CHECK(saw_pp2);
+}
+
+TEST_CASE("plan::price_mapping prices a sliding window's pairs, and refuses it where it is not modelled",
+          "[plan][folding][window]") {
+  // The toy's one block with a window of 3 tokens over its 8: queries 1..8 see
+  // min(j, 3) = 1 + 2 + 3 x 6 = 21 pairs, not 36. Core FLOPs at tp 2: 22 x 21 / 2
+  // = 231 (0.231 ms on the attention line) instead of 396: forward once and
+  // backward twice, 3 x (0.396 - 0.231) = 0.495 ms less than 4.836 (tp 2 cp 1 ep 2 etp 1).
+  CHECK(cost::windowed_pairs(8, 8, 3) == 21);
+  CHECK(cost::windowed_pairs(4, 8, 3) == 12);  // the last 4 queries: 3 each
+  CHECK(cost::windowed_pairs(8, 8, 100) == cost::causal_pairs(8, 8));
+  model::ScenarioSpec s = toy_scenario();
+  s.model.sliding_window = 3;
+  s.model.window_layer = {true};
+  // Twice the peak: only MFU's denominator (the toy runs at MFU 0.99 unwindowed).
+  s.cluster.gpu.peak_flops_per_s_bf16 = 2e6;
+  const cost::CostModel costs(*s.profile);
+  CHECK(plan::price_mapping(s, costs, mapping(2, 1, 1, 2, 1)).iteration_ms == Approx(4.836 - 0.495));
+  // Under context parallelism the ring passes every earlier block: not built for a window.
+  CHECK_THROWS_WITH(plan::price_mapping(s, costs, mapping(1, 2, 1, 2, 1)),
+                    Catch::Contains("context parallelism with sliding-window attention"));
+  // A layer schedule prices causal attention over the whole sequence: refused by name.
+  model::ScenarioSpec foldmoe = s;
+  foldmoe.schedule.family = "foldmoe";
+  CHECK_THROWS_WITH(model::family_rules("foldmoe").validate(foldmoe), Catch::Contains("sliding-window attention"));
 }

@@ -240,6 +240,9 @@ Compounds compounds_for(const std::string& scenario) {
   c["workload.routing"] = {{{o("workload.routing", "zipf"), o("workload.routing_zipf_s", "1.2")}, {}}};
   // The first blocks dense (DeepSeek's first_k_dense_replace) need a dense FFN width.
   c["model.moe.first_k_dense"] = {{{o("model.moe.first_k_dense", "1"), o("model.ffn_hidden", "4096")}, {}}};
+  // A sliding window needs its blocks, and its blocks a window.
+  for (const char* f : {"model.sliding_window", "model.sliding_window_layers"})
+    c[f] = {{{o("model.sliding_window", "64"), o("model.sliding_window_layers", "0")}, {}}};
   // Group-limited routing picks among the expert groups: one group of every expert.
   c["model.moe.topk_groups"] = {{{o("model.moe.num_expert_groups", "1"), o("model.moe.topk_groups", "1")}, {}}};
 
