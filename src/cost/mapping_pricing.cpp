@@ -211,6 +211,31 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   const HeldParams layers_only = held_params_of_layers(m, c);
   out.layer_gradient_rs_ms = comm(costs, OpClass::ReduceScatter, dp_cp_g, layers_only.dense * 4) +
                              comm(costs, OpClass::ReduceScatter, edp_g, layers_only.expert * 4);
+  // Megatron-Core's overlap (docs/cost-model.md, "Data-parallel overlap"):
+  // --overlap-grad-reduce launches each bucket's reduce-scatter as its
+  // gradients are final, during the last micro-batch's backward pass, so the
+  // layers' reduce-scatter hides behind up to that pass on the stage holding
+  // the most blocks; --overlap-param-gather all-gathers each bucket as the next
+  // iteration's first forward pass reaches it. The ends' (embedding, LM head)
+  // collectives stay exposed. The compute they run beside slows by the
+  // profile's overlap_compute_slowdown (the contention rule), which the step pays back.
+  {
+    StageBlocks most = stage_blocks(m, c, 0);
+    for (std::int64_t stage = 1; stage < c.pp; ++stage)
+      if (const StageBlocks here = stage_blocks(m, c, stage); here.moe + here.dense > most.moe + most.dense)
+        most = here;
+    const double stage_forward = most.moe * out.layer_forward_ms + most.dense * out.dense_layer_forward_ms;
+    const double stage_backward = most.moe * out.layer_backward_ms + most.dense * out.dense_layer_backward_ms;
+    double hidden = 0;
+    if (s.schedule.overlap_grad_reduce) hidden += std::min(out.layer_gradient_rs_ms, stage_backward);
+    if (s.schedule.overlap_param_gather) {
+      const double layer_gather = comm(costs, OpClass::AllGather, dp_cp_g, layers_only.dense * b) +
+                                  comm(costs, OpClass::AllGather, edp_g, layers_only.expert * b);
+      hidden += std::min(layer_gather, stage_forward);
+    }
+    out.dp_overlap_hidden_ms = hidden;
+    out.optimizer_ms += hidden * (costs.overlap_compute_slowdown() - 1.0) - hidden;
+  }
   // The sizes the chunk's tasks stand for (trace args): weight GEMMs, attention core and router FLOPs.
   out.layer_forward_flops = proj_flops + core_flops + moe.gating_forward_flops + moe.expert_forward_flops;
   out.layer_backward_flops = 2 * (proj_flops + core_flops + moe.gating_forward_flops) + moe.expert_backward_flops;

@@ -44,6 +44,11 @@ std::vector<model::OptionRule> layer_schedule_option_rules() {
                "sinks are parameters without a GEMM: they enter folding's memory check; the other families' "
                "schedules price time, not memory",
                [](S) { return true; }});
+  for (const char* f : {"schedule.overlap_grad_reduce", "schedule.overlap_param_gather"})
+    r.push_back({f, "",
+                 "Megatron-Core's data-parallel overlap of the distributed optimizer's step, priced by the folding "
+                 "family; the FoldMoE, FSMoE and FlowMoE schedules place their own gradient collectives",
+                 [](S) { return true; }});
   r.push_back({"parallelism.pipeline_layout", "",
                "the FoldMoE, FSMoE and FlowMoE schedules run every layer on one pipeline stage",
                [](S) { return true; }});

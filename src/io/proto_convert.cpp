@@ -555,6 +555,8 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
                         fmt::format("must be flash or unfused, got {}", quoted_for_error(o.attention_backend())));
     s.schedule.attention_backend = o.attention_backend();
   }
+  s.schedule.overlap_grad_reduce = o.overlap_grad_reduce();
+  s.schedule.overlap_param_gather = o.overlap_param_gather();
   if (o.has_compute_jitter_cv()) {
     // Plausibility: a cv of 1 already gives a task one time in six more than
     // twice its mean (lognormal, sigma^2 = ln 2); kernel timings vary by a few

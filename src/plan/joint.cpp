@@ -311,6 +311,13 @@ double joint_lower_bound_ms(const MappingResult& f) {
 JointSearch search_joint(const model::ScenarioSpec& s, const cost::CostModel& costs, const JointOptions& o,
                          const std::optional<cost::MappingConfig>& default_mapping) {
   JointSearch out;
+  // The joint search prices its own overlap of the gradient reduce-scatter
+  // (StageOverlap::optimizer_saved_ms): Megatron's flags on top would hide it twice.
+  for (const auto& [set, field] : {std::pair{s.schedule.overlap_grad_reduce, "schedule.overlap_grad_reduce"},
+                                   {s.schedule.overlap_param_gather, "schedule.overlap_param_gather"}})
+    if (set)
+      throw_input_error(field, "the joint search prices its own overlap of the optimizer step with the overlap "
+                               "schedules; leave it false there");
   // Every mapping priced once: its layers serve every schedule's run on it.
   std::vector<Mapping> all;
   for (PricedMapping& p : price_mappings(s, costs, o.mode, o.threads, &out.threads))

@@ -44,6 +44,8 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& s
       out += " --bf16 --fp8-format e4m3 --fp8-recipe mxfp8";
       break;
   }
+  if (scenario.schedule.overlap_grad_reduce) out += " --overlap-grad-reduce";
+  if (scenario.schedule.overlap_param_gather) out += " --overlap-param-gather";
   if (scenario.schedule.recompute == "selective") out += " --recompute-granularity selective";
   if (scenario.schedule.attention_backend == "unfused") out += " --attention-backend unfused";
   if (scenario.schedule.recompute == "full")
@@ -51,10 +53,12 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& s
   out += '\n';
   out += fmt::format(
       "# assumed by the plan: rank order {} (Megatron-Core's default is tp-cp-ep-dp-pp); the distributed "
-      "optimizer's ReduceScatter and AllGather run after the pipeline drains (no --overlap-grad-reduce, no "
-      "--overlap-param-gather); context-parallel ring exchanges hidden under attention; dp {} edp {}; "
-      "{} ms per iteration, MFU {:.1f}%\n",
-      p.order, p.dp, p.edp, r.chosen.iteration_ms, 100 * r.chosen.mfu.value_or(0));
+      "optimizer's gradient ReduceScatter {} and its parameter AllGather {}; context-parallel ring exchanges "
+      "hidden under attention; dp {} edp {}; {} ms per iteration, MFU {:.1f}%\n",
+      p.order,
+      scenario.schedule.overlap_grad_reduce ? "behind the last backward pass" : "after the pipeline drains",
+      scenario.schedule.overlap_param_gather ? "behind the next first forward pass" : "after it",
+      p.dp, p.edp, r.chosen.iteration_ms, 100 * r.chosen.mfu.value_or(0));
   return out;
 }
 

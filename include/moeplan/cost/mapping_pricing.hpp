@@ -67,6 +67,10 @@ struct LayerPrices {
   double optimizer_ms = 0;
   double optimizer_bytes = 0;       ///< gradient and parameter bytes it moves
   double layer_gradient_rs_ms = 0;  ///< its gradient ReduceScatter of the layers' parameters (not the ends')
+  /// Of the step, what Megatron's --overlap-grad-reduce / --overlap-param-gather
+  /// (schedule.overlap_*) hid behind the stage's passes; optimizer_ms is what
+  /// stayed exposed, plus the compute slowdown of the overlap.
+  double dp_overlap_hidden_ms = 0;
 
   StageBlocks busiest_moe_stage;  ///< the stage holding the most MoE blocks (the breakdown's)
   double memory_bytes_per_gpu = 0;

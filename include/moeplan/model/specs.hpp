@@ -287,6 +287,8 @@ struct ScheduleSpec {
   std::uint64_t jitter_seed = 1;
   std::string recompute = "selective";  ///< activation recomputation: none, selective, full
   std::string attention_backend = "flash";  ///< flash (no score matrix stored) or unfused
+  bool overlap_grad_reduce = false;   ///< Megatron's --overlap-grad-reduce (folding)
+  bool overlap_param_gather = false;  ///< Megatron's --overlap-param-gather (folding)
 };
 
 /// @brief Knobs a planner chose (CLI.md `plan` keys).

@@ -54,6 +54,12 @@ std::vector<model::OptionRule> make_rules() {
                  "folding prices a layer's collectives as exposed and overlaps only the P2P transfers between pipeline "
                  "stages with compute; with pp = 1 there are none",
                  [](S s) { return s.parallel.pp == 1; }});
+  // The distributed optimizer's step moves nothing with dp x cp = edp = 1.
+  for (const char* f : {"schedule.overlap_grad_reduce", "schedule.overlap_param_gather"})
+    r.push_back({f, "when dp x cp and edp are 1",
+                 "the distributed optimizer reduces and gathers nothing without data parallelism: there is no step "
+                 "to overlap",
+                 [](S s) { return s.parallel.dp * s.parallel.cp == 1 && s.parallel.edp == 1; }});
   // Noise is a question simulate answers (mean and p95 over seeds) for the layer schedules.
   r.push_back({"schedule.compute_jitter_cv", "",
                "noise on compute tasks is simulated for the FoldMoE, FSMoE and FlowMoE schedules; folding prices each "
@@ -114,6 +120,8 @@ class FoldingRules final : public model::FamilyRules {
                                         "parallelism.etp",
                                         "schedule.recompute",
                                         "schedule.attention_backend",
+                                        "schedule.overlap_grad_reduce",
+                                        "schedule.overlap_param_gather",
                                         "cluster.gpu.memory_gib",
                                         "model.vocab_size",
                                         "model.max_position_embeddings",

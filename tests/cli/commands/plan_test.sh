@@ -253,6 +253,11 @@ PY
 # An FP8 recipe reaches Megatron's arguments by its name there (and mxfp8 is refused on Hopper).
 check "plan --emit megatron (fp8_tensorwise)" 0 "$bin" plan folding-llama3-70b-64 --set workload.precision=fp8_tensorwise --emit megatron
 grep -q -- "--fp8-format hybrid --fp8-recipe tensorwise" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the FP8 recipe"; }
+# Megatron's data-parallel overlap reaches its arguments; the joint search prices its own and refuses it.
+check "plan --emit megatron (overlap_grad_reduce)" 0 "$bin" plan folding-llama3-70b-64 --set schedule.overlap_grad_reduce=true --set schedule.overlap_param_gather=true --emit megatron
+grep -q -- "--overlap-grad-reduce --overlap-param-gather" "$tmp/out" && grep -q "behind the last backward pass" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the DP overlap"; }
+check "plan --joint refuses Megatron's DP overlap" 2 "$bin" plan folding-llama3-70b-64 --joint --set schedule.overlap_grad_reduce=true
+grep -q "schedule.overlap_grad_reduce: the joint search prices its own overlap" "$tmp/err" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL joint's refusal does not name schedule.overlap_grad_reduce"; }
 check "plan: mxfp8 on H100 is refused" 2 "$bin" plan folding-llama3-70b-64 --set workload.precision=mxfp8
 grep -q "cluster.gpu.mx_formats" "$tmp/err" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL mxfp8 refusal does not name cluster.gpu.mx_formats"; }
 check "plan --emit knobs (flowmoe)" 0 "$bin" plan flowmoe-gpt2-tiny-moe-c1 --emit knobs

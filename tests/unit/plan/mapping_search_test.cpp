@@ -575,3 +575,28 @@ TEST_CASE("plan::price_mapping prices a sliding window's pairs, and refuses it w
   foldmoe.schedule.family = "foldmoe";
   CHECK_THROWS_WITH(model::family_rules("foldmoe").validate(foldmoe), Catch::Contains("sliding-window attention"));
 }
+
+TEST_CASE("plan::price_mapping with Megatron's data-parallel overlap (toy, by hand)", "[plan][folding][dp-overlap]") {
+  // tp 1 cp 2 ep 1 etp 1 (6.596 ms above): the step after the drain is 0.888
+  // (dense, dp x cp = 2) + 0.768 (experts, edp = 2) = 1.656 ms. The layers'
+  // share (no embedding, LM head or final norm): dense attention 64 + norms 8 +
+  // router 8 = 80 parameters, experts 128: gradient ReduceScatter 80 x 4 B +
+  // 128 x 4 B = 832 B = 0.832 ms; parameter AllGather 80 x 2 + 128 x 2 = 416 B =
+  // 0.416 ms. The one block's micro-batch backward is 2.968 + 0.244 (the
+  // exposed ring step) = 3.212 ms, its forward 1.484 + 0.244 = 1.728 ms: both
+  // collectives fit behind them.
+  //   --overlap-grad-reduce:                      6.596 - 0.832 = 5.764
+  //   and --overlap-param-gather:                 5.764 - 0.416 = 5.348
+  //   compute slowed 1.5 x beside them: + 0.5 x (0.832 + 0.416) = 5.972
+  model::ScenarioSpec s = toy_scenario();
+  const cost::MappingConfig c = mapping(1, 2, 1, 1, 1);
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(6.596));
+  s.schedule.overlap_grad_reduce = true;
+  const plan::MappingResult rs = plan::price_mapping(s, cost::CostModel(*s.profile), c);
+  CHECK(rs.iteration_ms == Approx(5.764));
+  CHECK(rs.breakdown.dp_ms == Approx(1.656 - 0.832));
+  s.schedule.overlap_param_gather = true;
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(5.348));
+  s.profile->overlap_compute_slowdown = 1.5;
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(5.972));
+}
