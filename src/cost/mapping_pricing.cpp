@@ -176,6 +176,27 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   out.layer_backward_ms = 2 * att_fwd + tp_fwd + cp_exposed + 2 * router + experts_bwd + a2a + etp_agrs +
                           att_cast.backward.value + moe_cast.backward.value;
   out.layer_comm_ms = tp_fwd + cp_exposed + a2a + etp_agrs;
+  // Megatron-Core's 1F1B A2A overlap (docs/cost-model.md, "EP AlltoAll
+  // overlap"): in the steady state a micro-batch's forward and another's
+  // backward run layer by layer together, each one's dispatch and combine
+  // beside the other's compute. The steady pairs of the first stage: m - 1 with
+  // one stage (a pass cannot pair with its own backward), m - pp + 1 with more;
+  // the warm-up and cool-down passes keep their AlltoAll exposed. The compute
+  // beside it slows by the profile's overlap_compute_slowdown.
+  if (s.schedule.a2a_overlap && moe_blocks && c.ep > 1) {
+    const double m_b = as_double(micro_batches);
+    const double pairs = std::max(0.0, c.pp == 1 ? m_b - 1.0 : m_b - as_double(c.pp) + 1.0);
+    const double steady = pairs / m_b;
+    const double compute_forward = att_fwd + router + experts_fwd + att_cast.forward.value + moe_cast.forward.value;
+    const double compute_backward =
+        2 * att_fwd + 2 * router + experts_bwd + att_cast.backward.value + moe_cast.backward.value;
+    const double slow = costs.overlap_compute_slowdown() - 1.0;
+    const double hidden_forward = steady * std::min(a2a, compute_backward);
+    const double hidden_backward = steady * std::min(a2a, compute_forward);
+    out.layer_forward_ms -= hidden_forward * (1.0 - slow);
+    out.layer_backward_ms -= hidden_backward * (1.0 - slow);
+    out.a2a_hidden_ms = hidden_forward + hidden_backward;
+  }
   // A dense block (first_k_dense, interval rules): attention, then the dense
   // FFN split over tp with its own AllGather / ReduceScatter (Megatron-Core's MLP under TP + SP).
   // By shape when the profile has a GEMM shape model (as the experts are), else the gemm line on the FLOPs.

@@ -314,7 +314,8 @@ JointSearch search_joint(const model::ScenarioSpec& s, const cost::CostModel& co
   // The joint search prices its own overlap of the gradient reduce-scatter
   // (StageOverlap::optimizer_saved_ms): Megatron's flags on top would hide it twice.
   for (const auto& [set, field] : {std::pair{s.schedule.overlap_grad_reduce, "schedule.overlap_grad_reduce"},
-                                   {s.schedule.overlap_param_gather, "schedule.overlap_param_gather"}})
+                                   {s.schedule.overlap_param_gather, "schedule.overlap_param_gather"},
+                                   {s.schedule.a2a_overlap, "schedule.a2a_overlap"}})
     if (set)
       throw_input_error(field, "the joint search prices its own overlap of the optimizer step with the overlap "
                                "schedules; leave it false there");

@@ -97,7 +97,7 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
                    l.experts_cast_backward_ms) +
       per_stage_dense *
           (l.dense_ffn_ms + l.dense_ffn_backward_ms + l.dense_ffn_cast_forward_ms + l.dense_ffn_cast_backward_ms);
-  out.breakdown.a2a_ms = per_stage * 2 * l.a2a_ms;
+  out.breakdown.a2a_ms = per_stage * (2 * l.a2a_ms - l.a2a_hidden_ms);
   out.breakdown.agrs_ms = per_stage * 2 * (l.tp_comm_ms + l.etp_comm_ms + l.cp_exposed_ms) +
                           per_stage_dense * 2 * (2 * l.tp_comm_ms + l.cp_exposed_ms);
   out.breakdown.dp_ms = l.optimizer_ms;

@@ -44,6 +44,7 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& s
       out += " --bf16 --fp8-format e4m3 --fp8-recipe mxfp8";
       break;
   }
+  if (scenario.schedule.a2a_overlap) out += " --overlap-moe-expert-parallel-comm";
   if (scenario.schedule.overlap_grad_reduce) out += " --overlap-grad-reduce";
   if (scenario.schedule.overlap_param_gather) out += " --overlap-param-gather";
   if (scenario.schedule.recompute == "selective") out += " --recompute-granularity selective";

@@ -38,6 +38,10 @@ struct LayerPrices {
   double experts_backward_ms = 0;
   double a2a_ms = 0;               ///< EP dispatch + combine
   double etp_comm_ms = 0;          ///< ETP AllGather + ReduceScatter
+  /// Of the forward and backward a2a_ms, what Megatron's 1F1B A2A overlap
+  /// (schedule.a2a_overlap) hid, on average per micro-batch; the layer times
+  /// are net of it (less the compute slowdown beside it).
+  double a2a_hidden_ms = 0;
   double dense_ffn_ms = 0;         ///< a dense block's FFN, forward (0 without dense blocks)
   double dense_ffn_backward_ms = 0;  ///< and backward (twice the forward without a GEMM shape model)
   /// FP8 casts (workload.precision; 0 under bf16) in front of the attention

@@ -289,6 +289,7 @@ struct ScheduleSpec {
   std::string attention_backend = "flash";  ///< flash (no score matrix stored) or unfused
   bool overlap_grad_reduce = false;   ///< Megatron's --overlap-grad-reduce (folding)
   bool overlap_param_gather = false;  ///< Megatron's --overlap-param-gather (folding)
+  bool a2a_overlap = false;           ///< Megatron's --overlap-moe-expert-parallel-comm (folding)
 };
 
 /// @brief Knobs a planner chose (CLI.md `plan` keys).

@@ -60,6 +60,9 @@ std::vector<model::OptionRule> make_rules() {
                  "the distributed optimizer reduces and gathers nothing without data parallelism: there is no step "
                  "to overlap",
                  [](S s) { return s.parallel.dp * s.parallel.cp == 1 && s.parallel.edp == 1; }});
+  r.push_back({"schedule.a2a_overlap", "when ep is 1 or the model is dense",
+               "with ep = 1 (or no experts) there is no AlltoAll to overlap",
+               [](S s) { return s.parallel.ep == 1 || s.model.is_dense(); }});
   // Noise is a question simulate answers (mean and p95 over seeds) for the layer schedules.
   r.push_back({"schedule.compute_jitter_cv", "",
                "noise on compute tasks is simulated for the FoldMoE, FSMoE and FlowMoE schedules; folding prices each "
@@ -122,6 +125,7 @@ class FoldingRules final : public model::FamilyRules {
                                         "schedule.attention_backend",
                                         "schedule.overlap_grad_reduce",
                                         "schedule.overlap_param_gather",
+                                        "schedule.a2a_overlap",
                                         "cluster.gpu.memory_gib",
                                         "model.vocab_size",
                                         "model.max_position_embeddings",

@@ -600,3 +600,29 @@ TEST_CASE("plan::price_mapping with Megatron's data-parallel overlap (toy, by ha
   s.profile->overlap_compute_slowdown = 1.5;
   CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(5.972));
 }
+
+TEST_CASE("plan::price_mapping with Megatron's 1F1B A2A overlap (toy, by hand)", "[plan][folding][a2a-overlap]") {
+  // tp 2 cp 1 ep 2 etp 1 with two micro-batches (global batch 2, dp 1): each
+  // micro-batch 4.836 ms as above (forward compute 1.484, backward 2.968, TP
+  // 0.128 and EP dispatch + combine 0.064 per pass): 9.672 ms. With one stage
+  // the steady state pairs micro-batch 2's forward with 1's backward: 1 pair
+  // of 2, so on average half of each pass's AlltoAll hides (behind the other
+  // pass's compute, which is longer): 2 micro-batches x (0.032 + 0.032) = 0.128.
+  //   9.672 - 0.128 = 9.544; the breakdown's a2a: 2 x 2 x 0.064 - 0.128 = 0.128.
+  // Compute slowed 1.5 x beside it: 9.544 + 0.5 x 0.128 = 9.608.
+  model::ScenarioSpec s = toy_scenario();
+  s.workload.global_batch_size = 2;
+  s.cluster.gpu.peak_flops_per_s_bf16 = 2e6;  // MFU's denominator only (the toy runs at MFU 0.99)
+  const cost::MappingConfig c = mapping(2, 1, 1, 2, 1);
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(9.672));
+  s.schedule.a2a_overlap = true;
+  const plan::MappingResult r = plan::price_mapping(s, cost::CostModel(*s.profile), c);
+  CHECK(r.iteration_ms == Approx(9.544));
+  CHECK(r.breakdown.a2a_ms == Approx(0.128));
+  s.profile->overlap_compute_slowdown = 1.5;
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(9.608));
+  // One micro-batch: nothing to pair, nothing hidden.
+  s.workload.global_batch_size = 1;
+  s.profile->overlap_compute_slowdown = 1.0;
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(4.836));
+}
