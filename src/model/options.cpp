@@ -32,7 +32,7 @@ std::vector<OptionRule> make_rules() {
   // FP8 (docs/cost-model.md, "FP8"): the GPU's FP8 abilities say whether it can
   // run a recipe and bound the profile's gemm_fp8 line; times come from the profile.
   r.push_back({"cluster.gpu.peak_tflops_fp8", "scenarios without an FP8 precision",
-               "under an FP8 recipe (workload.precision) the FP8 peak is folding's MFU denominator, says the GPU "
+               "under an FP8 recipe (workload.precision) the FP8 peak is the MFU denominator, says the GPU "
                "runs FP8 GEMMs and bounds the profile's gemm_fp8 line; in BF16 nothing reads it",
                [](S s) { return !is_fp8(s.workload.precision); }});
   r.push_back({"cluster.gpu.mx_formats", "scenarios without precision mxfp8",
