@@ -98,7 +98,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   const std::int64_t local_seq = std::max<std::int64_t>(1, w.seq_len / c.cp);
   // Sliding-window blocks (GPT-OSS) compute fewer pairs. Each block is priced
   // at the model's mean core (the windowed and the full blocks alternate, so a
-  // stage's sum is off by at most one block's difference). The attention shape
+  // stage's sum is off by at most half a block's difference). The attention shape
   // model prices causal tiles and the ring of context parallelism passes every
   // earlier block: neither is built for a window, so both refuse it.
   const double windows = as_double(m.num_window_layers());
@@ -171,10 +171,12 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   out.experts_backward_ms = experts_bwd;
   out.a2a_ms = a2a;
   out.etp_comm_ms = etp_agrs;
-  out.layer_forward_ms = att_fwd + tp_fwd + cp_exposed + router + experts_fwd + a2a + etp_agrs +
-                         att_cast.forward.value + moe_cast.forward.value;
-  out.layer_backward_ms = 2 * att_fwd + tp_fwd + cp_exposed + 2 * router + experts_bwd + a2a + etp_agrs +
-                          att_cast.backward.value + moe_cast.backward.value;
+  // An MoE block's compute, then its communication, per direction.
+  const double compute_forward = att_fwd + router + experts_fwd + att_cast.forward.value + moe_cast.forward.value;
+  const double compute_backward =
+      2 * att_fwd + 2 * router + experts_bwd + att_cast.backward.value + moe_cast.backward.value;
+  out.layer_forward_ms = compute_forward + tp_fwd + cp_exposed + a2a + etp_agrs;
+  out.layer_backward_ms = compute_backward + tp_fwd + cp_exposed + a2a + etp_agrs;
   out.layer_comm_ms = tp_fwd + cp_exposed + a2a + etp_agrs;
   // Megatron-Core's 1F1B A2A overlap (docs/cost-model.md, "EP AlltoAll
   // overlap"): in the steady state a micro-batch's forward and another's
@@ -187,9 +189,6 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
     const double m_b = as_double(micro_batches);
     const double pairs = std::max(0.0, c.pp == 1 ? m_b - 1.0 : m_b - as_double(c.pp) + 1.0);
     const double steady = pairs / m_b;
-    const double compute_forward = att_fwd + router + experts_fwd + att_cast.forward.value + moe_cast.forward.value;
-    const double compute_backward =
-        2 * att_fwd + 2 * router + experts_bwd + att_cast.backward.value + moe_cast.backward.value;
     const double slow = costs.overlap_compute_slowdown() - 1.0;
     const double hidden_forward = steady * std::min(a2a, compute_backward);
     const double hidden_backward = steady * std::min(a2a, compute_forward);
