@@ -6,8 +6,10 @@
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/expert_pricing.hpp>
 #include <moeplan/cost/fp8_casts.hpp>
+#include <moeplan/cost/recompute_pricing.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/model_stats.hpp>
+#include <moeplan/model/recompute.hpp>
 #include <moeplan/model/validate.hpp>
 #include <moeplan/parallel/rank_groups.hpp>
 #include <moeplan/core/units.hpp>
@@ -106,7 +108,9 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
     throw_input_error("parallelism.cp", "context parallelism with sliding-window attention is not modelled");
   if (windows > 0 && costs.attention_shape_model())
     throw_input_error("model.sliding_window", "the profile's attention shape model prices causal tiles, not a window");
-  if (windows > 0 && s.schedule.attention_backend == "unfused" && s.schedule.recompute == "none")
+  const model::RecomputeSpec& recompute = s.schedule.recompute;
+  if (windows > 0 && s.schedule.attention_backend == "unfused" && recompute.granularity != "full" &&
+      !model::recomputes_module(recompute, "core_attn"))
     throw_input_error("schedule.attention_backend",
                       "an unfused kernel's score matrix under a sliding window is not modelled (flash stores none)");
   const double full_core_flops = mbs * attention_core_flops(m, seq, seq) / (as_double(c.tp) * as_double(c.cp));
@@ -209,6 +213,57 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
                                att_cast.forward.value + out.dense_ffn_cast_forward_ms;
   out.dense_layer_backward_ms = 2 * att_fwd + tp_fwd + cp_exposed + dense_ffn.backward.value + tp_fwd +
                                 att_cast.backward.value + out.dense_ffn_cast_backward_ms;
+  // Recomputation (docs/cost-model.md, "Recomputation"): the forward work
+  // each recomputed submodule (or, under full, each recomputed block) runs
+  // again in the backward pass, before its gradients.
+  {
+    RecomputeParts parts;
+    parts.attention_core_ms = core_ms;
+    const auto elementwise = [&](double bytes) { return costs.compute(OpClass::Elementwise, bytes).value; };
+    const bool need_elementwise =
+        model::recomputes_module(recompute, "layernorm") || model::recomputes_module(recompute, "moe_act");
+    if (need_elementwise) {
+      // A norm reads and writes each of its tokens' d elements (sequence-parallel: tokens / tp).
+      const double norm = elementwise(2.0 * tokens_local * d * b / as_double(c.tp));
+      parts.norms_ms = (moe_blocks ? norm : 0.0) + (m.mla ? norm : 0.0);
+      parts.dense_norms_ms = m.mla ? norm : 0.0;
+      // The activation reads the first GEMM's output (2 f gated, f plain) and
+      // writes f, per routed token slot; with etp the slots are gathered over
+      // etp and the hidden split over it, the same elements.
+      const double gated = m.moe.expert_type == model::FfnType::SwiGlu ? 3.0 : 2.0;
+      if (moe_blocks)
+        parts.moe_activation_ms = elementwise(moe.expert_slots * gated * as_double(m.moe.expert_ffn_hidden) * b);
+    }
+    const OpClass linear = fp8 ? OpClass::GemmFp8 : OpClass::Gemm;
+    if (m.mla) {
+      // Up-projections: q from its latent (when Q is low-rank), k's no-rope part and v from the kv latent.
+      const model::MlaSpec& mla = *m.mla;
+      const double heads = as_double(m.num_heads);
+      const double q_up = mla.q_lora_rank ? as_double(*mla.q_lora_rank) * heads *
+                                                as_double(mla.qk_nope_head_dim + mla.qk_rope_head_dim)
+                                          : 0.0;
+      const double kv_up = as_double(mla.kv_lora_rank) * heads * as_double(mla.qk_nope_head_dim + mla.v_head_dim);
+      parts.mla_up_proj_ms = costs.compute(linear, 2.0 * tokens_local * (q_up + kv_up) / as_double(c.tp)).value;
+    }
+    parts.dense_mlp_ms = out.dense_blocks ? dense_ffn.forward.value + tp_fwd + out.dense_ffn_cast_forward_ms : 0.0;
+    parts.moe_layer_ms = moe_blocks ? router + experts_fwd + a2a + etp_agrs + moe_cast.forward.value : 0.0;
+    if (moe_blocks && m.moe.num_shared_experts > 0) {
+      const double gemms = m.moe.expert_type == model::FfnType::SwiGlu ? 3.0 : 2.0;
+      parts.shared_experts_ms =
+          costs.compute(linear, tokens_local * gemms * 2.0 * d *
+                                    as_double(m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden) /
+                                    as_double(c.tp))
+              .value;
+    }
+    parts.moe_block_forward_ms = compute_forward + tp_fwd + cp_exposed + a2a + etp_agrs;
+    parts.dense_block_forward_ms = out.dense_layer_forward_ms;
+    const RecomputeTimes extra =
+        recompute_times(recompute, parts, full_recompute_share(recompute, out.chunk_layers));
+    out.recompute_ms = moe_blocks ? extra.moe_block_ms : 0.0;
+    out.dense_recompute_ms = out.dense_blocks ? extra.dense_block_ms : 0.0;
+    out.layer_backward_ms += out.recompute_ms;
+    out.dense_layer_backward_ms += out.dense_recompute_ms;
+  }
   // LM head (first/last stage) is left to the chunk costs of every stage alike.
   out.p2p_ms = c.pp > 1 ? comm(costs, OpClass::P2P, pp_pair, act_bytes / as_double(c.tp)) : 0.0;
   out.p2p_bytes = c.pp > 1 ? act_bytes / as_double(c.tp) : 0.0;
@@ -277,7 +332,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
                          : m.dtype_bytes == 4 ? s.cluster.gpu.peak_flops_per_s_fp32
                                               : half_peak;
   out.world = world;
-  out.memory_bytes_per_gpu = memory_per_gpu(m, s.workload, s.schedule.recompute, s.schedule.attention_backend, c);
+  out.memory_bytes_per_gpu = memory_per_gpu(m, s.workload, recompute, s.schedule.attention_backend, c);
   out.fits = fits_in_memory(s.cluster.gpu, out.memory_bytes_per_gpu, mem);
   return out;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <moeplan/model/model_stats.hpp>
+#include <moeplan/model/recompute.hpp>
 #include <moeplan/core/units.hpp>
 
 namespace moeplan::cost {
@@ -84,7 +85,7 @@ double params_per_gpu(const model::ModelSpec& m, const MappingConfig& c) {
   return h.dense + h.expert;
 }
 
-double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, const std::string& recompute,
+double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, const model::RecomputeSpec& recompute,
                       const std::string& attention_backend, const MappingConfig& c) {
   const HeldParams held = held_params(m, c);
   const double b = as_double(m.dtype_bytes);
@@ -141,25 +142,66 @@ double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, c
   const double shared_scale = as_double(m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden) / (4.0 * d);
   // A dense block's MLP: its hidden over the 4h of the 34, split over tp like attention.
   const double dense_scale = as_double(m.ffn_hidden) / (4.0 * d);
-  double per_layer =
-      dense_part * (attention_share + mlp_share * fp8_mlp_keep * (moe_scale + shared_scale)) + latent_bytes;
-  double per_dense_layer = dense_part * (attention_share + mlp_share * fp8_mlp_keep * dense_scale) + latent_bytes;
-  // Recomputation (Korthikanti et al. 2023): without flash attention, none
-  // also stores each layer's attention scores, softmax and dropout mask,
-  // 5 a s^2 b bytes (2 + 2 + 1 bytes per score at 2-byte elements), the heads
-  // split over tp and the queries over cp; flash attention stores none of
-  // them (only its O(s) softmax statistics), which is what every current
-  // training stack runs: the default. Full keeps each layer's input only
-  // (2 s b h / tp) and recomputes one layer at a time.
-  if (recompute == "none" && attention_backend == "unfused") {
+  // In Korthikanti's units (one s b h / tp at 2-byte elements) per block:
+  // the attention part (norm inputs included), an MoE block's routed and
+  // shared experts, a dense block's MLP. An MoE block also keeps its pre-MLP
+  // norm's output (2 units), which the router's GEMM and the token
+  // permutation read (Korthikanti's table counts it inside the MLP's 19 as
+  // the first GEMM's input; the routed experts' inputs are the permuted copies).
+  const double unit = dense_part / 34.0;
+  double attention_units = attention_share * 34.0;
+  double moe_input_units = 2.0;
+  double routed_units = 19.0 * fp8_mlp_keep * moe_scale;
+  double shared_units = 19.0 * fp8_mlp_keep * shared_scale;
+  double dense_mlp_units = 19.0 * fp8_mlp_keep * dense_scale;
+  // Selective recomputation (Megatron-Core's --recompute-modules; docs/cost-model.md,
+  // "Recomputation"): what each recomputed submodule no longer keeps.
+  const auto recomputed = [&](const char* module) { return model::recomputes_module(recompute, module); };
+  if (recomputed("layernorm")) {
+    // Output-discarding: the outputs of the norms that are modules of their
+    // own: the pre-MLP norm of an MoE block (the router reads it), and MLA's
+    // input norm (its down-projections read it). Transformer Engine fuses
+    // the other norms into the next linear layer, which keeps their output.
+    moe_input_units = 0;
+    if (m.mla) attention_units -= 2.0;
+  }
+  // moe_act: the routed experts' activation output (the second GEMM's input,
+  // 8 of the 19; 4 when FP8 saves it in one byte).
+  if (recomputed("moe_act")) routed_units -= (fp8 ? 4.0 : 8.0) * moe_scale;
+  // mla_up_proj: the up-projected Q and K (h x qk each) and V (h x v), which
+  // the attention core would keep; its output (the projection's input) stays.
+  if (recomputed("mla_up_proj")) {
+    const double heads = as_double(m.num_heads);
+    attention_units -= (4.0 * heads * as_double(m.head_dim) + 2.0 * heads * as_double(m.value_head_dim())) / d;
+  }
+  // Normal checkpointing keeps the submodule's input only: the MLP's and the
+  // MoE layer's is the pre-MLP norm's output (counted above for MoE blocks).
+  if (recomputed("mlp")) dense_mlp_units = 2.0;
+  if (recomputed("shared_experts")) shared_units = 0;
+  if (recomputed("moe")) routed_units = shared_units = 0;
+  double per_layer = unit * (attention_units + moe_input_units + routed_units + shared_units) + latent_bytes;
+  double per_dense_layer = unit * (attention_units + dense_mlp_units) + latent_bytes;
+  // Without flash attention, a layer whose attention core is not recomputed
+  // also stores its scores, softmax and dropout mask (Korthikanti et al.
+  // 2023), 5 a s^2 b bytes (2 + 2 + 1 bytes per score at 2-byte elements),
+  // the heads split over tp and the queries over cp; flash attention stores
+  // none of them (only its O(s) softmax statistics), which is what every
+  // current training stack runs: the default.
+  if (attention_backend == "unfused" && recompute.granularity != "full" && !recomputed("core_attn")) {
     const double scores = 5.0 * as_double(m.num_heads) / as_double(c.tp) * as_double(c.micro_batch) *
                           (seq / as_double(c.cp)) * seq * (b / 2.0);
     per_layer += scores;
     per_dense_layer += scores;
   }
   const double full_layer = has_dense_blocks(m) ? std::max(per_layer, per_dense_layer) : per_layer;
-  if (recompute == "full")
-    per_layer = per_dense_layer = 2.0 * tokens_local * d / as_double(c.tp) * (b / 2.0);
+  // Full recomputation keeps a recomputed block's input only (2 s b h / tp).
+  // Uniform: each model chunk's blocks in groups of num_layers, one input per
+  // group; block: the first num_layers blocks of each chunk, the others keep
+  // everything. A stage's blocks are priced at its mean block.
+  const bool full = recompute.granularity == "full";
+  const double layer_input = 2.0 * unit;
+  const std::vector<std::int64_t> chunks = chunk_layer_counts(m, c);
+  std::int64_t largest_group = 0;  // the blocks recomputed at once
   // 1F1B keeps pp - r micro-batches in flight on stage r (pp on the first);
   // interleaving adds (pp - 1) / (pp vpp). The stage holding the most counts.
   double activations = 0;
@@ -168,10 +210,28 @@ double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, c
         std::min(as_double(c.pp - stage), as_double(micro_batches)) *
         (c.vpp > 1 ? 1.0 + (as_double(c.pp) - 1.0) / (as_double(c.pp) * as_double(c.vpp)) : 1.0);
     const StageBlocks n = stage_blocks(m, c, stage);
-    activations = std::max(activations, (per_layer * n.moe + per_dense_layer * n.dense) * in_flight);
+    double kept = per_layer * n.moe + per_dense_layer * n.dense;
+    if (full && n.moe + n.dense > 0) {
+      const double mean_block = kept / (n.moe + n.dense);
+      kept = 0;
+      for (std::int64_t v = 0; v < c.vpp; ++v) {
+        const std::int64_t blocks = chunks[static_cast<std::size_t>(v * c.pp + stage)];
+        if (recompute.method == "uniform") {
+          const std::int64_t group = std::min(recompute.num_layers, blocks);
+          if (group > 0) kept += as_double((blocks + group - 1) / group) * layer_input;
+          largest_group = std::max(largest_group, group);
+        } else {
+          const std::int64_t recomputed_blocks = std::min(recompute.num_layers, blocks);
+          kept += as_double(recomputed_blocks) * layer_input + as_double(blocks - recomputed_blocks) * mean_block;
+          largest_group = std::max<std::int64_t>(largest_group, recomputed_blocks > 0 ? 1 : 0);
+        }
+      }
+    }
+    activations = std::max(activations, kept * in_flight);
   }
   bytes += activations;
-  if (recompute == "full") bytes += full_layer;  // the layer being recomputed
+  // The group being recomputed holds all its activations once, during its backward.
+  if (full) bytes += as_double(largest_group) * full_layer;
   return bytes;
 }
 

@@ -31,10 +31,12 @@ std::vector<model::OptionRule> layer_schedule_option_rules() {
   r.push_back({"parallelism.order", "when not tp-cp-ep-dp-pp",
                "the FoldMoE, FSMoE and FlowMoE schedules place groups in Megatron's default order",
                [](S s) { return s.parallel.order != kDefaultOrder; }});
-  r.push_back({"schedule.recompute", "",
-               "activation recomputation enters folding's memory check; the other families' schedules time "
-               "no recomputation",
-               [](S) { return true; }});
+  for (const char* f : {"schedule.recompute", "schedule.recompute_modules", "schedule.recompute_method",
+                        "schedule.recompute_num_layers"})
+    r.push_back({f, "",
+                 "activation recomputation is priced by the folding family (memory and the backward pass's "
+                 "time); the FoldMoE, FSMoE and FlowMoE schedules time no recomputation",
+                 [](S) { return true; }});
   for (const char* f : {"model.sliding_window", "model.sliding_window_layers"})
     r.push_back({f, "",
                  "the FoldMoE, FSMoE and FlowMoE schedules price causal attention over the whole sequence; the "

@@ -60,6 +60,8 @@ constexpr double kMaxJitterCv = 2.0;           // see its use
 // Each seed is one more simulation of the whole graph: 1,000 runs of the
 // largest bundled graph take minutes, and a p95 needs only 20 to mean something.
 constexpr std::int64_t kMaxJitterSeeds = 1000;
+constexpr int kMaxRecomputeModules = 7;                 // Megatron-Core's choices (model/recompute.hpp)
+constexpr std::int64_t kMaxRecomputeLayers = kMaxLayers;  // a layer count is at most the model's
 
 // Negative sizes are refused by validation; very negative ones must not reach a product before it.
 std::int64_t at_most(std::int64_t value, std::int64_t max, const char* field) {
@@ -547,7 +549,27 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
     if (o.recompute() != "none" && o.recompute() != "selective" && o.recompute() != "full")
       throw_input_error("schedule.recompute",
                         fmt::format("must be none, selective or full, got {}", quoted_for_error(o.recompute())));
-    s.schedule.recompute = o.recompute();
+    s.schedule.recompute.granularity = o.recompute();
+  }
+  // Megatron takes the modules with selective and the method and layers with
+  // full only: given with the other granularity they would not act.
+  if (o.recompute_modules_size() > kMaxRecomputeModules)
+    throw_input_error("schedule.recompute_modules",
+                      fmt::format("{} modules: Megatron-Core has {}", o.recompute_modules_size(), kMaxRecomputeModules));
+  for (const std::string& module : o.recompute_modules()) s.schedule.recompute.modules.push_back(module);
+  if (o.has_recompute_method()) {
+    if (s.schedule.recompute.granularity != "full")
+      throw_input_error("schedule.recompute_method", "a method applies to schedule.recompute full only");
+    s.schedule.recompute.method = o.recompute_method();
+  }
+  if (o.has_recompute_num_layers()) {
+    if (s.schedule.recompute.granularity != "full")
+      throw_input_error("schedule.recompute_num_layers", "a layer count applies to schedule.recompute full only");
+    if (o.recompute_num_layers() > kMaxRecomputeLayers)
+      throw_input_error("schedule.recompute_num_layers",
+                        fmt::format("{} is more than the {} blocks a model may have", o.recompute_num_layers(),
+                                    kMaxRecomputeLayers));
+    s.schedule.recompute.num_layers = o.recompute_num_layers();
   }
   if (o.has_attention_backend()) {
     if (o.attention_backend() != "flash" && o.attention_backend() != "unfused")

@@ -11,6 +11,7 @@
 
 #include <moeplan/io/csv_cells.hpp>
 #include <moeplan/io/text_file.hpp>
+#include <moeplan/model/recompute.hpp>
 #include <moeplan/model/specs.hpp>
 
 namespace moeplan::io {
@@ -118,8 +119,12 @@ PublishedRun parse_row(const Row& r, int line) {
     r.fail("precision", fmt::format("expected bf16, fp8_delayed, fp8_tensorwise, fp8_blockwise or mxfp8, got {}",
                                     quoted_for_error(p.precision)));
   p.recompute = r.word("recompute");
-  if (p.recompute != "none" && p.recompute != "selective" && p.recompute != "full")
-    r.fail("recompute", fmt::format("expected none, selective or full, got {}", quoted_for_error(p.recompute)));
+  // The short form (model/recompute.hpp): none, selective[:MODULE+...], full[:METHOD:LAYERS].
+  try {
+    (void)model::parse_recompute(p.recompute, "recompute");
+  } catch (const Error& e) {
+    r.fail("recompute", e.reason());
+  }
   p.family = r.word("family");
   p.metric = r.word("metric");
   if (p.metric == "iteration_s")
@@ -157,7 +162,12 @@ std::string PublishedRun::scenario_text() const {
                      micro_batch, global_batch);
   if (precision != "bf16") out += fmt::format("  precision: \"{}\"\n", precision);
   out += "}\n";
-  out += fmt::format("schedule {{\n  family: \"{}\"\n  recompute: \"{}\"\n}}\n", family, recompute);
+  const model::RecomputeSpec r = model::parse_recompute(recompute, "recompute");
+  out += fmt::format("schedule {{\n  family: \"{}\"\n  recompute: \"{}\"\n", family, r.granularity);
+  for (const std::string& module : r.modules) out += fmt::format("  recompute_modules: \"{}\"\n", module);
+  if (r.granularity == "full")
+    out += fmt::format("  recompute_method: \"{}\"\n  recompute_num_layers: {}\n", r.method, r.num_layers);
+  out += "}\n";
   return out;
 }
 

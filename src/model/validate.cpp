@@ -14,6 +14,7 @@
 #include <moeplan/core/error.hpp>
 #include <moeplan/model/family_rules.hpp>
 #include <moeplan/model/options.hpp>
+#include <moeplan/model/recompute.hpp>
 
 namespace moeplan::model {
 namespace {
@@ -429,6 +430,22 @@ void validate_precision(const ScenarioSpec& s) {
           fmt::format("{} needs an FP8 peak in the GEMM shape model of profile {} (gemm_shape.peak_tflops_fp8)", recipe,
                       quoted_for_error(s.profile->name)));
 }
+
+// Recomputation (docs/cost-model.md, "Recomputation"): modules the model has,
+// and a profile that prices the element-wise kernels that layernorm and
+// moe_act rerun.
+void validate_scenario_recompute(const ScenarioSpec& s) {
+  validate_recompute(s.model, s.schedule.recompute);
+  if (!s.profile) return;
+  const bool has_elementwise =
+      std::any_of(s.profile->costs.begin(), s.profile->costs.end(),
+                  [](const LinearCostSpec& c) { return c.op == OpClass::Elementwise && c.link == LinkClass::Local; });
+  for (const char* module : {"layernorm", "moe_act"})
+    require(has_elementwise || !recomputes_module(s.schedule.recompute, module), "schedule.recompute_modules",
+            fmt::format("recomputing {} reruns element-wise kernels, and profile {} has no elementwise line to "
+                        "price them (datasheet-profile writes one from the GPU's memory bandwidth)",
+                        module, quoted_for_error(s.profile->name)));
+}
 }  // namespace
 
 void validate(const ScenarioSpec& s) {
@@ -522,6 +539,7 @@ void validate(const ScenarioSpec& s) {
   check_options(s);
   // then what a precision needs (after the options: a family that prices no FP8 refuses it first),
   validate_precision(s);
+  validate_scenario_recompute(s);
   // then what a routing needs (after the options: on folding, routing options are refused first).
   validate_routing(s);
   // and so is what a family's schedules cannot build, however it was written

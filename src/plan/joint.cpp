@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/model/recompute.hpp>
 #include <moeplan/plan/family_registry.hpp>
 #include <moeplan/plan/mapping_search.hpp>
 
@@ -82,7 +83,7 @@ std::string probe_context(const model::ScenarioSpec& s, const std::vector<std::s
   std::string out = fmt::format("model {} cluster {} x {} profile {} seq {} recompute {} max memory {} families",
                                 s.model.name, s.cluster.name, s.cluster.gpus_per_node,
                                 s.profile ? s.profile->name : std::string("-"), s.workload.seq_len,
-                                s.schedule.recompute, s.limits.max_memory_bytes);
+                                model::recompute_text(s.schedule.recompute), s.limits.max_memory_bytes);
   for (const std::string& f : families) out += " " + f;
   return out;
 }

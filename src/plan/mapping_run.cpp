@@ -101,6 +101,7 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
   out.breakdown.agrs_ms = per_stage * 2 * (l.tp_comm_ms + l.etp_comm_ms + l.cp_exposed_ms) +
                           per_stage_dense * 2 * (2 * l.tp_comm_ms + l.cp_exposed_ms);
   out.breakdown.dp_ms = l.optimizer_ms;
+  out.breakdown.recompute_ms = per_stage * l.recompute_ms + per_stage_dense * l.dense_recompute_ms;
   // Stage 0's idle time (summarize's bubble: makespan less compute busy), less
   // its optimizer step (counted in dp_ms).
   out.breakdown.pp_bubble_ms = std::max(0.0, (times->makespan_ms - times->stage0_compute_busy_ms) - pipe.optimizer_ms);

@@ -1,6 +1,9 @@
 #include <moeplan/plan/megatron_arguments.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <moeplan/model/recompute.hpp>
 
 #include <moeplan/model/pipeline_layout.hpp>
 
@@ -47,10 +50,14 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& s
   if (scenario.schedule.a2a_overlap) out += " --overlap-moe-expert-parallel-comm";
   if (scenario.schedule.overlap_grad_reduce) out += " --overlap-grad-reduce";
   if (scenario.schedule.overlap_param_gather) out += " --overlap-param-gather";
-  if (scenario.schedule.recompute == "selective") out += " --recompute-granularity selective";
+  const model::RecomputeSpec& recompute = scenario.schedule.recompute;
+  if (recompute.granularity == "selective")
+    out += fmt::format(" --recompute-granularity selective --recompute-modules {}",
+                       fmt::join(model::recomputed_modules(recompute), " "));
   if (scenario.schedule.attention_backend == "unfused") out += " --attention-backend unfused";
-  if (scenario.schedule.recompute == "full")
-    out += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
+  if (recompute.granularity == "full")
+    out += fmt::format(" --recompute-granularity full --recompute-method {} --recompute-num-layers {}", recompute.method,
+                       recompute.num_layers);
   out += '\n';
   out += fmt::format(
       "# assumed by the plan: rank order {} (Megatron-Core's default is tp-cp-ep-dp-pp); the distributed "

@@ -53,6 +53,10 @@ struct LayerPrices {
   double experts_cast_backward_ms = 0;
   double dense_ffn_cast_forward_ms = 0;
   double dense_ffn_cast_backward_ms = 0;
+  /// Recomputation (schedule.recompute): the forward work an MoE block and a
+  /// dense block rerun in their backward pass, included in the backward times.
+  double recompute_ms = 0;
+  double dense_recompute_ms = 0;
   double layer_forward_ms = 0;     ///< a whole MoE block
   double layer_backward_ms = 0;
   double dense_layer_forward_ms = 0;  ///< a whole dense block

@@ -37,11 +37,13 @@ double params_per_gpu(const model::ModelSpec& model, const MappingConfig& c);
 
 /// Bytes one GPU of the first pipeline stage holds for mapping c with the
 /// workload's batch and sequence, activation recomputation `recompute`
-/// (none, selective, full) and attention kernel `attention_backend` (flash:
-/// no score matrix stored; unfused: stored when nothing is recomputed). Under
+/// (Megatron-Core's granularity, modules, method and layers: docs/cost-model.md,
+/// "Recomputation") and attention kernel `attention_backend` (flash: no
+/// score matrix stored; unfused: stored unless the core is recomputed). Under
 /// an FP8 recipe (workload.precision) the linear layers' inputs are saved in
 /// FP8 and their weights' FP8 copies are kept (docs/cost-model.md, "FP8").
-double memory_per_gpu(const model::ModelSpec& model, const model::WorkloadSpec& workload, const std::string& recompute,
+double memory_per_gpu(const model::ModelSpec& model, const model::WorkloadSpec& workload,
+                      const model::RecomputeSpec& recompute,
                       const std::string& attention_backend, const MappingConfig& c);
 
 /// Whether `bytes` fit in the GPU less the model's reserve.

@@ -24,7 +24,7 @@ struct PublishedRun {
   std::int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, etp = 1, dp = 1;
   std::int64_t seq = 0, global_batch = 0, micro_batch = 0;
   std::string precision;  ///< workload.precision's name: bf16 or an FP8 recipe
-  std::string recompute;  ///< none, selective or full (schedule.recompute)
+  std::string recompute;  ///< the short form (model/recompute.hpp): none, selective[:MODULES], full[:METHOD:LAYERS]
   std::string family;     ///< the schedule family that expresses the run (folding: Megatron-Core)
   std::string metric;     ///< iteration_s or tokens_per_s_per_gpu
   double value = 0;       ///< as measured, in the metric's unit

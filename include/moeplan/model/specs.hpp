@@ -266,6 +266,20 @@ struct CostProfileSpec {
   std::optional<AttentionShapeModelSpec> attention_shape = std::nullopt;
 };
 
+/// @brief Megatron-Core's activation recomputation (--recompute-granularity,
+/// --recompute-modules, --recompute-method, --recompute-num-layers;
+/// model/recompute.hpp checks it against a model, docs/cost-model.md
+/// "Recomputation" prices it).
+struct RecomputeSpec {
+  std::string granularity = "none";  ///< none (default, as Megatron-Core), selective or full
+  /// Selective: the submodules recomputed (core_attn, layernorm, moe_act,
+  /// mla_up_proj, mlp, moe, shared_experts); empty: core_attn, Megatron's default.
+  std::vector<std::string> modules;
+  std::string method = "uniform";  ///< full: uniform (groups of num_layers) or block (the first num_layers)
+  std::int64_t num_layers = 1;     ///< full: the group size (uniform) or the blocks recomputed per stage (block)
+  bool operator==(const RecomputeSpec&) const = default;
+};
+
 /// @brief Schedule knobs given by the user; unset ones are left to the planner.
 struct ScheduleSpec {
   std::string name = "none";
@@ -285,7 +299,7 @@ struct ScheduleSpec {
   double compute_jitter_cv = 0;
   std::int64_t jitter_seeds = 16;
   std::uint64_t jitter_seed = 1;
-  std::string recompute = "selective";  ///< activation recomputation: none, selective, full
+  RecomputeSpec recompute;  ///< activation recomputation
   std::string attention_backend = "flash";  ///< flash (no score matrix stored) or unfused
   bool overlap_grad_reduce = false;   ///< Megatron's --overlap-grad-reduce (folding)
   bool overlap_param_gather = false;  ///< Megatron's --overlap-param-gather (folding)

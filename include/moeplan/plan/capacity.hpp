@@ -34,7 +34,7 @@ struct CapacityRequest {
   model::CostProfileSpec profile;
   std::int64_t seq_len = kCapacitySeqLen;
   std::int64_t global_batch = kCapacityGlobalBatch;  ///< sequences per iteration
-  std::string recompute = "selective";
+  model::RecomputeSpec recompute;
   std::vector<std::int64_t> gpus;           ///< the counts, ascending
   std::optional<double> tokens;             ///< the token budget
   std::optional<double> days;               ///< the deadline (needs tokens)

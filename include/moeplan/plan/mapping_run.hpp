@@ -23,6 +23,7 @@ struct MappingBreakdown {
   double agrs_ms = 0;         ///< TP/SP and ETP AllGather / ReduceScatter, CP exchange not hidden
   double dp_ms = 0;           ///< distributed optimizer: gradient RS + parameter AG over dp x cp and edp
   double pp_bubble_ms = 0;    ///< pipeline idle time of the stage
+  double recompute_ms = 0;    ///< forward work rerun by recomputation (schedule.recompute), all micro-batches
 };
 
 /// @brief One pipeline stage as run (ms): the work an overlap schedule can

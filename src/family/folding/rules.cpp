@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/model/recompute.hpp>
 #include <moeplan/model/pipeline_layout.hpp>
 
 namespace moeplan::folding {
@@ -73,10 +74,14 @@ std::vector<model::OptionRule> make_rules() {
                "keeps the tied output weights on the last stage, so tying changes no stage's memory",
                [](S s) { return s.parallel.pp > 1; }});
   // Routing (docs/cost-model.md, "Uneven expert load"): the planner prices the expected, balanced load.
-  // Only recompute none stores what the kernel keeps (selective recomputes the attention core).
-  r.push_back({"schedule.attention_backend", "unless recompute is none",
-               "with selective or full recomputation no attention scores are stored, whatever the kernel",
-               [](S s) { return s.schedule.recompute != "none"; }});
+  // The kernel decides what is stored only where the attention core is not
+  // recomputed (none, or selective without core_attn).
+  r.push_back({"schedule.attention_backend", "when the attention core is recomputed",
+               "with full recomputation or selective core_attn no attention scores are stored, whatever the kernel",
+               [](S s) {
+                 return s.schedule.recompute.granularity == "full" ||
+                        model::recomputes_module(s.schedule.recompute, "core_attn");
+               }});
   r.push_back({"workload.routing", "unless balanced", "folding's planner prices the balanced (expected) load",
                [](S s) { return s.workload.routing != model::Routing::Balanced; }});
   r.push_back({"workload.routing_zipf_s", "", "the Zipf exponent of routing = zipf", always});
@@ -122,6 +127,9 @@ class FoldingRules final : public model::FamilyRules {
                                         "parallelism.order",
                                         "parallelism.etp",
                                         "schedule.recompute",
+                                        "schedule.recompute_modules",
+                                        "schedule.recompute_method",
+                                        "schedule.recompute_num_layers",
                                         "schedule.attention_backend",
                                         "schedule.overlap_grad_reduce",
                                         "schedule.overlap_param_gather",

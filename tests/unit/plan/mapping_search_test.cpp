@@ -198,8 +198,10 @@ TEST_CASE("plan::price_mapping: dense blocks (first_k_dense) cost and hold their
   CHECK(held.expert == Approx(128));
   // Memory: 244 x (2 + 4) + 116 x 12 + 128 x 12 (dp x cp = edp = 1) + one
   // micro-batch's activations: 34 x 8 x 4 = 1088 B per block x (15 + 19 x 8 /
-  // 16) / 34 for either block (expert top-1 x 8 / 4d = dense 8 / 4d = 0.5): 784.
-  CHECK(r.memory_bytes_per_gpu == Approx(244 * 6 + 116 * 12 + 128 * 12 + 784));
+  // 16) / 34 for either block (expert top-1 x 8 / 4d = dense 8 / 4d = 0.5):
+  // 784; the MoE block (stage 1, the larger) also keeps its pre-MLP norm's
+  // output, 2 x 1088 / 34 = 64 B: 848.
+  CHECK(r.memory_bytes_per_gpu == Approx(244 * 6 + 116 * 12 + 128 * 12 + 848));
   // The breakdown is the MoE stage's: 3 x 1.816 ms of attention, 1.024 + 2.048 + 3 x 0.128 of MoE compute.
   CHECK(r.breakdown.attention_ms == Approx(3 * 1.816));
   CHECK(r.breakdown.moe_compute_ms == Approx(1.024 + 2.048 + 3 * 0.128));
@@ -258,13 +260,14 @@ TEST_CASE("plan::price_mapping: dense gradients and optimizer shards over dp x c
 
   // Memory: 2 B bf16 weight + 4 B fp32 gradient per parameter held, 12 B of
   // fp32 master weight and Adam moments sharded over dp x cp = 4 (dense) and
-  // edp = 2 (experts); activations (Korthikanti et al. 2023, selective
-  // recompute) per layer 34 x 2048 local tokens x d / tp, the MLP's 19 of the
-  // 34 scaled to the routed experts (top-8 x 2560 / 4d x tp / etp = 20 / 7)
-  // plus the shared expert (20480 / 4d = 10 / 7): 2048 x d / 2 x (15 + 19 x 30 / 7)
-  // = 353,894,400 B, x 7 layers x 4 micro-batches in flight (1F1B, pp 4).
-  const double activations = 2048 * d / 2 * (15 + 19.0 * 30 / 7) * 7 * 4;
-  const double bytes = (dense + expert) * 6 + dense * 12 / 4 + expert * 12 / 2 + activations;  // 57,229,482,240
+  // edp = 2 (experts); activations (Korthikanti et al. 2023, flash attention)
+  // per layer 34 x 2048 local tokens x d / tp, the MLP's 19 of the 34 scaled
+  // to the routed experts (top-8 x 2560 / 4d x tp / etp = 20 / 7) plus the
+  // shared expert (20480 / 4d = 10 / 7), and the pre-MLP norm's output the
+  // router reads (2): 2048 x d / 2 x (15 + 2 + 19 x 30 / 7) = 361,234,432 B,
+  // x 7 layers x 4 micro-batches in flight (1F1B, pp 4).
+  const double activations = 2048 * d / 2 * (15 + 2 + 19.0 * 30 / 7) * 7 * 4;
+  const double bytes = (dense + expert) * 6 + dense * 12 / 4 + expert * 12 / 2 + activations;  // 57,435,003,136
   CHECK(r.memory_bytes_per_gpu == Approx(bytes));
   CHECK(r.fits);  // 53.3 GiB <= 0.9 x 80 GiB
 }
@@ -363,12 +366,12 @@ TEST_CASE("plan::price_mapping: an unfused attention kernel stores 5 a s^2 b byt
   const cost::CostModel costs(*s.profile);
   auto memory = [&](const char* recompute, const char* backend) {
     model::ScenarioSpec t = s;
-    t.schedule.recompute = recompute;
+    t.schedule.recompute.granularity = recompute;
     t.schedule.attention_backend = backend;
     return plan::price_mapping(t, costs, mapping(1, 1, 2, 1, 1)).memory_bytes_per_gpu;
   };
   const double flash = memory("none", "flash");
-  CHECK(flash == Approx(244 * 6 + 116 * 12 + 128 * 12 + 784));  // the case above's bytes
+  CHECK(flash == Approx(244 * 6 + 116 * 12 + 128 * 12 + 848));  // the case above's bytes
   CHECK(memory("none", "unfused") == Approx(flash + 640));
   CHECK(memory("selective", "unfused") == Approx(flash));  // selective recomputes the attention core
 }
@@ -625,4 +628,110 @@ TEST_CASE("plan::price_mapping with Megatron's 1F1B A2A overlap (toy, by hand)",
   s.workload.global_batch_size = 1;
   s.profile->overlap_compute_slowdown = 1.0;
   CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(4.836));
+}
+
+namespace {
+
+// The two-block toy on one stage (pp 1: both blocks in flight at once, dp 2:
+// a batch of two sequences, one micro-batch each), with an element-wise line
+// (1e-3 ms per byte) for the norms and activations that recomputation reruns.
+model::ScenarioSpec one_stage_toy(const model::RecomputeSpec& recompute) {
+  model::ScenarioSpec s = two_block_toy();
+  s.workload.global_batch_size = 2;
+  s.profile->costs.push_back(
+      testing::cost_line(model::OpClass::Elementwise, model::LinkClass::Local, 1, 0.0, 1e-3));
+  s.schedule.recompute = recompute;
+  return s;
+}
+
+model::RecomputeSpec selective(std::vector<std::string> modules) {
+  model::RecomputeSpec r;
+  r.granularity = "selective";
+  r.modules = std::move(modules);
+  return r;
+}
+
+model::RecomputeSpec full(const std::string& method, std::int64_t layers) {
+  model::RecomputeSpec r;
+  r.granularity = "full";
+  r.method = method;
+  r.num_layers = layers;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("plan::price_mapping: what each recomputed module frees (toy, by hand)", "[plan][folding][recompute]") {
+  // One unit is s b h / tp at 2-byte elements: 8 tokens x d 4 = 32 B. Without
+  // recomputation the stage keeps the dense block's 24.5 units (784 B) and the
+  // MoE block's 26.5 (848 B, the case above): 1632 B.
+  const auto memory = [](const model::RecomputeSpec& r) {
+    const model::ScenarioSpec s = one_stage_toy(r);
+    const cost::CostModel costs(*s.profile);
+    return plan::price_mapping(s, costs, mapping(1, 1, 1, 1, 1)).memory_bytes_per_gpu;
+  };
+  const double none = memory({});
+  // The expert hidden over 4d: 8 / 16 = 0.5 of Korthikanti's 19-unit MLP.
+  // moe_act: the routed experts' activation output, 8 x 0.5 = 4 units.
+  CHECK(memory(selective({"moe_act"})) == Approx(none - 4 * 32));
+  // moe: the whole expert part, 19 x 0.5 = 9.5 units (the input is the norm's output, kept).
+  CHECK(memory(selective({"moe"})) == Approx(none - 9.5 * 32));
+  // mlp: the dense MLP's 9.5 units but its 2-unit input.
+  CHECK(memory(selective({"mlp"})) == Approx(none - 7.5 * 32));
+  // layernorm: the MoE block's pre-MLP norm output (2 units); the toy's
+  // attention is not MLA, whose input norm Transformer Engine fuses.
+  CHECK(memory(selective({"layernorm"})) == Approx(none - 2 * 32));
+  // core_attn (selective's default) frees nothing under flash attention.
+  CHECK(memory(selective({})) == Approx(none));
+  // full, uniform, one block per group: two inputs of 2 units (128 B) and the
+  // block being recomputed, the larger (848 B): 976 B.
+  CHECK(memory(full("uniform", 1)) == Approx(none - 1632 + 128 + 848));
+  // Groups of two: one input (64 B) and both blocks being recomputed: 1760 B.
+  CHECK(memory(full("uniform", 2)) == Approx(none - 1632 + 64 + 2 * 848));
+  // block, the first block: its input, the other kept at the stage's mean
+  // block ((784 + 848) / 2 = 816), and the one being recomputed: 1728 B.
+  CHECK(memory(full("block", 1)) == Approx(none - 1632 + 64 + 816 + 848));
+}
+
+TEST_CASE("plan::price_mapping: recomputation reruns forward work in the backward pass (toy, by hand)",
+          "[plan][folding][recompute]") {
+  // The pipeline of the case above (pp 2, one micro-batch): 18.704 ms without
+  // recomputation. Each block's attention core: its attention 1.816 ms less
+  // the projections' 1,024 FLOPs (1.024 ms) = 0.792 ms. The MoE layer: the MoE
+  // block's forward 2.968 less its attention = 1.152 ms (router and experts;
+  // one-rank groups move nothing). The dense MLP: 1,024 FLOPs = 1.024 ms.
+  model::ScenarioSpec s = two_block_toy();
+  const cost::CostModel costs(*s.profile);
+  const auto iteration = [&](const model::RecomputeSpec& r) {
+    model::ScenarioSpec t = s;
+    t.schedule.recompute = r;
+    return plan::price_mapping(t, costs, mapping(1, 1, 2, 1, 1)).iteration_ms;
+  };
+  CHECK(iteration({}) == Approx(18.704));
+  CHECK(iteration(selective({})) == Approx(18.704 + 2 * 0.792));  // core_attn in both blocks
+  CHECK(iteration(selective({"moe"})) == Approx(18.704 + 1.152));
+  CHECK(iteration(selective({"mlp", "moe"})) == Approx(18.704 + 1.152 + 1.024));
+  // full: each block's backward reruns its whole forward, 2.968 and 2.84 ms.
+  CHECK(iteration(full("uniform", 1)) == Approx(18.704 + 2.968 + 2.84));
+  // block, 0 blocks per chunk: nothing recomputed.
+  CHECK(iteration(full("block", 0)) == Approx(18.704));
+  model::ScenarioSpec t = s;
+  t.schedule.recompute = selective({"moe"});
+  CHECK(plan::price_mapping(t, costs, mapping(1, 1, 2, 1, 1)).breakdown.recompute_ms == Approx(1.152));
+}
+
+TEST_CASE("plan::price_mapping: element-wise recomputation is priced by bytes (toy, by hand)",
+          "[plan][folding][recompute]") {
+  // pp 1, the MoE block only (the dense block reruns no norm: its norms are
+  // fused, the toy has no MLA). layernorm: the pre-MLP norm reads and writes
+  // 8 tokens x d 4 x 2 B = 128 B: 0.128 ms. moe_act: the GELU reads and writes
+  // its 8 hidden per routed slot, 8 slots (8 tokens, top-1): 8 x 2 x 8 x 2 B = 256 B: 0.256 ms.
+  const auto recompute_ms = [](const model::RecomputeSpec& r) {
+    const model::ScenarioSpec s = one_stage_toy(r);
+    const cost::CostModel costs(*s.profile);
+    return cost::price_layers(s, costs, mapping(1, 1, 1, 1, 1));
+  };
+  CHECK(recompute_ms(selective({"layernorm"})).recompute_ms == Approx(0.128));
+  CHECK(recompute_ms(selective({"layernorm"})).dense_recompute_ms == Approx(0));
+  CHECK(recompute_ms(selective({"moe_act"})).recompute_ms == Approx(0.256));
 }

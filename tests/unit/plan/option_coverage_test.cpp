@@ -45,8 +45,9 @@ std::string result_of(const moeplan::model::ScenarioSpec& spec) {
     const moeplan::plan::MappingResult r = moeplan::plan::price_mapping(
         spec, run.costs(), moeplan::cost::MappingConfig::from(spec.parallel, spec.workload.micro_batch_size));
     const moeplan::plan::MappingBreakdown& b = r.breakdown;
-    return fmt::format("{} {} {} {} {} {} {} {} {} {}", r.iteration_ms, r.mfu, r.memory_bytes_per_gpu, r.fits,
-                       b.attention_ms, b.moe_compute_ms, b.a2a_ms, b.agrs_ms, b.dp_ms, b.pp_bubble_ms);
+    return fmt::format("{} {} {} {} {} {} {} {} {} {} {}", r.iteration_ms, r.mfu, r.memory_bytes_per_gpu, r.fits,
+                       b.attention_ms, b.moe_compute_ms, b.a2a_ms, b.agrs_ms, b.dp_ms, b.pp_bubble_ms,
+                       b.recompute_ms);
   }
   for (const moeplan::plan::RequestedSchedule& s : run.schedules("all")) {
     if (s.skipped_because) continue;
@@ -243,6 +244,17 @@ Compounds compounds_for(const std::string& scenario) {
   // A sliding window needs its blocks, and its blocks a window.
   for (const char* f : {"model.sliding_window", "model.sliding_window_layers"})
     c[f] = {{{o("model.sliding_window", "64"), o("model.sliding_window_layers", "0")}, {}}};
+  // Recomputed modules act under selective: one the
+  // model has (moe_act and moe on MoE models, mlp on dense ones; layernorm
+  // where the profile prices element-wise kernels). The method and the layer
+  // count act under full: the block method keeps every block of a chunk but
+  // the first, and groups of two blocks keep half the inputs.
+  for (const char* module : {"moe_act", "moe", "mlp", "layernorm"})
+    c["schedule.recompute_modules"].push_back(
+        {{o("schedule.recompute_modules", module)}, {o("schedule.recompute", "selective")}});
+  c["schedule.recompute_method"] = {{{o("schedule.recompute_method", "block")}, {o("schedule.recompute", "full")}}};
+  c["schedule.recompute_num_layers"] = {
+      {{o("schedule.recompute_num_layers", "2")}, {o("schedule.recompute", "full")}}};
   // Group-limited routing picks among the expert groups: one group of every expert.
   c["model.moe.topk_groups"] = {{{o("model.moe.num_expert_groups", "1"), o("model.moe.topk_groups", "1")}, {}}};
 
