@@ -37,6 +37,7 @@ struct CapacityOptions {
   bool json = false;
   bool csv = false;
   bool quiet = false;
+  std::vector<std::string> search{"recompute"};
 };
 
 plan::CapacityRequest request_of(const CapacityOptions& o, CliContext& context) {
@@ -54,6 +55,8 @@ plan::CapacityRequest request_of(const CapacityOptions& o, CliContext& context) 
   q.seq_len = o.seq_len;
   q.global_batch = o.global_batch;
   q.max_memory_gib = o.max_memory_gib;
+  // "none" opens neither knob.
+  q.search = o.search == std::vector<std::string>{"none"} ? std::vector<std::string>{} : o.search;
   q.threads = thread_count(o.threads, context.err);
   return plan::capacity_request(q);
 }
@@ -129,6 +132,10 @@ void add_capacity_command(CLI::App& app, CliContext& context) {
   add_max_memory_option(cmd, o->max_memory_gib);
   cmd->add_flag("--json", o->json, "Print one JSON object (docs/capacity.schema.json)");
   cmd->add_flag("--csv", o->csv, "Print the table as CSV");
+  cmd->add_option("--search", o->search,
+                  "Knobs each count's search opens beside the mapping: precision, recompute (default recompute; none: "
+                  "neither)")
+      ->delimiter(',');
   cmd->callback([o, &context] { run_capacity(*o, context); });
 }
 

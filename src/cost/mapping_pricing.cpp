@@ -53,6 +53,8 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   const model::ModelSpec& m = s.model;
   LayerPrices out;
   out.config = in;
+  out.precision = s.workload.precision;
+  out.recompute = s.schedule.recompute;
   MappingConfig& c = out.config;
   const std::int64_t world = s.cluster.world_size();
   const parallel::Mapping map =

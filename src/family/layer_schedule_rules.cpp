@@ -31,6 +31,10 @@ std::vector<model::OptionRule> layer_schedule_option_rules() {
   r.push_back({"parallelism.order", "when not tp-cp-ep-dp-pp",
                "the FoldMoE, FSMoE and FlowMoE schedules place groups in Megatron's default order",
                [](S s) { return s.parallel.order != kDefaultOrder; }});
+  r.push_back({"schedule.search", "",
+               "the folding planner searches precision and recomputation with the mapping; the FoldMoE, FSMoE and "
+               "FlowMoE planners search their own schedule's knobs",
+               [](S) { return true; }});
   for (const char* f : {"schedule.recompute", "schedule.recompute_modules", "schedule.recompute_method",
                         "schedule.recompute_num_layers"})
     r.push_back({f, "",

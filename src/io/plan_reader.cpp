@@ -5,6 +5,7 @@
 #include <moeplan/core/error.hpp>
 #include <moeplan/model/family_rules.hpp>
 #include <moeplan/model/pipeline_layout.hpp>
+#include <moeplan/model/recompute.hpp>
 
 #include "io/proto/moeplan.pb.h"
 #include "proto_text.hpp"
@@ -40,6 +41,20 @@ model::PlanSpec plan_to_spec(const pb::Plan& p, const std::string& path) {
   if (k.has_ar_chunk_bytes()) s.knobs.ar_chunk_bytes = k.ar_chunk_bytes();
   s.knobs.grad_partition_bytes.assign(k.grad_partition_bytes().begin(), k.grad_partition_bytes().end());
   if (k.has_micro_batch_size()) s.knobs.micro_batch_size = k.micro_batch_size();
+  if (k.has_precision()) {
+    const std::optional<model::Precision> precision = model::precision_from_string(k.precision());
+    if (!precision)
+      throw Error(ErrorKind::Input, fmt::format("{} is not a precision", quoted_for_error(k.precision())),
+                  "knobs.precision", SourceLocation{path});
+    s.knobs.precision = *precision;
+  }
+  if (k.has_recompute()) {
+    try {
+      s.knobs.recompute = model::parse_recompute(k.recompute(), "knobs.recompute");
+    } catch (const Error& e) {
+      throw e.located(SourceLocation{path});
+    }
+  }
   if (k.has_parallelism()) {
     const pb::Parallelism& q = k.parallelism();
     model::ParallelSpec par;

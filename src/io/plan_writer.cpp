@@ -4,6 +4,7 @@
 
 #include <moeplan/core/version.hpp>
 #include <moeplan/model/pipeline_layout.hpp>
+#include <moeplan/model/recompute.hpp>
 
 #include "proto_convert.hpp"
 
@@ -39,6 +40,8 @@ Json knobs_to_json(const model::PlanKnobs& k) {
   if (!k.grad_partition_bytes.empty()) j.set("grad_partition_bytes", ints(k.grad_partition_bytes));
   if (k.parallelism) j.set("parallelism", parallelism_to_json(*k.parallelism));
   if (k.micro_batch_size) j.set("micro_batch_size", *k.micro_batch_size);
+  if (k.precision) j.set("precision", model::to_string(*k.precision));
+  if (k.recompute) j.set("recompute", model::recompute_text(*k.recompute));
   return j;
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/model/pipeline_layout.hpp>
+#include <moeplan/model/recompute.hpp>
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/model/family_rules.hpp>
@@ -557,6 +558,16 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
     throw_input_error("schedule.recompute_modules",
                       fmt::format("{} modules: Megatron-Core has {}", o.recompute_modules_size(), kMaxRecomputeModules));
   for (const std::string& module : o.recompute_modules()) s.schedule.recompute.modules.push_back(module);
+  if (o.search_size() > 2)
+    throw_input_error("schedule.search", fmt::format("{} entries: the knobs are precision and recompute", o.search_size()));
+  for (const std::string& knob : o.search()) {
+    if (knob != "precision" && knob != "recompute")
+      throw_input_error("schedule.search",
+                        fmt::format("{} is not a knob the planner searches (precision, recompute)", quoted_for_error(knob)));
+    if (std::find(s.schedule.search.begin(), s.schedule.search.end(), knob) != s.schedule.search.end())
+      throw_input_error("schedule.search", fmt::format("{} is listed twice", knob));
+    s.schedule.search.push_back(knob);
+  }
   if (o.has_recompute_method()) {
     if (s.schedule.recompute.granularity != "full")
       throw_input_error("schedule.recompute_method", "a method applies to schedule.recompute full only");
@@ -676,6 +687,8 @@ pb::Plan to_proto(const model::PlanSpec& s, const std::string& version) {
   for (std::int64_t b : s.knobs.grad_partition_bytes) k->add_grad_partition_bytes(b);
   if (s.knobs.parallelism) *k->mutable_parallelism() = to_proto(*s.knobs.parallelism);
   if (s.knobs.micro_batch_size) k->set_micro_batch_size(*s.knobs.micro_batch_size);
+  if (s.knobs.precision) k->set_precision(model::to_string(*s.knobs.precision));
+  if (s.knobs.recompute) k->set_recompute(model::recompute_text(*s.knobs.recompute));
   if (!s.scenario_ref.empty()) p.set_scenario_ref(s.scenario_ref);
   for (const std::string& o : s.scenario_overrides) p.add_scenario_overrides(o);
   if (!s.family.empty()) p.set_family(s.family);

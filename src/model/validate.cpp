@@ -398,7 +398,6 @@ void validate_routing(const ScenarioSpec& s) {
 }
 }  // namespace
 
-namespace {
 // An FP8 recipe replaces a 2-byte model's BF16 GEMMs; it needs a GPU with FP8
 // tensor cores (MX-scaling ones for mxfp8) and a profile that prices FP8
 // GEMMs and the casts in front of them (docs/cost-model.md, "FP8").
@@ -431,11 +430,25 @@ void validate_precision(const ScenarioSpec& s) {
                       quoted_for_error(s.profile->name)));
 }
 
+namespace {
+
 // Recomputation (docs/cost-model.md, "Recomputation"): modules the model has,
 // and a profile that prices the element-wise kernels that layernorm and
 // moe_act rerun.
 void validate_scenario_recompute(const ScenarioSpec& s) {
   validate_recompute(s.model, s.schedule.recompute);
+  // A knob the planner searches is not also set: which one would the plan keep?
+  const auto searched = [&](const char* knob) {
+    return std::find(s.schedule.search.begin(), s.schedule.search.end(), knob) != s.schedule.search.end();
+  };
+  const auto set = [&](const char* field) { return std::find(s.options.begin(), s.options.end(), field) != s.options.end(); };
+  for (const auto& [knob, field] : {std::pair{"precision", "workload.precision"},
+                                    {"recompute", "schedule.recompute"},
+                                    {"recompute", "schedule.recompute_modules"},
+                                    {"recompute", "schedule.recompute_method"},
+                                    {"recompute", "schedule.recompute_num_layers"}})
+    require(!searched(knob) || !set(field), field,
+            fmt::format("set, and schedule.search leaves {} to the planner: give one", knob));
   if (!s.profile) return;
   const bool has_elementwise =
       std::any_of(s.profile->costs.begin(), s.profile->costs.end(),

@@ -25,6 +25,8 @@ Json plan_json(const plan::CapacityPlan& p) {
   j.set("degree_backward", p.overlap == plan::OverlapSchedule::kNone ? Json(nullptr) : Json(p.degree_backward));
   j.set("iteration_ms", p.iteration_ms);
   j.set("no_overlap_ms", p.no_overlap_ms);
+  j.set("precision", p.precision);
+  j.set("recompute", p.recompute);
   return j;
 }
 
@@ -51,6 +53,8 @@ plan::CapacityPlan plan_from_json(const Json& j) {
   p.degree_backward = static_cast<std::int64_t>(maybe_number(j, "degree_backward").value_or(0));
   p.iteration_ms = key(j, "iteration_ms").as_number();
   p.no_overlap_ms = key(j, "no_overlap_ms").as_number();
+  p.precision = key(j, "precision").as_string();
+  p.recompute = key(j, "recompute").as_string();
   return p;
 }
 

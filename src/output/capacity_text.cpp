@@ -41,8 +41,9 @@ std::string capacity_to_text(const plan::CapacityRequest& r, const plan::Capacit
     out += fmt::format("  cost-optimal: {} GPUs ({:.0f} tokens per GPU-second{})\n", cheapest->gpus,
                        *cheapest->tokens_per_s / static_cast<double>(cheapest->gpus),
                        cheapest->gpu_hours ? fmt::format(", {:.0f} GPU-hours", *cheapest->gpu_hours) : "");
-  out += fmt::format("  {:>5}  {:<41} {:<24} {:>10} {:>6} {:>7} {:>7} {:>10} {:>11}  {}\n", "GPUs", "mapping (dp, edp)",
-                     "overlap", "tokens/s", "MFU", "GiB/GPU", "days", "GPU-hours", "cost", "bound by");
+  out += fmt::format("  {:>5}  {:<41} {:<24} {:<14} {:<10} {:>10} {:>6} {:>7} {:>7} {:>10} {:>11}  {}\n", "GPUs",
+                     "mapping (dp, edp)", "overlap", "precision", "recompute", "tokens/s", "MFU", "GiB/GPU", "days",
+                     "GPU-hours", "cost", "bound by");
   for (const plan::CapacityRow& row : result.rows) {
     const std::string marks = mark(result, row.gpus);
     if (!row.plan) {
@@ -50,9 +51,9 @@ std::string capacity_to_text(const plan::CapacityRequest& r, const plan::Capacit
       continue;
     }
     const plan::CapacityPlan& p = *row.plan;
-    out += fmt::format("  {:>5}  {:<41} {:<24} {:>10.0f} {:>5.1f}% {:>7.1f} {:>7} {:>10} {:>11}  {}{}\n", row.gpus,
-                       fmt::format("{} ({}, {})", capacity_mapping_cell(p.mapping), p.mapping.dp, p.mapping.edp),
-                       overlap_cell(p), *row.tokens_per_s, 100 * p.mfu, p.memory_bytes_per_gpu / kGiB,
+    out += fmt::format("  {:>5}  {:<41} {:<24} {:<14} {:<10} {:>10.0f} {:>5.1f}% {:>7.1f} {:>7} {:>10} {:>11}  {}{}\n",
+                       row.gpus, fmt::format("{} ({}, {})", capacity_mapping_cell(p.mapping), p.mapping.dp, p.mapping.edp),
+                       overlap_cell(p), p.precision, p.recompute, *row.tokens_per_s, 100 * p.mfu, p.memory_bytes_per_gpu / kGiB,
                        row.days ? fmt::format("{:.1f}", *row.days) : "-",
                        row.gpu_hours ? fmt::format("{:.0f}", *row.gpu_hours) : "-",
                        row.cost ? fmt::format("{:.0f}", *row.cost) : "-", row.bound_by,

@@ -9,6 +9,7 @@
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/cost_model.hpp>
 #include <moeplan/plan/family_registry.hpp>
+#include <moeplan/model/recompute.hpp>
 #include <moeplan/plan/joint.hpp>
 #include <moeplan/core/units.hpp>
 
@@ -33,6 +34,8 @@ CapacityPlan plan_of(const JointResult& j) {
   p.no_overlap_ms = j.no_overlap_ms;
   p.mfu = j.priced.mfu;
   p.memory_bytes_per_gpu = j.priced.memory_bytes_per_gpu;
+  p.precision = model::to_string(j.layers->precision);
+  p.recompute = model::recompute_text(j.layers->recompute);
   return p;
 }
 
@@ -59,6 +62,13 @@ void bind(const CapacityRequest& request, const model::ScenarioSpec& s, const co
   doubled.micro_batches *= 2;
   const double doubled_ms = run_pipeline(doubled, costs, s.limits, &best.saved).iteration_ms;
   const double batch_gain = 2.0 * best.priced.iteration_ms / doubled_ms;
+  // A recomputation chosen because a lighter one did not fit is memory's doing.
+  if (best.priced.recompute_for_memory && memory_gain <= batch_gain) {
+    row.bound_by = "memory";
+    row.bound_detail = fmt::format("recompute {} chosen: {}", model::recompute_text(best.layers->recompute),
+                                   best.priced.knob_choice);
+    return;
+  }
   if (std::max(memory_gain, batch_gain) <= 1.0 + kBindingGain) {
     row.bound_by = "none";
     row.bound_detail = "neither a mapping that does not fit nor twice the global batch gains more than 1%";
@@ -152,6 +162,7 @@ model::ScenarioSpec capacity_scenario(const CapacityRequest& r, std::int64_t gpu
   s.workload.global_batch_size = r.global_batch;
   s.schedule.family = mapping_family().name();
   s.schedule.recompute = r.recompute;
+  s.schedule.search = r.search;
   s.limits = r.limits;
   return s;
 }

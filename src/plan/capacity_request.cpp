@@ -4,6 +4,8 @@
 #include <moeplan/io/loader.hpp>
 #include <moeplan/plan/capacity.hpp>
 
+#include <algorithm>
+
 namespace moeplan::plan {
 
 CapacityRequest capacity_request(const CapacityQuery& q) {
@@ -32,6 +34,15 @@ CapacityRequest capacity_request(const CapacityQuery& q) {
     throw Error(ErrorKind::Input, fmt::format("must be positive, got {}", q.max_memory_gib), "request.max_memory");
   r.limits.max_memory_bytes = static_cast<std::size_t>(q.max_memory_gib * static_cast<double>(std::size_t{1} << 30));
   r.threads = q.threads;
+  for (const std::string& knob : q.search) {
+    if (knob != "precision" && knob != "recompute")
+      throw Error(ErrorKind::Input,
+                  fmt::format("{} is not a knob capacity searches (precision, recompute)", quoted_for_error(knob)),
+                  "request.search");
+    if (std::count(q.search.begin(), q.search.end(), knob) > 1)
+      throw Error(ErrorKind::Input, fmt::format("{} is listed twice", knob), "request.search");
+  }
+  r.search = q.search;
   check_capacity_request(r);
   return r;
 }

@@ -154,6 +154,9 @@ class JointSearcher {
   // savings) can beat `threshold` and the best upper price so far.
   std::vector<Bracket> bracket(const Mapping& m, double threshold) const {
     const MappingResult& f = m.result;
+    // The overlap families price BF16 GEMMs: a mapping the search priced
+    // under an FP8 recipe (schedule.search) keeps Megatron's schedule only.
+    if (m.layers->precision != model::Precision::Bf16) return {};
     const std::vector<const ProbedSchedule*> schedules =
         best_degrees(probes_.shapes.at(shape_of(f.config, false)), f.stage.layers_per_chunk);
     std::vector<double> bound(schedules.size());

@@ -6,6 +6,7 @@
 #include <moeplan/core/error.hpp>
 #include <moeplan/plan/family_registry.hpp>
 #include <moeplan/plan/joint.hpp>
+#include <moeplan/plan/open_knobs.hpp>
 #include <moeplan/plan/mapping_search.hpp>
 #include <moeplan/plan/megatron_arguments.hpp>
 #include <moeplan/plan/result_json.hpp>
@@ -148,7 +149,8 @@ double JointRecord::evaluate_candidate(const ScenarioRun& run, const PlanResult&
   OverlapSchedule overlap{OverlapSchedule::kNone, OverlapSchedule::kNone, 0};
   if (const std::size_t slash = c.schedule.find('/'); slash != std::string::npos)
     overlap = {c.schedule.substr(0, slash), c.schedule.substr(slash + 1), k.degree.value_or(0)};
-  return price_joint(run.spec(), run.costs(), cost::MappingConfig::from(*k.parallelism, *k.micro_batch_size), overlap)
+  return price_joint(with_knob_choices(run.spec(), k), run.costs(),
+                     cost::MappingConfig::from(*k.parallelism, *k.micro_batch_size), overlap)
       .priced.iteration_ms;
 }
 

@@ -5,9 +5,13 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/core/units.hpp>
+#include <moeplan/model/recompute.hpp>
 #include <moeplan/model/pipeline_layout.hpp>
+#include <moeplan/plan/open_knobs.hpp>
 
 namespace moeplan::plan {
 
@@ -55,13 +59,50 @@ std::vector<PricedMapping> price_mappings(const model::ScenarioSpec& s, const co
                                           const std::string& mode, unsigned threads, ThreadsStarted* started,
                                           Progress* progress) {
   const std::vector<cost::MappingConfig> configs = enumerate_mappings(s, mode);
+  // Each mapping with each precision the scenario leaves open, at the first
+  // recomputation that fits (plan/open_knobs.hpp); one pricing when it leaves none.
+  const OpenKnobs open = open_knobs(s);
+  const bool precision_open = std::count(s.schedule.search.begin(), s.schedule.search.end(), "precision") > 0;
+  const bool recompute_open = std::count(s.schedule.search.begin(), s.schedule.search.end(), "recompute") > 0;
   std::vector<std::optional<PricedMapping>> priced(configs.size());
   if (progress != nullptr) progress->add_total(configs.size());
+  const double usable_gib = s.cluster.gpu.memory_bytes * (1.0 - cost::MemoryModel{}.reserve_fraction) / kGiB;
   const unsigned started_now = parallel_for(configs.size(), threads, [&](std::size_t i) {
     try {
-      cost::LayerPrices layers = cost::price_layers(s, costs, configs[i]);
-      MappingResult result = run_pipeline(layers, costs, s.limits);
-      priced[i] = PricedMapping{std::move(layers), std::move(result)};
+      std::vector<std::string> precision_times;
+      for (const std::vector<model::ScenarioSpec>& ladder : open.by_precision) {
+        std::string heavier;  // the recomputation before this one, which did not fit
+        for (std::size_t rung = 0; rung < ladder.size(); ++rung) {
+          cost::LayerPrices layers = cost::price_layers(ladder[rung], costs, configs[i]);
+          if (!layers.fits && rung + 1 < ladder.size()) {
+            heavier = fmt::format("recompute {} needs {:.1f} GiB per GPU, more than the {:.1f} GiB usable",
+                                  model::recompute_text(layers.recompute), layers.memory_bytes_per_gpu / kGiB,
+                                  usable_gib);
+            continue;
+          }
+          MappingResult result = run_pipeline(layers, costs, s.limits);
+          precision_times.push_back(
+              fmt::format("{} {:.1f} ms{}", model::to_string(layers.precision), result.iteration_ms,
+                          result.fits ? "" : " (does not fit)"));
+          if (precision_open) result.chosen_precision = layers.precision;
+          if (recompute_open) {
+            result.chosen_recompute = layers.recompute;
+            result.recompute_for_memory = rung > 0;
+            result.knob_choice = heavier;
+          }
+          // The fastest that fits; on a tie the earlier (bf16, then less recomputation).
+          const std::optional<PricedMapping>& best = priced[i];
+          if (!best || (result.fits && !best->result.fits) ||
+              (result.fits == best->result.fits && result.iteration_ms < best->result.iteration_ms))
+            priced[i] = PricedMapping{std::move(layers), std::move(result)};
+          break;
+        }
+      }
+      if (precision_open && priced[i]) {
+        std::string& why = priced[i]->result.knob_choice;
+        why += fmt::format("{}precisions at this mapping: {}", why.empty() ? "" : "; ",
+                           fmt::format("{}", fmt::join(precision_times, ", ")));
+      }
     } catch (const Error& e) {
       // An invalid combination is skipped; one too large to simulate is not:
       // the search would silently answer from the others.
@@ -95,6 +136,8 @@ Candidate mapping_candidate(const std::string& schedule, const MappingResult& f)
   c.schedule = schedule;
   c.knobs.parallelism = f.config.parallel_spec();
   c.knobs.micro_batch_size = f.config.micro_batch;
+  c.knobs.precision = f.chosen_precision;
+  c.knobs.recompute = f.chosen_recompute;
   c.iteration_ms = f.iteration_ms;
   c.memory_bytes_per_gpu = f.memory_bytes_per_gpu;
   c.fits = f.fits;

@@ -3,13 +3,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <moeplan/model/recompute.hpp>
-
 #include <moeplan/model/pipeline_layout.hpp>
+#include <moeplan/model/recompute.hpp>
+#include <moeplan/plan/open_knobs.hpp>
 
 namespace moeplan::plan {
 
-std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& scenario) {
+std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& given) {
+  // The scenario as the plan chose it (the precision and recomputation schedule.search opened).
+  const model::ScenarioSpec scenario = with_knob_choices(given, r.chosen.knobs);
   const model::ParallelSpec& p = *r.chosen.knobs.parallelism;
   // Megatron-LM's training arguments (megatron/training/arguments.py); the
   // mapping's data-parallel sizes (dp, edp) follow from the world size.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <moeplan/model/recompute.hpp>
 #include <moeplan/plan/family_registry.hpp>
 #include <moeplan/plan/scenario_run.hpp>
 #include <moeplan/core/units.hpp>
@@ -61,6 +62,8 @@ std::string knobs_text(const model::PlanKnobs& k) {
     add(fmt::format("tp {} cp {} pp {} vpp {} ep {} etp {}", k.parallelism->tp, k.parallelism->cp, k.parallelism->pp,
                     k.parallelism->vpp, k.parallelism->ep, k.parallelism->etp));
   if (k.micro_batch_size) add(fmt::format("mb {}", *k.micro_batch_size));
+  if (k.precision) add(model::to_string(*k.precision));
+  if (k.recompute) add("recompute " + model::recompute_text(*k.recompute));
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include <moeplan/plan/simulate.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/core/parallel.hpp>
@@ -8,6 +9,7 @@
 namespace moeplan::plan {
 
 Simulation simulate(const ScenarioRun& run, const SimulateRequest& request) {
+  refuse_search(run.spec(), "simulate");
   return run.family().simulate(run, request);
 }
 
@@ -71,6 +73,15 @@ void refuse_noise(const model::ScenarioSpec& spec, const char* command) {
                             "iteration under noise (scenario {})",
                             command, quoted_for_error(spec.name)),
                 "schedule.compute_jitter_cv");
+}
+
+void refuse_search(const model::ScenarioSpec& spec, const char* command) {
+  if (spec.schedule.search.empty()) return;
+  throw Error(ErrorKind::Input,
+              fmt::format("{} runs one configuration, and scenario {} leaves {} to the planner: `moeplan plan` "
+                          "chooses it (and `simulate` runs the plan file it writes), or set it and drop schedule.search",
+                          command, quoted_for_error(spec.name), fmt::join(spec.schedule.search, " and ")),
+              "schedule.search");
 }
 
 }  // namespace moeplan::plan

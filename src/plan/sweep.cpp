@@ -57,6 +57,7 @@ std::vector<SweepRow> evaluate_sweep_point(const io::LoadedSweep& sweep, std::si
   model::ScenarioSpec spec = io::load_sweep_point(point);
   spec.limits = limits;
   refuse_noise(spec, "sweep");
+  refuse_search(spec, "sweep");
   if (!spec.profile)
     throw Error(ErrorKind::Input, fmt::format("scenario {} names no cost profile", quoted_for_error(spec.name)),
                 "profile_ref");

@@ -20,6 +20,8 @@ namespace moeplan::cost {
 /// @brief One mapping's prices (ms, FLOPs, bytes), what its pipeline is built from.
 struct LayerPrices {
   MappingConfig config;            ///< dp and edp filled in from the world size
+  model::Precision precision = model::Precision::Bf16;  ///< the scenario's workload.precision, as priced
+  model::RecomputeSpec recompute;                       ///< the scenario's schedule.recompute, as priced
   std::int64_t micro_batches = 0;  ///< per DP rank per iteration
   /// The blocks of the model, true where MoE (ModelSpec::moe_layer), for the
   /// chunks of a model with dense blocks.

@@ -304,6 +304,10 @@ struct ScheduleSpec {
   bool overlap_grad_reduce = false;   ///< Megatron's --overlap-grad-reduce (folding)
   bool overlap_param_gather = false;  ///< Megatron's --overlap-param-gather (folding)
   bool a2a_overlap = false;           ///< Megatron's --overlap-moe-expert-parallel-comm (folding)
+  /// Knobs the folding planner searches besides the mapping: "precision"
+  /// (workload.precision) and "recompute" (schedule.recompute and its fields);
+  /// plan/open_knobs.hpp says which values it tries.
+  std::vector<std::string> search;
 };
 
 /// @brief Knobs a planner chose (CLI.md `plan` keys).
@@ -316,6 +320,10 @@ struct PlanKnobs {
   std::vector<std::int64_t> grad_partition_bytes;
   std::optional<ParallelSpec> parallelism;
   std::optional<std::int64_t> micro_batch_size;  ///< folding: sequences per micro-batch
+  /// Folding, when the scenario's schedule.search opened them: the chosen
+  /// precision and recomputation.
+  std::optional<Precision> precision;
+  std::optional<RecomputeSpec> recompute;
 };
 
 /// @brief A plan: the best schedule and knobs found for a scenario.

@@ -27,6 +27,10 @@ void validate_attention_shape(const AttentionShapeModelSpec& model, const std::s
 void validate_gemm_shape_rates(double peak_tflops, double memory_gbytes_per_s, const std::string& at);
 /// Cross-part checks: world size, divisibility of heads and experts, batch split.
 void validate(const ScenarioSpec& scenario);
+/// What the scenario's workload.precision needs (part of validate): a 2-byte
+/// model, FP8 tensor cores (MX ones for mxfp8) and a profile that prices FP8
+/// GEMMs and casts. Input error naming workload.precision otherwise.
+void validate_precision(const ScenarioSpec& scenario);
 
 /// The one tensor-parallel rule for attention heads, used by every command:
 /// Megatron-Core's (TransformerConfig: num_attention_heads and num_query_groups

@@ -35,6 +35,9 @@ struct CapacityRequest {
   std::int64_t seq_len = kCapacitySeqLen;
   std::int64_t global_batch = kCapacityGlobalBatch;  ///< sequences per iteration
   model::RecomputeSpec recompute;
+  /// Knobs each row's search opens (schedule.search): recompute by default;
+  /// precision when asked (an FP8 recipe changes the training's numerics).
+  std::vector<std::string> search{"recompute"};
   std::vector<std::int64_t> gpus;           ///< the counts, ascending
   std::optional<double> tokens;             ///< the token budget
   std::optional<double> days;               ///< the deadline (needs tokens)
@@ -59,6 +62,7 @@ struct CapacityQuery {
   std::int64_t global_batch = kCapacityGlobalBatch;
   double max_memory_gib = 8;
   unsigned threads = 1;
+  std::vector<std::string> search{"recompute"};  ///< precision, recompute (schedule.search); empty: neither
 };
 
 /// The request the query asks (files loaded, every option checked: input
@@ -74,6 +78,8 @@ struct CapacityPlan {
   double no_overlap_ms = 0;  ///< the same mapping with no overlap
   double mfu = 0;
   double memory_bytes_per_gpu = 0;
+  std::string precision = "bf16";  ///< workload.precision's name, as priced
+  std::string recompute = "none";  ///< the recomputation's short form (model/recompute.hpp)
 };
 
 /// @brief One GPU count's answer.

@@ -6,6 +6,7 @@
 // priced once; each run reuses them.
 
 #include <cstdint>
+#include <optional>
 
 #include <moeplan/cost/cost_model.hpp>
 #include <moeplan/cost/mapping_pricing.hpp>
@@ -54,6 +55,14 @@ struct StageOverlap {
 /// @brief A mapping priced and run.
 struct MappingResult {
   cost::MappingConfig config;
+  /// Where the scenario's schedule.search opened them, the precision and the
+  /// recomputation this mapping was priced with (plan/open_knobs.hpp).
+  std::optional<model::Precision> chosen_precision;
+  std::optional<model::RecomputeSpec> chosen_recompute;
+  /// Why those (empty when none was open): the recomputation that did not
+  /// fit before it, the other precisions' times.
+  std::string knob_choice;
+  bool recompute_for_memory = false;  ///< a lighter recomputation of this mapping did not fit
   double iteration_ms = 0;
   double mfu = 0;
   double memory_bytes_per_gpu = 0;

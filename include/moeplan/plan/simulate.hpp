@@ -37,4 +37,8 @@ ScenarioGraph scenario_graph(const ScenarioRun& run, const std::string& schedule
 /// noise: `command` (plan, sweep) ranks schedules on the noiseless model.
 void refuse_noise(const model::ScenarioSpec& scenario, const char* command);
 
+/// Input error (field schedule.search) for a scenario that leaves knobs to the
+/// planner: `command` (simulate, sweep) runs one configuration.
+void refuse_search(const model::ScenarioSpec& scenario, const char* command);
+
 }  // namespace moeplan::plan

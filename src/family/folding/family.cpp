@@ -4,6 +4,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/family/folding/rules.hpp>
+#include <moeplan/plan/open_knobs.hpp>
 #include <moeplan/plan/mapping_search.hpp>
 #include <moeplan/plan/overlap_plan.hpp>
 #include <moeplan/plan/scenario_run.hpp>
@@ -118,7 +119,7 @@ class Folding final : public plan::Family {
                                    const plan::Candidate& c) const override {
     (void)result;
     plan::MappingTrace trace;
-    plan::price_mapping(run.spec(), run.costs(),
+    plan::price_mapping(plan::with_knob_choices(run.spec(), c.knobs), run.costs(),
                         cost::MappingConfig::from(*c.knobs.parallelism, *c.knobs.micro_batch_size), &trace);
     return {std::move(trace.built), std::move(trace.timeline)};
   }

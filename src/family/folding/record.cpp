@@ -6,6 +6,7 @@
 
 #include <moeplan/cost/memory.hpp>
 #include <moeplan/family/folding/family.hpp>
+#include <moeplan/model/recompute.hpp>
 #include <moeplan/plan/megatron_arguments.hpp>
 #include <moeplan/plan/result_json.hpp>
 #include <moeplan/core/units.hpp>
@@ -18,11 +19,15 @@ using io::Json;
 constexpr std::size_t kFoldingBars = 6;
 
 std::string mapping_line(const plan::MappingResult& f) {
+  // The knobs schedule.search opened, when it did.
+  std::string knobs;
+  if (f.chosen_precision) knobs += fmt::format(" {}", model::to_string(*f.chosen_precision));
+  if (f.chosen_recompute) knobs += fmt::format(" recompute {}", model::recompute_text(*f.chosen_recompute));
   return fmt::format(
-      "tp {} cp {} pp {} vpp {} ep {} etp {} (dp {} edp {}) mb {}: {:.1f} ms, MFU {:.1f}%, {:.1f} GiB "
+      "tp {} cp {} pp {} vpp {} ep {} etp {} (dp {} edp {}) mb {}{}: {:.1f} ms, MFU {:.1f}%, {:.1f} GiB "
       "per GPU",
       f.config.tp, f.config.cp, f.config.pp, f.config.vpp, f.config.ep, f.config.etp, f.config.dp, f.config.edp,
-      f.config.micro_batch, f.iteration_ms, 100 * f.mfu, f.memory_bytes_per_gpu / kGiB);
+      f.config.micro_batch, knobs, f.iteration_ms, 100 * f.mfu, f.memory_bytes_per_gpu / kGiB);
 }
 
 std::string mapping_name(const cost::MappingConfig& c) {
@@ -102,6 +107,14 @@ std::string FoldingRecord::text(const plan::PlanResult& r) const {
 plan::BindingConstraint FoldingRecord::binding_constraint(const model::ScenarioSpec& scenario,
                                                           const plan::PlanResult& r) const {
   (void)r;
+  // The knobs schedule.search opened, at the chosen mapping: a recomputation
+  // chosen because a lighter one did not fit is memory's doing; the
+  // precisions' times say why the precision won.
+  const plan::MappingResult& chosen = folded_.front();
+  const std::string knobs = chosen.knob_choice.empty() ? "" : "; " + chosen.knob_choice;
+  if (chosen.recompute_for_memory && chosen.chosen_recompute)
+    return {"memory", fmt::format("recompute {} chosen at the best mapping: {}",
+                                  model::recompute_text(*chosen.chosen_recompute), chosen.knob_choice)};
   // The fastest mapping of all, fitting or not: if it does not fit, memory bound the choice.
   const plan::MappingResult* fastest = nullptr;
   for (const plan::MappingResult& f : folded_)
@@ -109,11 +122,11 @@ plan::BindingConstraint FoldingRecord::binding_constraint(const model::ScenarioS
   if (fastest != nullptr && !fastest->fits)
     return {"memory",
             fmt::format("the fastest mapping (tp {} cp {} pp {} vpp {} ep {} etp {} mb {}: {:.1f} ms) needs {:.1f} "
-                        "GiB per GPU, more than the {:.1f} GiB usable (10% reserve)",
+                        "GiB per GPU, more than the {:.1f} GiB usable (10% reserve){}",
                         fastest->config.tp, fastest->config.cp, fastest->config.pp, fastest->config.vpp,
                         fastest->config.ep, fastest->config.etp, fastest->config.micro_batch, fastest->iteration_ms,
-                        fastest->memory_bytes_per_gpu / kGiB, scenario.cluster.gpu.memory_bytes * 0.9 / kGiB)};
-  return {"none", "the fastest mapping searched fits in memory"};
+                        fastest->memory_bytes_per_gpu / kGiB, scenario.cluster.gpu.memory_bytes * 0.9 / kGiB, knobs)};
+  return {"none", "the fastest mapping searched fits in memory" + knobs};
 }
 
 plan::Savings FoldingRecord::savings(const plan::PlanResult& r) const {

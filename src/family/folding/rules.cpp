@@ -1,6 +1,7 @@
 #include <moeplan/family/folding/rules.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/model/recompute.hpp>
@@ -116,6 +117,20 @@ class FoldingRules final : public model::FamilyRules {
                      "knobs.parallelism.pipeline_layout"});
     if (k.micro_batch_size)
       out.push_back({"workload.micro_batch_size", std::to_string(*k.micro_batch_size), "knobs.micro_batch_size"});
+    // Knobs the scenario's schedule.search opened: the chosen values, and the
+    // search closed (the plan's run is one configuration).
+    if (k.precision || k.recompute) out.push_back({"schedule.search", "", "knobs"});
+    if (k.precision) out.push_back({"workload.precision", model::to_string(*k.precision), "knobs.precision"});
+    if (k.recompute) {
+      const model::RecomputeSpec& r = *k.recompute;
+      out.push_back({"schedule.recompute", r.granularity, "knobs.recompute"});
+      if (!r.modules.empty())
+        out.push_back({"schedule.recompute_modules", fmt::format("{}", fmt::join(r.modules, ",")), "knobs.recompute"});
+      if (r.granularity == "full") {
+        out.push_back({"schedule.recompute_method", r.method, "knobs.recompute"});
+        out.push_back({"schedule.recompute_num_layers", std::to_string(r.num_layers), "knobs.recompute"});
+      }
+    }
     return out;
   }
 
@@ -130,6 +145,7 @@ class FoldingRules final : public model::FamilyRules {
                                         "schedule.recompute_modules",
                                         "schedule.recompute_method",
                                         "schedule.recompute_num_layers",
+                                        "schedule.search",
                                         "schedule.attention_backend",
                                         "schedule.overlap_grad_reduce",
                                         "schedule.overlap_param_gather",

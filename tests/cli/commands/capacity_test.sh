@@ -83,6 +83,23 @@ check "capacity: an fp32 model on a half-precision profile" 2 "$bin" capacity gp
 expect_err "capacity: an fp32 model on a half-precision profile" "moeplan: error: --profile: dgx-h100-datasheet prices GEMMs at 593.7 TFLOP/s, above H100-SXM5-80GB's fp32 peak of 67.0 TFLOP/s"
 check "capacity --profile of another kind" 2 "$bin" capacity gpt-moe-s --cluster dgx-h100 --profile gpt-moe-s
 expect_err "capacity --profile of another kind" "moeplan: error:"
+# --search opens precision and recomputation (recompute by default): every row
+# names both, the precision one of those the H100 prices; an unknown knob is refused.
+check "capacity --search precision,recompute" 0 "$bin" capacity mixtral-8x22b --cluster dgx-h100 --gpus 64 --search precision,recompute --json
+pycheck "capacity rows name their precision and recomputation" "$tmp/out" <<'PY'
+from cli_check import *
+r = load(sys.argv[1])
+plans = [row["plan"] for row in r["rows"] if row["plan"]]
+expect(len(plans) == 1, f"{len(plans)} plans")
+for p in plans:
+    expect(p["precision"] in ("bf16", "fp8_tensorwise", "fp8_blockwise"), f"precision {p['precision']}")
+    expect(p["recompute"].split(":")[0] in ("none", "selective", "full"), f"recompute {p['recompute']}")
+    # An FP8 mapping keeps Megatron's schedule: the overlap families price BF16.
+    expect(p["precision"] == "bf16" or p["overlap"] == "none", f"{p['precision']} with overlap {p['overlap']}")
+done()
+PY
+check "capacity --search bogus" 2 "$bin" "${cap[@]}" --search bogus
+expect_err "capacity --search bogus" "moeplan: error: --search: 'bogus' is not a knob capacity searches"
 if command -v script >/dev/null; then
   script -qc "$bin ${cap[*]}" /dev/null >"$tmp/tty.out" 2>&1
   grep -q "capacity: [0-9]*/[0-9]* ([0-9]*%)" "$tmp/tty.out" && pass=$((pass + 1)) ||

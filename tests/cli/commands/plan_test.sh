@@ -260,6 +260,37 @@ check "plan --joint refuses Megatron's DP overlap" 2 "$bin" plan folding-llama3-
 grep -q "schedule.overlap_grad_reduce: the joint search prices its own overlap" "$tmp/err" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL joint's refusal does not name schedule.overlap_grad_reduce"; }
 check "plan: mxfp8 on H100 is refused" 2 "$bin" plan folding-llama3-70b-64 --set workload.precision=mxfp8
 grep -q "cluster.gpu.mx_formats" "$tmp/err" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL mxfp8 refusal does not name cluster.gpu.mx_formats"; }
+# schedule.search opens precision and recomputation to the folding planner:
+# the plan names its choice and why, its file runs on simulate as that
+# configuration, Megatron's arguments carry it; simulate refuses an open
+# scenario, and a searched knob that is also set is refused.
+open_sets=(--set schedule.search=precision,recompute)
+check "plan (open precision and recompute)" 0 "$bin" plan folding-mixtral-8x22b-128 "${open_sets[@]}" --json -o "$tmp/open.textproto"
+cp "$tmp/out" "$tmp/open.json"
+check "simulate the open plan's file" 0 "$bin" simulate "$tmp/open.textproto" --json
+pycheck "open plan = simulate of its file" "$tmp/open.json" "$tmp/out" <<'PY'
+# The chosen knobs are a precision and a recomputation; simulate of the plan
+# file prices that configuration to the same iteration; the binding
+# constraint lists the precisions' times at the chosen mapping.
+from cli_check import *
+p = load(sys.argv[1])
+s = load(sys.argv[2])
+k = p["knobs"]
+expect(k["precision"] in ("bf16", "fp8_tensorwise", "fp8_blockwise"), f"precision {k.get('precision')}")
+expect(k["recompute"].split(":")[0] in ("none", "selective", "full"), f"recompute {k.get('recompute')}")
+expect_close(p["iteration_ms"], s["iteration_ms"], "iteration_ms")
+detail = p["explanation"]["binding_constraint"]["detail"]
+expect("precisions at this mapping: bf16" in detail, f"binding detail {detail}")
+done()
+PY
+check "plan --emit megatron (open precision)" 0 "$bin" plan folding-mixtral-8x22b-128 "${open_sets[@]}" --emit megatron
+grep -q -- "--fp8-recipe" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron of an open plan without its FP8 recipe"; }
+check "simulate refuses an open scenario" 2 "$bin" simulate folding-mixtral-8x22b-128 "${open_sets[@]}"
+expect_err "simulate refuses an open scenario" "schedule.search: simulate runs one configuration"
+check "plan: a searched knob also set is refused" 2 "$bin" plan folding-mixtral-8x22b-128 "${open_sets[@]}" --set workload.precision=fp8_blockwise
+expect_err "plan: a searched knob also set is refused" "workload.precision: set, and schedule.search leaves precision to the planner"
+check "plan: search on a FoldMoE scenario is refused" 2 "$bin" plan foldmoe-gpt-moe-s-4k --set schedule.search=recompute
+expect_err "plan: search on a FoldMoE scenario is refused" "schedule.search: cannot act on this foldmoe scenario"
 check "plan --emit knobs (flowmoe)" 0 "$bin" plan flowmoe-gpt2-tiny-moe-c1 --emit knobs
 cp "$tmp/out" "$tmp/emit-knobs.txt"
 check "plan --json (flowmoe, for --emit)" 0 "$bin" plan flowmoe-gpt2-tiny-moe-c1 --json

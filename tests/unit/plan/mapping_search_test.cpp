@@ -9,6 +9,8 @@
 #include <moeplan/plan/mapping_search.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/family_rules.hpp>
+#include <moeplan/model/recompute.hpp>
+#include <moeplan/plan/open_knobs.hpp>
 
 #include "../test_support.hpp"
 #include "folding_toy.hpp"
@@ -734,4 +736,92 @@ TEST_CASE("plan::price_mapping: element-wise recomputation is priced by bytes (t
   CHECK(recompute_ms(selective({"layernorm"})).recompute_ms == Approx(0.128));
   CHECK(recompute_ms(selective({"layernorm"})).dense_recompute_ms == Approx(0));
   CHECK(recompute_ms(selective({"moe_act"})).recompute_ms == Approx(0.256));
+}
+
+namespace {
+
+// The search's result for one mapping of the toy (tp, cp, pp, ep, etp all 1, one sequence per micro-batch).
+const plan::PricedMapping& one_stage_mapping(const std::vector<plan::PricedMapping>& all) {
+  const auto it = std::find_if(all.begin(), all.end(), [](const plan::PricedMapping& p) {
+    const cost::MappingConfig& c = p.result.config;
+    return c.tp == 1 && c.cp == 1 && c.pp == 1 && c.ep == 1 && c.etp == 1 && c.micro_batch == 1;
+  });
+  REQUIRE(it != all.end());
+  return *it;
+}
+
+}  // namespace
+
+TEST_CASE("plan::price_mappings: an open recomputation is the lightest that fits (toy, by hand)",
+          "[plan][folding][recompute][search]") {
+  // The one-stage toy keeps 1632 B of activations without recomputation
+  // (above), 1632 - 128 (moe_act) - 64 (layernorm) = 1440 B with selective's
+  // output-discarding modules, 976 B under full. W, the rest, is what the
+  // mapping holds without activations.
+  model::ScenarioSpec s = one_stage_toy({});
+  const cost::CostModel costs(*s.profile);
+  const double w = plan::price_mapping(s, costs, mapping(1, 1, 1, 1, 1)).memory_bytes_per_gpu - 1632;
+  s.schedule.search = {"recompute"};
+  const auto chosen_at = [&](double usable_bytes) {
+    model::ScenarioSpec t = s;
+    t.cluster.gpu.memory_bytes = usable_bytes / 0.9;  // 10% reserve
+    return one_stage_mapping(plan::price_mappings(t, costs, "folded", 1)).result;
+  };
+  const plan::MappingResult roomy = chosen_at(w + 2000);
+  REQUIRE(roomy.chosen_recompute);
+  CHECK(model::recompute_text(*roomy.chosen_recompute) == "none");
+  CHECK_FALSE(roomy.recompute_for_memory);
+  const plan::MappingResult tight = chosen_at(w + 1500);
+  REQUIRE(tight.chosen_recompute);
+  CHECK(model::recompute_text(*tight.chosen_recompute) == "selective:moe_act+layernorm");
+  CHECK(tight.recompute_for_memory);
+  CHECK_THAT(tight.knob_choice, Catch::StartsWith("recompute none needs"));
+  CHECK(tight.memory_bytes_per_gpu == Approx(w + 1440));
+  const plan::MappingResult tighter = chosen_at(w + 1000);
+  REQUIRE(tighter.chosen_recompute);
+  CHECK(model::recompute_text(*tighter.chosen_recompute) == "full");
+  CHECK(tighter.fits);
+  CHECK_THAT(tighter.knob_choice, Catch::StartsWith("recompute selective:moe_act+layernorm needs"));
+  // Nothing fits at w + 900: the last rung is kept, not fitting.
+  CHECK_FALSE(chosen_at(w + 900).fits);
+}
+
+TEST_CASE("plan::price_mappings: an open precision is the fastest one, as priced alone", "[plan][folding][search]") {
+  // The toy with FP8 tensor cores at twice its BF16 peak and lines for FP8
+  // GEMMs (half the BF16 slope) and casts. The search's choice for a mapping
+  // must be the fastest of the precisions priced one by one (a second
+  // formulation of "the fastest that fits"); mxfp8 needs MX tensor cores the
+  // toy's GPU lacks, so it is left out with the reason.
+  model::ScenarioSpec s = one_stage_toy({});
+  s.cluster.gpu.peak_flops_per_s_fp8 = 2e6;
+  s.profile->costs.push_back(testing::cost_line(model::OpClass::GemmFp8, model::LinkClass::Local, 1, 0.0, 5e-4));
+  const cost::CostModel costs(*s.profile);
+  s.schedule.search = {"precision"};
+  const plan::OpenKnobs open = plan::open_knobs(s);
+  REQUIRE(open.by_precision.size() == 3);  // bf16, fp8_tensorwise, fp8_blockwise
+  REQUIRE(open.notes.size() == 1);
+  CHECK_THAT(open.notes.front(), Catch::StartsWith("precision mxfp8 not searched"));
+  const std::vector<plan::PricedMapping> searched = plan::price_mappings(s, costs, "folded", 1);
+  const plan::MappingResult& chosen = one_stage_mapping(searched).result;
+  REQUIRE(chosen.chosen_precision);
+  double fastest = 0;
+  model::Precision best = model::Precision::Bf16;
+  for (const model::Precision p :
+       {model::Precision::Bf16, model::Precision::Fp8Tensorwise, model::Precision::Fp8Blockwise}) {
+    model::ScenarioSpec t = s;
+    t.schedule.search.clear();
+    t.workload.precision = p;
+    const double ms = plan::price_mapping(t, costs, mapping(1, 1, 1, 1, 1)).iteration_ms;
+    if (fastest == 0 || ms < fastest) {
+      fastest = ms;
+      best = p;
+    }
+  }
+  CHECK(*chosen.chosen_precision == best);
+  CHECK(chosen.iteration_ms == Approx(fastest));
+  CHECK(best != model::Precision::Bf16);  // FP8 GEMMs at half the time outrun the casts here
+  CHECK_THAT(chosen.knob_choice, Catch::Contains("bf16") && Catch::Contains("fp8_blockwise"));
+  // Nothing searched: the scenario's own precision, no choice recorded.
+  s.schedule.search.clear();
+  CHECK_FALSE(one_stage_mapping(plan::price_mappings(s, costs, "folded", 1)).result.chosen_precision);
 }

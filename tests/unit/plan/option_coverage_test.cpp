@@ -24,6 +24,8 @@
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/scenario_fields.hpp>
 #include <moeplan/model/family_rules.hpp>
+#include <moeplan/model/recompute.hpp>
+#include <moeplan/plan/open_knobs.hpp>
 #include <moeplan/plan/mapping_run.hpp>
 #include <moeplan/model/options.hpp>
 #include <moeplan/model/pipeline_layout.hpp>
@@ -45,9 +47,16 @@ std::string result_of(const moeplan::model::ScenarioSpec& spec) {
     const moeplan::plan::MappingResult r = moeplan::plan::price_mapping(
         spec, run.costs(), moeplan::cost::MappingConfig::from(spec.parallel, spec.workload.micro_batch_size));
     const moeplan::plan::MappingBreakdown& b = r.breakdown;
-    return fmt::format("{} {} {} {} {} {} {} {} {} {} {}", r.iteration_ms, r.mfu, r.memory_bytes_per_gpu, r.fits,
+    // What the planner prices each mapping with (schedule.search opens
+    // precision and recomputation to plan; simulate refuses it).
+    std::string open;
+    for (const auto& ladder : moeplan::plan::open_knobs(spec).by_precision)
+      for (const moeplan::model::ScenarioSpec& v : ladder)
+        open += fmt::format(" {}/{}", moeplan::model::to_string(v.workload.precision),
+                            moeplan::model::recompute_text(v.schedule.recompute));
+    return fmt::format("{} {} {} {} {} {} {} {} {} {} {}{}", r.iteration_ms, r.mfu, r.memory_bytes_per_gpu, r.fits,
                        b.attention_ms, b.moe_compute_ms, b.a2a_ms, b.agrs_ms, b.dp_ms, b.pp_bubble_ms,
-                       b.recompute_ms);
+                       b.recompute_ms, open);
   }
   for (const moeplan::plan::RequestedSchedule& s : run.schedules("all")) {
     if (s.skipped_because) continue;
@@ -95,6 +104,7 @@ std::vector<std::string> perturbations(const ScenarioField& f, const std::string
   static const std::map<std::string, std::vector<std::string>> named = {
       {"schedule.mode", {"multi_rank", "symmetric"}},
       {"schedule.recompute", {"none", "full", "selective"}},
+      {"schedule.search", {"recompute", "precision"}},
       {"schedule.attention_backend", {"unfused", "flash"}},
       // An FP8 recipe, then mxfp8 (needs Blackwell's MX tensor cores), then the default.
       {"workload.precision", {"fp8_tensorwise", "fp8_delayed", "mxfp8", "bf16"}},
