@@ -243,6 +243,9 @@ Compounds compounds_for(const std::string& scenario) {
   // A sliding window needs its blocks, and its blocks a window.
   for (const char* f : {"model.sliding_window", "model.sliding_window_layers"})
     c[f] = {{{o("model.sliding_window", "64"), o("model.sliding_window_layers", "0")}, {}}};
+  // Chunked attention needs its blocks, and its blocks a chunk size.
+  for (const char* f : {"model.attention_chunk_size", "model.attention_chunk_layers"})
+    c[f] = {{{o("model.attention_chunk_size", "64"), o("model.attention_chunk_layers", "0")}, {}}};
   // Group-limited routing picks among the expert groups: one group of every expert.
   c["model.moe.topk_groups"] = {{{o("model.moe.num_expert_groups", "1"), o("model.moe.topk_groups", "1")}, {}}};
 
