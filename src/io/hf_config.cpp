@@ -548,8 +548,10 @@ std::string block_list(const std::vector<std::int64_t>& blocks) {
 // when given, else "chunked_attention" where no_rope_layers is 1 (a RoPE block)
 // and "full_attention" where it is 0 (a NoPE block); no_rope_layers defaults to
 // 1 except every no_rope_layer_interval-th block (default 4: blocks 3, 7, ...).
-std::vector<std::int64_t> llama4_chunked_blocks(Config& c, std::int64_t layers) {
+// `source`: the key that decided (for the written field's comment).
+std::vector<std::int64_t> llama4_chunked_blocks(Config& c, std::int64_t layers, std::string& source) {
   std::vector<std::int64_t> chunked;
+  source = "layer_types";
   if (const Json* types = c.find("layer_types")) {
     if (!types->is_array() || static_cast<std::int64_t>(types->as_array().size()) != layers)
       c.fail("layer_types", fmt::format("expected one of chunked_attention or full_attention per block ({})", layers));
@@ -565,6 +567,7 @@ std::vector<std::int64_t> llama4_chunked_blocks(Config& c, std::int64_t layers) 
     return chunked;
   }
   const std::vector<std::int64_t> rope = c.integers("no_rope_layers");
+  source = "no_rope_layers";
   if (!rope.empty()) {
     // LlamaTextConfig: "at least the same length as the number of layers".
     if (static_cast<std::int64_t>(rope.size()) < layers)
@@ -578,6 +581,7 @@ std::vector<std::int64_t> llama4_chunked_blocks(Config& c, std::int64_t layers) 
     return chunked;
   }
   const std::int64_t interval = c.integer_if("no_rope_layer_interval").value_or(4);
+  source = "no_rope_layer_interval (default 4: every 4th block NoPE, full attention)";
   for (std::int64_t i = 0; i < layers; ++i)
     if ((i + 1) % interval != 0) chunked.push_back(i);
   return chunked;
@@ -597,8 +601,9 @@ void write_llama4(Config& top, ModelText& w, std::vector<std::string>& notes) {
   w.set_key_prefix("text_config.");
   if (const auto inner = c.string_if("model_type"); inner && *inner != "llama4_text")
     c.fail("model_type", fmt::format("{} is not llama4_text", quoted_for_error(*inner)));
-  if (top.has("vision_config"))
-    notes.push_back("the vision encoder and its projector (vision_config) are not imported: the text model alone");
+  // Every Llama 4 checkpoint is multimodal; its published totals count the encoder.
+  top.find("vision_config");
+  notes.push_back("the text model alone: the vision encoder and its projector (vision_config) are not imported");
   const Common common = write_common(c, w, false);
   // The file's top level repeats two of the text model's keys; they must agree.
   if (const auto dtype = top.string_if("torch_dtype"); dtype && c.has("torch_dtype") &&
@@ -609,13 +614,14 @@ void write_llama4(Config& top, ModelText& w, std::vector<std::string>& notes) {
     top.fail("tie_word_embeddings", "disagrees with text_config.tie_word_embeddings");
   // Llama4TextL2Norm on the RoPE blocks' queries and keys has no weights.
   c.boolean_if("use_qk_norm");
-  const std::vector<std::int64_t> chunked = llama4_chunked_blocks(c, common.layers);
+  std::string chunk_source;
+  const std::vector<std::int64_t> chunked = llama4_chunked_blocks(c, common.layers, chunk_source);
   if (!chunked.empty()) {
     const auto chunk = c.integer_if("attention_chunk_size");
     if (!chunk)
       c.fail("attention_chunk_size", "required: blocks with chunked attention are given (null: their chunk size unknown)");
     w.field("attention_chunk_size", *chunk, "attention_chunk_size");
-    w.field("attention_chunk_layers", block_list(chunked), c.has("layer_types") ? "layer_types" : "no_rope_layers");
+    w.field("attention_chunk_layers", block_list(chunked), chunk_source);
   } else {
     c.find("attention_chunk_size");  // read: no block uses it
   }

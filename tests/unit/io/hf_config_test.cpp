@@ -414,6 +414,8 @@ TEST_CASE("io::import_hf_config reads Llama 4: text_config, interleaved MoE bloc
     CHECK(l.model.moe.shared_expert_ffn_hidden == 8192);
     CHECK(l.model.moe.scoring_func == "sigmoid");
     CHECK_THAT(l.text, Catch::Contains("num_layers: 48  # text_config.num_hidden_layers"));
+    REQUIRE(l.notes.size() == 1);
+    CHECK_THAT(l.notes[0], Catch::Contains("vision encoder"));
     const moeplan::model::ModelSpec again = moeplan::io::load_model_text("again.textproto", l.text);
     CHECK(moeplan::model::count_params(again).total == c.total);
   }
