@@ -111,7 +111,6 @@ class Config {
     throw Error(ErrorKind::Input, reason, prefix_ + key, SourceLocation{path_, 0, 0});
   }
   const std::string& path() const { return path_; }
-  const std::string& prefix() const { return prefix_; }
 
   // The value of a key; null counts as not given.
   const Json* find(const std::string& key) {
