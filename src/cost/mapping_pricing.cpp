@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include <fmt/format.h>
+
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/expert_pricing.hpp>
 #include <moeplan/cost/fp8_casts.hpp>
@@ -100,29 +102,45 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   const double tokens_local = mbs * seq / as_double(c.cp);
   const double proj_flops = attention_projection_flops(m, tokens_local) / as_double(c.tp);
   const std::int64_t local_seq = std::max<std::int64_t>(1, w.seq_len / c.cp);
-  // Sliding-window blocks (GPT-OSS) compute fewer pairs. Each block is priced
-  // at the model's mean core (the windowed and the full blocks alternate, so a
-  // stage's sum is off by at most half a block's difference). The attention shape
-  // model prices causal tiles and the ring of context parallelism passes every
-  // earlier block: neither is built for a window, so both refuse it.
+  // Sliding-window blocks (GPT-OSS) and chunked-attention blocks (Llama 4)
+  // compute fewer pairs. Each block is priced at the model's mean core (the
+  // windowed or chunked blocks and the full ones interleave, so a stage's sum
+  // is off by at most half a block's difference). The attention shape model
+  // prices causal tiles and the ring of context parallelism passes every
+  // earlier block: neither is built for a window or chunks, so both refuse them.
   const double windows = as_double(m.num_window_layers());
+  const double chunks = as_double(m.num_chunk_layers());
   if (windows > 0 && c.cp > 1)
     throw_input_error("parallelism.cp", "context parallelism with sliding-window attention is not modelled");
+  if (chunks > 0 && c.cp > 1)
+    throw_input_error("parallelism.cp", "context parallelism with chunked attention is not modelled");
   if (windows > 0 && costs.attention_shape_model())
     throw_input_error("model.sliding_window", "the profile's attention shape model prices causal tiles, not a window");
+  if (chunks > 0 && costs.attention_shape_model())
+    throw_input_error("model.attention_chunk_size",
+                      "the profile's attention shape model prices causal tiles, not chunks");
   const model::RecomputeSpec& recompute = s.schedule.recompute;
-  if (windows > 0 && s.schedule.attention_backend == "unfused" && recompute.granularity != "full" &&
+  if (windows + chunks > 0 && s.schedule.attention_backend == "unfused" && recompute.granularity != "full" &&
       !model::recomputes_module(recompute, "core_attn"))
     throw_input_error("schedule.attention_backend",
-                      "an unfused kernel's score matrix under a sliding window is not modelled (flash stores none)");
+                      fmt::format("an unfused kernel's score matrix under {} is not modelled (flash stores none)",
+                                  windows > 0 ? "a sliding window" : "chunked attention"));
   const double full_core_flops = mbs * attention_core_flops(m, seq, seq) / (as_double(c.tp) * as_double(c.cp));
+  // cp is 1 whenever a window or chunks are priced (refused above).
   const double window_core_flops =
       windows > 0 ? mbs * attention_core_flops(m, seq, seq, as_double(m.sliding_window)) / as_double(c.tp) : 0.0;
+  const double chunk_core_flops =
+      chunks > 0 ? mbs * attention_core_flops(m, seq, seq, 0.0, as_double(m.attention_chunk_size)) / as_double(c.tp)
+                 : 0.0;
   const double window_share = windows / as_double(m.num_layers);
-  const double core_flops = (1.0 - window_share) * full_core_flops + window_share * window_core_flops;
+  const double chunk_share = chunks / as_double(m.num_layers);
+  const double full_share = 1.0 - window_share - chunk_share;
+  const double core_flops =
+      full_share * full_core_flops + window_share * window_core_flops + chunk_share * chunk_core_flops;
   const double core_ms =
-      (1.0 - window_share) * costs.attention_core(m, local_seq, local_seq, full_core_flops).value +
-      (windows > 0 ? window_share * costs.attention_core(m, local_seq, local_seq, window_core_flops).value : 0.0);
+      full_share * costs.attention_core(m, local_seq, local_seq, full_core_flops).value +
+      (windows > 0 ? window_share * costs.attention_core(m, local_seq, local_seq, window_core_flops).value : 0.0) +
+      (chunks > 0 ? chunk_share * costs.attention_core(m, local_seq, local_seq, chunk_core_flops).value : 0.0);
   // Under an FP8 recipe the linear layers' GEMMs (projections, FFNs, experts)
   // take FP8 operands; the core, the router and the LM head stay in BF16
   // (docs/cost-model.md, "FP8").

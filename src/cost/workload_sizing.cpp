@@ -1,6 +1,7 @@
 #include <moeplan/cost/workload_sizing.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 #include <moeplan/model/model_stats.hpp>
 #include <moeplan/core/units.hpp>
@@ -28,9 +29,25 @@ double windowed_pairs(double l, double c, double w) {
   return pairs;
 }
 
-double attention_core_flops(const model::ModelSpec& m, double l, double c, double window) {
+namespace {
+// Pairs of the queries at 1-based positions 1..n under C-token chunks: q full
+// chunks of C (C + 1) / 2 each and the triangle of the r tokens after them.
+double chunked_prefix_pairs(double n, double chunk) {
+  const double full = std::floor(n / chunk);
+  const double rest = n - full * chunk;
+  return full * chunk * (chunk + 1.0) / 2.0 + rest * (rest + 1.0) / 2.0;
+}
+}  // namespace
+
+double chunked_pairs(double l, double c, double chunk) {
+  return chunked_prefix_pairs(c, chunk) - chunked_prefix_pairs(c - l, chunk);
+}
+
+double attention_core_flops(const model::ModelSpec& m, double l, double c, double window, double chunk) {
   const double h = as_double(m.num_heads);
-  const double pairs = window > 0 ? windowed_pairs(l, c, window) : causal_pairs(l, c);
+  const double pairs = window > 0  ? windowed_pairs(l, c, window)
+                       : chunk > 0 ? chunked_pairs(l, c, chunk)
+                                   : causal_pairs(l, c);
   if (!m.mla) {
     const double k = as_double(m.head_dim);
     return (4.0 * h * k + 3.0 * h) * pairs;

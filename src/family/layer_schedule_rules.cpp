@@ -46,6 +46,11 @@ std::vector<model::OptionRule> layer_schedule_option_rules() {
                  "the FoldMoE, FSMoE and FlowMoE schedules price causal attention over the whole sequence; the "
                  "folding family prices a sliding window",
                  [](S) { return true; }});
+  for (const char* f : {"model.attention_chunk_size", "model.attention_chunk_layers"})
+    r.push_back({f, "",
+                 "the FoldMoE, FSMoE and FlowMoE schedules price causal attention over the whole sequence; the "
+                 "folding family prices chunked attention",
+                 [](S) { return true; }});
   r.push_back({"model.attention_sinks", "",
                "sinks are parameters without a GEMM: they enter folding's memory check; the other families' "
                "schedules price time, not memory",
@@ -127,6 +132,11 @@ void validate_moe_model(const model::ScenarioSpec& s, const std::string& family)
     throw_input_error("schedule.family",
                       fmt::format("model {} has sliding-window attention: the {} schedules price causal attention "
                                   "over the whole sequence (family folding prices the window)",
+                                  s.model.name, family));
+  if (s.model.num_chunk_layers() > 0)
+    throw_input_error("schedule.family",
+                      fmt::format("model {} has chunked attention: the {} schedules price causal attention over "
+                                  "the whole sequence (family folding prices the chunks)",
                                   s.model.name, family));
 }
 

@@ -65,22 +65,52 @@ std::vector<HfIgnoredKey> make_ignored_keys() {
       {"max_window_layers", "Qwen's sliding-window layers, used only with use_sliding_window (which must be false)"},
       {"swiglu_limit", "GPT-OSS clamps its SwiGLU's inputs at this value: element-wise, no GEMM"},
       {"initial_context_length", "GPT-OSS's context before YaRN scaling: rotary encoding, no GEMM"},
+      {"boi_token_index", token},
+      {"eoi_token_index", token},
+      {"image_token_index", token},
+      {"attn_temperature_tuning",
+       "Llama 4 scales the queries of its full-attention (NoPE) blocks by a function of the position: "
+       "element-wise, no GEMM"},
+      {"floor_scale", "a parameter of Llama 4's query temperature tuning (attn_temperature_tuning)"},
+      {"attn_scale", "a parameter of Llama 4's query temperature tuning (attn_temperature_tuning)"},
+      {"for_llm_compressor", "a switch of Llama 4's loading code for the llm-compressor tool; no work"},
   };
 }
 
 // The families import-hf reads: MoE, then dense (a model without `moe`).
 const std::vector<std::string> kModelTypes = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3",
-                                              "gpt_oss", "llama",     "mistral",   "qwen2",       "qwen3"};
+                                              "kimi_k2", "gpt_oss",   "llama4",    "llama",       "mistral",
+                                              "qwen2",   "qwen3"};
 const std::set<std::string> kDenseTypes = {"llama", "mistral", "qwen2", "qwen3"};
+
+// Families whose attention (or its replacement) the model format cannot
+// express: refused by name with the reason, never imported as something else.
+const std::map<std::string, std::string> kRefusedTypes = {
+    {"qwen3_next",
+     "Qwen3-Next's linear attention (Gated DeltaNet) layers, three of every four blocks, cannot be priced by "
+     "moeplan's attention model (softmax attention over query-key pairs)"},
+    {"deepseek_v32",
+     "DeepSeek-V3.2's sparse attention (a lightning indexer picks the keys each query attends to) cannot be priced "
+     "by moeplan's attention model (softmax attention over every causal query-key pair)"},
+    {"jamba", "Jamba's Mamba layers (a state-space scan, no attention) cannot be priced by moeplan's attention model"},
+    {"nemotron_h",
+     "Nemotron-H's Mamba-2 layers (a state-space scan, no attention) cannot be priced by moeplan's attention model"},
+    {"granitemoehybrid",
+     "Granite 4.0's Mamba-2 layers (a state-space scan, no attention) cannot be priced by moeplan's attention "
+     "model"},
+};
 
 // Values of one config, by key, and which keys a family read.
 class Config {
  public:
-  Config(std::string path, const Json& root) : path_(std::move(path)), root_(root) {}
+  // `prefix`: where a nested object sits ("text_config."), for the keys errors name.
+  Config(std::string path, const Json& root, std::string prefix = "")
+      : path_(std::move(path)), root_(root), prefix_(std::move(prefix)) {}
 
   [[noreturn]] void fail(const std::string& key, const std::string& reason) const {
-    throw Error(ErrorKind::Input, reason, key, SourceLocation{path_, 0, 0});
+    throw Error(ErrorKind::Input, reason, prefix_ + key, SourceLocation{path_, 0, 0});
   }
+  const std::string& path() const { return path_; }
 
   // The value of a key; null counts as not given.
   const Json* find(const std::string& key) {
@@ -157,6 +187,7 @@ class Config {
  private:
   std::string path_;
   const Json& root_;
+  std::string prefix_;
   std::set<std::string> read_;
 };
 
@@ -165,9 +196,12 @@ class Config {
 class ModelText {
  public:
   void field(const std::string& name, const std::string& value, const std::string& key = "") {
-    text_ += indent_ + name + ": " + value + (key.empty() ? "" : "  # " + key) + "\n";
-    if (!key.empty()) sources_[prefix_ + name] = key;
+    const std::string source = key.empty() ? "" : key_prefix_ + key;
+    text_ += indent_ + name + ": " + value + (source.empty() ? "" : "  # " + source) + "\n";
+    if (!source.empty()) sources_[prefix_ + name] = source;
   }
+  // Config keys read from here on sit in a nested object ("text_config.").
+  void set_key_prefix(const std::string& prefix) { key_prefix_ = prefix; }
   void field(const std::string& name, std::int64_t value, const std::string& key = "") {
     field(name, std::to_string(value), key);
   }
@@ -193,7 +227,7 @@ class ModelText {
   }
 
  private:
-  std::string text_, indent_, prefix_;
+  std::string text_, indent_, prefix_, key_prefix_;
   std::map<std::string, std::string> sources_;
 };
 
@@ -502,6 +536,140 @@ void write_deepseek(Config& c, ModelText& w, const HfImportOptions& options, std
   w.close();
 }
 
+// The 0-based block ids as a text-format list.
+std::string block_list(const std::vector<std::int64_t>& blocks) {
+  std::string list;
+  for (std::int64_t b : blocks) list += (list.empty() ? "" : ", ") + std::to_string(b);
+  return "[" + list + "]";
+}
+
+// Llama 4's blocks with chunked attention (configuration_llama4.py): layer_types
+// when given, else "chunked_attention" where no_rope_layers is 1 (a RoPE block)
+// and "full_attention" where it is 0 (a NoPE block); no_rope_layers defaults to
+// 1 except every no_rope_layer_interval-th block (default 4: blocks 3, 7, ...).
+// `source`: the key that decided (for the written field's comment).
+std::vector<std::int64_t> llama4_chunked_blocks(Config& c, std::int64_t layers, std::string& source) {
+  std::vector<std::int64_t> chunked;
+  source = "layer_types";
+  if (const Json* types = c.find("layer_types")) {
+    if (!types->is_array() || static_cast<std::int64_t>(types->as_array().size()) != layers)
+      c.fail("layer_types", fmt::format("expected one of chunked_attention or full_attention per block ({})", layers));
+    std::int64_t i = 0;
+    for (const Json& t : types->as_array()) {
+      if (!t.is_string() || (t.as_string() != "chunked_attention" && t.as_string() != "full_attention"))
+        c.fail("layer_types", fmt::format("block {}: expected chunked_attention or full_attention", i));
+      if (t.as_string() == "chunked_attention") chunked.push_back(i);
+      ++i;
+    }
+    c.find("no_rope_layers");  // read: layer_types, given, decides
+    c.find("no_rope_layer_interval");
+    return chunked;
+  }
+  const std::vector<std::int64_t> rope = c.integers("no_rope_layers");
+  source = "no_rope_layers";
+  if (!rope.empty()) {
+    // LlamaTextConfig: "at least the same length as the number of layers".
+    if (static_cast<std::int64_t>(rope.size()) < layers)
+      c.fail("no_rope_layers", fmt::format("{} entries for {} blocks", rope.size(), layers));
+    for (std::int64_t i = 0; i < layers; ++i) {
+      if (rope[static_cast<std::size_t>(i)] > 1)
+        c.fail("no_rope_layers", fmt::format("block {}: expected 1 (RoPE, chunked) or 0 (NoPE, full)", i));
+      if (rope[static_cast<std::size_t>(i)] == 1) chunked.push_back(i);
+    }
+    c.find("no_rope_layer_interval");  // read: no_rope_layers, given, decides
+    return chunked;
+  }
+  const std::int64_t interval = c.integer_if("no_rope_layer_interval").value_or(4);
+  source = "no_rope_layer_interval (default 4: every 4th block NoPE, full attention)";
+  for (std::int64_t i = 0; i < layers; ++i)
+    if ((i + 1) % interval != 0) chunked.push_back(i);
+  return chunked;
+}
+
+// Llama 4 (modeling_llama4.py), the text model of Llama4ForConditionalGeneration,
+// its keys under text_config: GQA attention, chunked in the RoPE blocks; MoE
+// blocks (moe_layers, else every interleave_moe_layer_step-th) of
+// num_local_experts routed SwiGLU experts and one shared expert, both
+// intermediate_size wide, top-k sigmoid routing; the other blocks a SwiGLU MLP
+// of intermediate_size_mlp. The vision encoder is not imported.
+void write_llama4(Config& top, ModelText& w, std::vector<std::string>& notes) {
+  const Json* text = top.find("text_config");
+  if (text == nullptr || !text->is_object())
+    top.fail("text_config", "required: the text model's configuration (an object)");
+  Config c(top.path(), *text, "text_config.");
+  w.set_key_prefix("text_config.");
+  if (const auto inner = c.string_if("model_type"); inner && *inner != "llama4_text")
+    c.fail("model_type", fmt::format("{} is not llama4_text", quoted_for_error(*inner)));
+  // Every Llama 4 checkpoint is multimodal; its published totals count the encoder.
+  top.find("vision_config");
+  notes.push_back("the text model alone: the vision encoder and its projector (vision_config) are not imported");
+  const Common common = write_common(c, w, false);
+  // The file's top level repeats two of the text model's keys; they must agree.
+  if (const auto dtype = top.string_if("torch_dtype"); dtype && c.has("torch_dtype") &&
+                                                        *dtype != *c.string_if("torch_dtype"))
+    top.fail("torch_dtype", "disagrees with text_config.torch_dtype");
+  if (const auto tied = top.boolean_if("tie_word_embeddings");
+      tied && *tied != c.boolean_if("tie_word_embeddings").value_or(false))
+    top.fail("tie_word_embeddings", "disagrees with text_config.tie_word_embeddings");
+  // Llama4TextL2Norm on the RoPE blocks' queries and keys has no weights.
+  c.boolean_if("use_qk_norm");
+  std::string chunk_source;
+  const std::vector<std::int64_t> chunked = llama4_chunked_blocks(c, common.layers, chunk_source);
+  if (!chunked.empty()) {
+    const auto chunk = c.integer_if("attention_chunk_size");
+    if (!chunk)
+      c.fail("attention_chunk_size", "required: blocks with chunked attention are given (null: their chunk size unknown)");
+    w.field("attention_chunk_size", *chunk, "attention_chunk_size");
+    w.field("attention_chunk_layers", block_list(chunked), chunk_source);
+  } else {
+    c.find("attention_chunk_size");  // read: no block uses it
+  }
+  // Llama4TextConfig: moe_layers, else range(step - 1, layers, step).
+  const std::int64_t step = c.integer_if("interleave_moe_layer_step").value_or(1);
+  const bool listed = c.has("moe_layers");
+  std::vector<std::int64_t> moe_blocks = c.integers("moe_layers");
+  if (!listed)
+    for (std::int64_t i = step - 1; i < common.layers; i += step) moe_blocks.push_back(i);
+  for (std::int64_t b : moe_blocks)
+    if (b >= common.layers) c.fail("moe_layers", fmt::format("block {} is outside 0..{}", b, common.layers - 1));
+  const std::int64_t experts = c.integer("num_local_experts", 0);
+  if (experts == 0 || moe_blocks.empty())
+    c.fail(experts == 0 ? "num_local_experts" : "moe_layers",
+           "no block has experts: import-hf reads dense models from their own families (llama, mistral, qwen2, qwen3)");
+  const bool some_dense = static_cast<std::int64_t>(moe_blocks.size()) < common.layers;
+  if (some_dense) {
+    w.field("ffn_hidden", c.integer("intermediate_size_mlp"), "intermediate_size_mlp");
+    w.field("ffn_type", "SWIGLU");
+  } else {
+    c.find("intermediate_size_mlp");  // read: the dense MLP of blocks without experts, of which there are none
+  }
+  w.open("moe");
+  w.field("num_experts", experts, "num_local_experts");
+  w.field("top_k", c.integer("num_experts_per_tok"), "num_experts_per_tok");
+  w.field("dropless", "true");  // Llama4TextMoe computes every routed token
+  w.field("expert_type", "SWIGLU");
+  const std::int64_t hidden = c.integer("intermediate_size");
+  w.field("expert_ffn_hidden", hidden, "intermediate_size");
+  // Llama4TextMoe: shared_expert = Llama4TextMLP(config), intermediate_size wide, ungated.
+  w.field("num_shared_experts", 1);
+  w.field("shared_expert_ffn_hidden", hidden, "intermediate_size");
+  if (some_dense) {
+    if (listed)
+      w.field("moe_layers", block_list(moe_blocks), "moe_layers");
+    else {
+      w.field("moe_layer_interval", step, "interleave_moe_layer_step");
+      w.field("moe_layer_offset", step - 1, "interleave_moe_layer_step");
+    }
+  } else {
+    c.find("interleave_moe_layer_step");
+  }
+  // Llama4Router: a sigmoid of the top-k logits weighs the chosen experts.
+  w.field("scoring_func", quoted("sigmoid"));
+  w.close();
+  w.set_key_prefix("");
+  c.check_every_key_read("llama4 (text_config)");
+}
+
 }  // namespace
 
 const std::vector<HfIgnoredKey>& hf_ignored_keys() {
@@ -530,6 +698,8 @@ HfImport import_hf_config_text(const std::string& path, const std::string& json,
   const std::optional<std::string> type = c.string_if("model_type");
   if (!type) c.fail("model_type", fmt::format("required: the architecture ({})", fmt::join(kModelTypes, ", ")));
   out.model_type = *type;
+  if (const auto refused = kRefusedTypes.find(*type); refused != kRefusedTypes.end())
+    c.fail("model_type", fmt::format("{} is refused: {}", quoted_for_error(*type), refused->second));
   if (std::find(kModelTypes.begin(), kModelTypes.end(), *type) == kModelTypes.end())
     c.fail("model_type", fmt::format("{} is not a family import-hf reads ({})", quoted_for_error(*type),
                                      fmt::join(kModelTypes, ", ")));
@@ -545,7 +715,9 @@ HfImport import_hf_config_text(const std::string& path, const std::string& json,
     write_qwen_moe(c, w, *type == "qwen2_moe", out.notes);
   else if (*type == "gpt_oss")
     write_gpt_oss(c, w, out.notes);
-  else
+  else if (*type == "llama4")
+    write_llama4(c, w, out.notes);
+  else  // deepseek_v2, deepseek_v3 and kimi_k2 (Kimi-K2: DeepseekV3ForCausalLM's architecture, its own model_type)
     write_deepseek(c, w, options, out.notes);
   c.check_every_key_read(*type);
   std::string header = "# proto-message: Model\n";

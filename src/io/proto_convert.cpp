@@ -294,6 +294,23 @@ model::ModelSpec to_spec(const pb::Model& m) {
       s.window_layer[static_cast<std::size_t>(layer)] = true;
     }
   }
+  if (m.has_attention_chunk_size() || m.attention_chunk_layers_size() > 0) {
+    s.attention_chunk_size = at_most(required(m.has_attention_chunk_size(), m.attention_chunk_size(),
+                                              "attention_chunk_size"),
+                                     kMaxSeq, "attention_chunk_size");
+    if (s.attention_chunk_size < 1) throw_input_error("attention_chunk_size", "must be at least 1 token");
+    if (m.attention_chunk_layers_size() == 0)
+      throw_input_error("attention_chunk_layers", "required with attention_chunk_size: the blocks that use it");
+    s.chunk_layer.assign(static_cast<std::size_t>(s.num_layers), false);
+    for (const std::int64_t layer : m.attention_chunk_layers()) {
+      if (layer < 0 || layer >= s.num_layers)
+        throw_input_error("attention_chunk_layers",
+                          fmt::format("block {} is not one of the model's 0..{}", layer, s.num_layers - 1));
+      if (s.chunk_layer[static_cast<std::size_t>(layer)])
+        throw_input_error("attention_chunk_layers", fmt::format("block {} is listed twice", layer));
+      s.chunk_layer[static_cast<std::size_t>(layer)] = true;
+    }
+  }
   if (!m.has_moe()) {
     // A dense model: every block's FFN is the dense one, so its type cannot
     // default to the experts' (there are none).

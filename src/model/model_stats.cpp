@@ -1,6 +1,7 @@
 #include <moeplan/model/model_stats.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace moeplan::model {
 
@@ -113,13 +114,24 @@ double forward_flops_per_token(const ModelSpec& m, std::int64_t seq_len) {
   // L (L + 1) / 2 over L, less the diagonal's half). A block with a sliding
   // window of w sees at most w: its pairs w L - w (w - 1) / 2 (L >= w) over L,
   // less the same half.
+  // A block with chunks of C tokens (Llama 4) computes q C (C + 1) / 2 +
+  // r (r + 1) / 2 pairs (q = L div C full chunks, r = L mod C), over L, less
+  // the same half.
   const double seq = static_cast<double>(seq_len);
   const double windows = static_cast<double>(m.num_window_layers());
   const double w = std::min(static_cast<double>(m.sliding_window), seq);
   const double window_context = windows > 0 ? (w * seq - w * (w - 1.0) / 2.0) / seq - 0.5 : 0.0;
+  const double chunks = static_cast<double>(m.num_chunk_layers());
+  double chunk_context = 0.0;
+  if (chunks > 0) {
+    const double size = static_cast<double>(m.attention_chunk_size);
+    const double full = std::floor(seq / size), rest = seq - full * size;
+    chunk_context = (full * size * (size + 1.0) / 2.0 + rest * (rest + 1.0) / 2.0) / seq - 0.5;
+  }
   const double per_context_token = 2.0 * static_cast<double>(m.num_heads * (m.head_dim + m.value_head_dim()));
   const double attention_context =
-      per_context_token * ((static_cast<double>(m.num_layers) - windows) * seq / 2.0 + windows * window_context);
+      per_context_token * ((static_cast<double>(m.num_layers) - windows - chunks) * seq / 2.0 +
+                           windows * window_context + chunks * chunk_context);
   return forward_matmul_flops_per_token(m) + attention_context;
 }
 

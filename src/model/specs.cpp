@@ -14,6 +14,10 @@ std::int64_t ModelSpec::num_window_layers() const {
   return static_cast<std::int64_t>(std::count(window_layer.begin(), window_layer.end(), true));
 }
 
+std::int64_t ModelSpec::num_chunk_layers() const {
+  return static_cast<std::int64_t>(std::count(chunk_layer.begin(), chunk_layer.end(), true));
+}
+
 namespace {
 // One table per enum so that names are spelled once (CLI.md spellings).
 constexpr std::array<std::pair<OpClass, const char*>, 9> kOpNames{{

@@ -155,6 +155,24 @@ void validate_routing_metadata(const MoeSpec& e) {
           fmt::format("must be softmax or sigmoid, got {}", quoted_for_error(e.scoring_func)));
 }
 
+// A sliding window (GPT-OSS) and chunks (Llama 4) are two masks of one
+// block's attention: a block has one or the other (or neither), never both.
+void validate_local_attention(const ModelSpec& m) {
+  const auto blocks = static_cast<std::size_t>(m.num_layers);
+  require(m.window_layer.empty() || m.window_layer.size() == blocks, "sliding_window_layers",
+          "one flag per block expected");
+  require(m.chunk_layer.empty() || m.chunk_layer.size() == blocks, "attention_chunk_layers",
+          "one flag per block expected");
+  require(m.num_window_layers() == 0 || m.sliding_window > 0, "sliding_window", "must be at least 1 token");
+  require(m.num_chunk_layers() == 0 || m.attention_chunk_size > 0, "attention_chunk_size",
+          "must be at least 1 token");
+  for (std::size_t i = 0; i < m.window_layer.size() && i < m.chunk_layer.size(); ++i)
+    require(!(m.window_layer[i] && m.chunk_layer[i]), "attention_chunk_layers",
+            fmt::format("block {} is also in sliding_window_layers: a block's attention has a window or chunks, "
+                        "not both",
+                        i));
+}
+
 }  // namespace
 
 void validate(const ModelSpec& m) {
@@ -173,6 +191,7 @@ void validate(const ModelSpec& m) {
           "one flag per block expected");
   require(m.max_position_embeddings >= 0, "max_position_embeddings", "must not be negative");
   if (m.mla) validate_mla(m);
+  validate_local_attention(m);
   if (m.is_dense()) {
     // No `moe`: every block is a dense FFN block (Llama, Mistral, Qwen2/3 dense).
     require(m.num_moe_layers() == 0, "moe.moe_layers", "a dense model (no moe.num_experts) has no MoE blocks");

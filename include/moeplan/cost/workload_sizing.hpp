@@ -20,11 +20,21 @@ double causal_pairs(double l_queries, double c_context);
 /// With w >= c it is causal_pairs.
 double windowed_pairs(double l_queries, double c_context, double window);
 
+/// The same under chunked attention of C-token chunks (Llama 4): the sequence
+/// is cut at multiples of C and the query at 1-based position j sees the keys
+/// of its own chunk up to itself, ((j - 1) mod C) + 1 pairs. Over positions
+/// 1..n that is q C (C + 1) / 2 + r (r + 1) / 2 (q = n div C full chunks, r = n
+/// mod C in the last, partial one); l queries at the end of c tokens compute
+/// the difference at n = c and n = c - l. With C >= c it is causal_pairs.
+double chunked_pairs(double l_queries, double c_context, double chunk);
+
 /// Score and value FLOPs of those pairs, whole model width: per pair
 /// 4 h k (QK^T and AV, 2 FLOPs per multiply-add) + 3 h (softmax), FoldMoE Eq. 5's
 /// (4H + 3h) with H = h k. With MLA, 2 h qk + 2 h v + 3 h (qk = nope + rope, v = v_head_dim).
-/// With a window > 0, over windowed_pairs (a sliding-window block).
-double attention_core_flops(const model::ModelSpec& model, double l_queries, double c_context, double window = 0);
+/// With a window > 0, over windowed_pairs (a sliding-window block); with a
+/// chunk > 0, over chunked_pairs (a chunked-attention block); never both.
+double attention_core_flops(const model::ModelSpec& model, double l_queries, double c_context, double window = 0,
+                            double chunk = 0);
 
 /// Q, K, V and O projection FLOPs of `tokens` tokens: 2 x (2 d h k + 2 d g k)
 /// per token (Eq. 5's 8 H^2 without GQA; g = KV heads); with MLA, 2 x its

@@ -1,7 +1,9 @@
 #pragma once
 // Hugging Face config.json -> a moeplan model file (`moeplan import-hf`), for
-// the MoE families people plan: Mixtral, Qwen2-MoE, Qwen3-MoE, DeepSeek-V2 and
-// DeepSeek-V3. Every key of the config is read into the model, checked and
+// the MoE families people plan: Mixtral, Qwen2-MoE, Qwen3-MoE, DeepSeek-V2,
+// DeepSeek-V3, Kimi-K2, GPT-OSS and Llama 4 (its text model), and dense Llama,
+// Mistral, Qwen2 and Qwen3; families whose attention moeplan cannot price
+// (Qwen3-Next's Gated DeltaNet, ...) are refused by name. Every key of the config is read into the model, checked and
 // refused when the model format cannot express its value, or listed as
 // irrelevant to planning (hf_ignored_keys, printed in docs/formats.md); any
 // other key is an input error naming it. Nothing is dropped silently: what the

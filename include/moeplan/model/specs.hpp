@@ -72,6 +72,13 @@ struct ModelSpec {
   bool attention_sinks = false;    ///< a learned sink logit per head per block (parameters only)
   /// Blocks with the sliding window.
   std::int64_t num_window_layers() const;
+  /// Chunked attention (Llama 4): the sequence is cut into chunks of this many
+  /// tokens and a query attends causally within its own chunk only, in the
+  /// blocks where chunk_layer is true; 0: none. Never on a windowed block.
+  std::int64_t attention_chunk_size = 0;
+  std::vector<bool> chunk_layer;  ///< per block; empty without chunks
+  /// Blocks with chunked attention.
+  std::int64_t num_chunk_layers() const;
   /// One flag per block, true where the FFN is an MoE layer.
   std::vector<bool> moe_layer;
 

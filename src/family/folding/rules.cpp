@@ -161,6 +161,8 @@ class FoldingRules final : public model::FamilyRules {
                                         "model.moe.moe_layers",
                                         "model.sliding_window",
                                         "model.sliding_window_layers",
+                                        "model.attention_chunk_size",
+                                        "model.attention_chunk_layers",
                                         "model.attention_sinks",
                                         "model.moe.first_k_dense",
                                         "workload.global_batch_size",

@@ -61,4 +61,22 @@ PY
 check "imported metadata is refused as an option" 2 "$bin" simulate foldmoe-gpt-moe-m-16k --set "model_ref=$tmp/dsv3.textproto" --set model.moe.topk_groups=2
 expect_err "metadata option named" "model.moe.topk_groups: cannot act on this foldmoe scenario: routing metadata"
 
+# Issue 26 item 4: Llama 4 (text_config, chunked attention) imports, validates and plans on the folding family.
+check "import-hf llama-4-scout" 0 "$bin" import-hf "$hf/llama-4-scout-17b-16e-instruct.json" -o "$tmp/scout.textproto"
+is_true "import-hf counts Scout's text model (107,769,861,120 by hand, hf_config_test)" \
+  grep -q "107.770 B total, 17.173 B active" "$tmp/out"
+is_true "the chunked blocks are written" grep -q '^attention_chunk_size: 8192' "$tmp/scout.textproto"
+check "the imported Llama 4 validates" 0 "$bin" validate "$tmp/scout.textproto"
+check "the imported Llama 4 plans" 0 "$bin" plan folding-mixtral-8x22b-16k-128 --set "model_ref=$tmp/scout.textproto"
+check "chunked attention under context parallelism" 2 "$bin" simulate folding-mixtral-8x22b-16k-128 \
+  --set "model_ref=$tmp/scout.textproto" --set parallelism.cp=2
+expect_err "the chunks' cp refusal is named" "parallelism.cp: context parallelism with chunked attention is not modelled"
+# Kimi-K2: DeepSeek-V3's architecture under model_type kimi_k2.
+check "import-hf kimi-k2" 0 "$bin" import-hf "$hf/kimi-k2-instruct.json" -o "$tmp/kimi.textproto"
+is_true "import-hf counts Kimi-K2 (1,026,408,209,408 by hand, hf_config_test)" grep -q "1026.408 B total" "$tmp/out"
+# Qwen3-Next's Gated DeltaNet cannot be priced: refused by name.
+sed 's/"model_type": "qwen3_moe"/"model_type": "qwen3_next"/' "$hf/qwen3-30b-a3b.json" >"$tmp/qwen3-next.json"
+check "import-hf qwen3_next" 2 "$bin" import-hf "$tmp/qwen3-next.json" -o "$tmp/qwen3-next.textproto"
+expect_err "qwen3_next is refused with its reason" "model_type: 'qwen3_next' is refused: Qwen3-Next's linear attention (Gated DeltaNet)"
+
 summary

@@ -257,7 +257,7 @@ TEST_CASE("io::import_hf_config refuses what the model format cannot express, na
   CHECK_THAT(refusal(edited("qwen3-8b", "use_sliding_window", "true")), StartsWith("use_sliding_window:"));
   CHECK_THAT(refusal(edited("llama-3-8b", "mlp_bias", "true")), StartsWith("mlp_bias:"));
   CHECK_THAT(refusal(edited("mixtral-8x7b", "model_type", "\"jamba\"")),
-             StartsWith("model_type: 'jamba' is not a family import-hf reads"));
+             StartsWith("model_type: 'jamba' is refused: Jamba's Mamba layers"));
   CHECK_THAT(refusal(edited("mixtral-8x7b", "model_type", "")), StartsWith("model_type: required"));
   // A key neither read nor listed as irrelevant may matter.
   CHECK_THAT(refusal(edited("mixtral-8x7b", "num_experts_per_group", "2")),
@@ -328,4 +328,135 @@ TEST_CASE("io::import_hf_config reads GPT-OSS: sliding-window blocks, sinks, bia
   CHECK_THAT(refusal(edited("gpt-oss-120b", "experts_per_token", "2")),
              StartsWith("experts_per_token: 2 disagrees with num_experts_per_tok 4"));
   CHECK_THAT(refusal(edited("gpt-oss-120b", "attention_bias", "false")), StartsWith("attention_bias: this family"));
+}
+
+TEST_CASE("io::import_hf_config reads Kimi-K2: DeepSeek-V3's architecture under its own model_type", "[io][hf]") {
+  // moonshotai/Kimi-K2-Instruct (tests/data/hf/SOURCES.md). By hand, as
+  // DeepSeek-V3 above with 64 heads: MLA q_a d 1536 + norm 1536 + q_b 1536 x 64
+  // x 192 + kv_a d x 576 + norm 512 + kv_b 512 x 64 x 256 + O 64 x 128 x d =
+  // 101,124,096, norms 2 d = 14,336; one dense block of 3 d 18432 (396,361,728):
+  // 497,500,160; 60 MoE blocks of 384 experts of 3 d 2048 (44,040,192 each), one
+  // shared, router 384 d: 17,059,364,864 each; embedding and head 2 x 163840 d =
+  // 2,348,810,240, final norm d: 1,026,408,209,408 total. Top-8: 60 x 500,252,672
+  // + 497,500,160 + 2,348,817,408 = 32,861,477,888 active, 31,687,072,768
+  // without the embedding table.
+  // Published: "1T" total, "32B" activated (the model card's table). The 1% bar
+  // cannot be checked against "1T", a figure rounded to one digit (the count is
+  // 2.6% above it); no more precise figure from Moonshot was found (SOURCES.md).
+  // The same formula gives DeepSeek-V3's 671B to 0.004% (above).
+  const moeplan::io::HfImport k = moeplan::io::import_hf_config(hf_file("kimi-k2-instruct"));
+  CHECK(k.model_type == "kimi_k2");
+  const moeplan::model::ModelSpec& m = k.model;
+  REQUIRE(m.mla);
+  CHECK(m.num_heads == 64);
+  CHECK(m.moe.num_experts == 384);
+  CHECK(m.moe.top_k == 8);
+  CHECK(m.moe.first_k_dense == 1);
+  CHECK(m.num_moe_layers() == 60);
+  CHECK(m.moe.routed_scaling_factor == 2.827);
+  CHECK(k.notes.empty());  // num_nextn_predict_layers 0: no MTP module to drop
+  const moeplan::model::ParamCounts c = moeplan::model::count_params(m);
+  CHECK(c.total == 1026408209408);
+  CHECK(c.active_per_token == 32861477888);
+  CHECK(static_cast<double>(c.total) == Approx(1e12).epsilon(0.03));
+  CHECK(static_cast<double>(c.active_per_token - m.vocab_size * m.d_model) == Approx(32e9).epsilon(0.03));
+}
+
+TEST_CASE("io::import_hf_config reads Llama 4: text_config, interleaved MoE blocks, chunked attention", "[io][hf]") {
+  using Catch::StartsWith;
+  // By hand (d = 5120, 40 / 8 heads of 128): attention 2 d 5120 + 2 d 1024 =
+  // 62,914,560, norms 2 d; an MoE block: experts of 3 d 8192 (125,829,120 each),
+  // one shared of the same width, router E d; a dense block: 3 d 16384 =
+  // 251,658,240; embedding and head 2 x 202048 d = 2,068,971,520, final norm d.
+  // Scout (16 experts, every block MoE): 48 x 2,202,101,760 + 2,068,976,640 =
+  //   107,769,861,120 total; top-1 active 48 x 314,664,960 + 2,068,976,640 =
+  //   17,172,894,720.
+  // Maverick (128 experts, MoE blocks 1, 3, ..., 47): 24 x 16,295,536,640 + 24 x
+  //   314,583,040 + 2,068,976,640 = 400,711,848,960 total; active 24 x
+  //   315,238,400 + 24 x 314,583,040 + 2,068,976,640 = 17,184,691,200.
+  // The published 109B / 400B (model cards) count the whole multimodal model:
+  // the vision encoder and projector of vision_config (SOURCES.md), not
+  // imported, are by hand 34 layers x 23,807,872 (Q, K, V, O 1408 x 1408 with
+  // biases, MLP 1408 x 5632 x 2 with biases, two LayerNorms with biases) +
+  // 1,647,360 (class and 577 x 1408 position embeddings, the 588 x 1408 patch
+  // projection, two LayerNorms) + 39,845,888 (pixel-shuffle MLP 5632 x 4096 +
+  // 4096 x 4096) + 20,971,520 (projector 4096 x 5120) = 871,932,416. Scout's
+  // text model alone is 1.1% under 109B; with the encoder 0.3% under.
+  constexpr double kVision = 871932416.0;
+  struct Card {
+    const char* file;
+    std::int64_t total, active, moe_blocks;
+    double published_total;
+  };
+  const Card cards[] = {
+      {"llama-4-scout-17b-16e-instruct", 107769861120, 17172894720, 48, 109e9},
+      {"llama-4-maverick-17b-128e-instruct", 400711848960, 17184691200, 24, 400e9},
+  };
+  for (const Card& card : cards) {
+    INFO(card.file);
+    const moeplan::io::HfImport l = moeplan::io::import_hf_config(hf_file(card.file));
+    CHECK(l.model_type == "llama4");
+    const moeplan::model::ParamCounts c = moeplan::model::count_params(l.model);
+    CHECK(c.total == card.total);
+    CHECK(c.active_per_token == card.active);
+    CHECK(l.model.num_moe_layers() == card.moe_blocks);
+    CHECK(static_cast<double>(c.total) + kVision == Approx(card.published_total).epsilon(0.01));
+    CHECK(static_cast<double>(c.active_per_token) == Approx(17e9).epsilon(0.03));  // "17B active" (model cards)
+    // No no_rope_layers in the file: Llama4TextConfig's default, a NoPE block of
+    // full attention every 4th block (3, 7, ..., 47), chunks of 8192 elsewhere.
+    CHECK(l.model.attention_chunk_size == 8192);
+    REQUIRE(l.model.chunk_layer.size() == 48);
+    CHECK(l.model.num_chunk_layers() == 36);
+    CHECK(l.model.chunk_layer[0]);
+    CHECK_FALSE(l.model.chunk_layer[3]);
+    CHECK_FALSE(l.model.chunk_layer[47]);
+    CHECK(l.model.moe.num_shared_experts == 1);
+    CHECK(l.model.moe.shared_expert_ffn_hidden == 8192);
+    CHECK(l.model.moe.scoring_func == "sigmoid");
+    CHECK_THAT(l.text, Catch::Contains("num_layers: 48  # text_config.num_hidden_layers"));
+    REQUIRE(l.notes.size() == 1);
+    CHECK_THAT(l.notes[0], Catch::Contains("vision encoder"));
+    const moeplan::model::ModelSpec again = moeplan::io::load_model_text("again.textproto", l.text);
+    CHECK(moeplan::model::count_params(again).total == c.total);
+  }
+  const moeplan::model::ModelSpec maverick =
+      moeplan::io::import_hf_config(hf_file("llama-4-maverick-17b-128e-instruct")).model;
+  CHECK(!maverick.moe_layer[0]);
+  CHECK(maverick.moe_layer[1]);
+  CHECK(maverick.ffn_hidden == 16384);  // intermediate_size_mlp
+  // Keys inside text_config are named with their path.
+  const Json scout = Json::parse(read_file(hf_file("llama-4-scout-17b-16e-instruct")));
+  auto with_text = [&](const std::string& key, const std::string& value) {
+    Json text = Json::object();
+    for (const auto& [k, v] : scout.find("text_config")->as_object())
+      if (k != key) text.set(k, v);
+    if (!value.empty()) text.set(key, Json::parse(value));
+    Json out = Json::object();
+    for (const auto& [k, v] : scout.as_object()) out.set(k, k == "text_config" ? text : v);
+    return out.dump();
+  };
+  CHECK_THAT(refusal(with_text("attention_bias", "true")), StartsWith("text_config.attention_bias: biases on Q, K"));
+  CHECK_THAT(refusal(with_text("some_new_key", "1")), StartsWith("text_config.some_new_key: not read"));
+  CHECK_THAT(refusal(with_text("hidden_size", "5120.5")), StartsWith("text_config.hidden_size: expected an integer"));
+  CHECK_THAT(refusal(with_text("attention_chunk_size", "null")), StartsWith("text_config.attention_chunk_size: required"));
+  // An explicit no_rope_layers decides which blocks are chunked.
+  std::string rope = "[";
+  for (int i = 0; i < 48; ++i) rope += std::string(i ? ", " : "") + (i % 2 == 0 ? "1" : "0");
+  const moeplan::model::ModelSpec every_other =
+      moeplan::io::import_hf_config_text("s.json", with_text("no_rope_layers", rope + "]")).model;
+  CHECK(every_other.num_chunk_layers() == 24);
+  CHECK(every_other.chunk_layer[0]);
+  CHECK_FALSE(every_other.chunk_layer[1]);
+  CHECK_THAT(refusal(edited("llama-4-scout-17b-16e-instruct", "text_config", "")), StartsWith("text_config: required"));
+}
+
+TEST_CASE("io::import_hf_config refuses by name the families whose attention it cannot price", "[io][hf]") {
+  using Catch::StartsWith;
+  // Qwen3-Next: Gated DeltaNet linear attention in three of every four blocks.
+  const std::string next = refusal(edited("qwen3-30b-a3b", "model_type", "\"qwen3_next\""));
+  CHECK_THAT(next, StartsWith("model_type: 'qwen3_next' is refused"));
+  CHECK_THAT(next, Catch::Contains("linear attention (Gated DeltaNet)") && Catch::Contains("cannot be priced"));
+  CHECK_THAT(refusal(edited("deepseek-v3", "model_type", "\"deepseek_v32\"")),
+             StartsWith("model_type: 'deepseek_v32' is refused") && Catch::Contains("sparse attention"));
+  CHECK_THAT(refusal(edited("mixtral-8x7b", "model_type", "\"nemotron_h\"")), Catch::Contains("Mamba-2"));
 }

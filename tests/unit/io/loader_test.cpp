@@ -356,3 +356,37 @@ TEST_CASE("io::load_scenario refuses strings that are not UTF-8, in files and in
     CHECK(moeplan::io::load_scenario((tmp.path() / "s.textproto").string()).name == "gr\xc3\xbc\xc3\x9f \xf0\x9f\x98\x80");
   }
 }
+
+TEST_CASE("io::load_model_text reads chunked attention and refuses what it cannot mean", "[io][chunk]") {
+  const std::string base =
+      "name: \"m\"\nnum_layers: 4\nd_model: 64\nnum_heads: 4\nvocab_size: 100\ndtype_bytes: 2\nffn_hidden: 128\n"
+      "ffn_type: SWIGLU\n";
+  auto refusal = [&](const std::string& extra) -> std::string {
+    try {
+      moeplan::io::load_model_text("m.textproto", base + extra);
+    } catch (const moeplan::Error& e) {
+      return e.field() + ": " + e.reason();
+    }
+    return "";
+  };
+  const moeplan::model::ModelSpec m =
+      moeplan::io::load_model_text("m.textproto", base + "attention_chunk_size: 16\nattention_chunk_layers: [0, 2]\n");
+  CHECK(m.attention_chunk_size == 16);
+  CHECK(m.num_chunk_layers() == 2);
+  CHECK(m.chunk_layer[2]);
+  CHECK_FALSE(m.chunk_layer[1]);
+  using Catch::Contains;
+  CHECK_THAT(refusal("attention_chunk_size: 16\n"), Contains("attention_chunk_layers") && Contains("required"));
+  CHECK_THAT(refusal("attention_chunk_layers: [0]\n"), Contains("attention_chunk_size"));
+  CHECK_THAT(refusal("attention_chunk_size: 0\nattention_chunk_layers: [0]\n"), Contains("at least 1 token"));
+  CHECK_THAT(refusal("attention_chunk_size: 16\nattention_chunk_layers: [4]\n"),
+             Contains("attention_chunk_layers") && Contains("block 4 is not one of the model's 0..3"));
+  CHECK_THAT(refusal("attention_chunk_size: 16\nattention_chunk_layers: [1, 1]\n"), Contains("listed twice"));
+  // A window and chunks on one block: two masks of its attention.
+  CHECK_THAT(refusal("attention_chunk_size: 16\nattention_chunk_layers: [1]\nsliding_window: 8\n"
+                     "sliding_window_layers: [1]\n"),
+             Contains("attention_chunk_layers") && Contains("block 1 is also in sliding_window_layers"));
+  CHECK(refusal("attention_chunk_size: 16\nattention_chunk_layers: [1]\nsliding_window: 8\n"
+                "sliding_window_layers: [0]\n")
+            .empty());
+}

@@ -9,6 +9,7 @@
 #include <moeplan/plan/mapping_search.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/family_rules.hpp>
+#include <moeplan/model/model_stats.hpp>
 #include <moeplan/model/recompute.hpp>
 #include <moeplan/plan/open_knobs.hpp>
 
@@ -579,6 +580,46 @@ TEST_CASE("plan::price_mapping prices a sliding window's pairs, and refuses it w
   model::ScenarioSpec foldmoe = s;
   foldmoe.schedule.family = "foldmoe";
   CHECK_THROWS_WITH(model::family_rules("foldmoe").validate(foldmoe), Catch::Contains("sliding-window attention"));
+}
+
+TEST_CASE("plan::price_mapping prices chunked attention's pairs, and refuses it where it is not modelled",
+          "[plan][folding][chunk]") {
+  // Chunks of 3 tokens over 8: positions 1-3, 4-6 and the partial 7-8; a query
+  // sees its chunk up to itself: (1 + 2 + 3) + (1 + 2 + 3) + (1 + 2) = 15 pairs.
+  CHECK(cost::chunked_pairs(8, 8, 3) == 15);
+  CHECK(cost::chunked_pairs(3, 8, 3) == 6);   // queries 6, 7, 8: 3 + 1 + 2
+  CHECK(cost::chunked_pairs(2, 8, 3) == 3);   // queries 7, 8: 1 + 2
+  CHECK(cost::chunked_pairs(8, 8, 4) == 20);  // two full chunks of 4: 10 + 10
+  CHECK(cost::chunked_pairs(8, 8, 100) == cost::causal_pairs(8, 8));
+  // Not a sliding window of the same size: query 4 sees 1 key, not 3.
+  CHECK(cost::chunked_pairs(8, 8, 3) < cost::windowed_pairs(8, 8, 3));
+  model::ScenarioSpec s = toy_scenario();
+  s.model.attention_chunk_size = 3;
+  s.model.chunk_layer = {true};
+  // Core FLOPs at tp 2: 22 x 15 / 2 = 165 (0.165 ms) instead of 396: forward
+  // once and backward twice, 3 x (0.396 - 0.165) = 0.693 ms less than 4.836.
+  s.cluster.gpu.peak_flops_per_s_bf16 = 2e6;  // only MFU's denominator, as for the window
+  const cost::CostModel costs(*s.profile);
+  CHECK(plan::price_mapping(s, costs, mapping(2, 1, 1, 2, 1)).iteration_ms == Approx(4.836 - 0.693));
+  // MFU's model FLOPs: the one block's context per token is 15 / 8 - 1/2 = 1.375
+  // tokens instead of 8 / 2 = 4.
+  model::ModelSpec full = s.model;
+  full.attention_chunk_size = 0;
+  full.chunk_layer.clear();
+  const double per_context_token =
+      2.0 * static_cast<double>(s.model.num_heads * (s.model.head_dim + s.model.value_head_dim()));
+  CHECK(model::forward_flops_per_token(full, 8) - model::forward_flops_per_token(s.model, 8) ==
+        Approx(per_context_token * (4.0 - 1.375)));
+  // Context parallelism's ring is not built for chunks.
+  CHECK_THROWS_WITH(plan::price_mapping(s, costs, mapping(1, 2, 1, 2, 1)),
+                    Catch::Contains("context parallelism with chunked attention"));
+  model::ScenarioSpec foldmoe = s;
+  foldmoe.schedule.family = "foldmoe";
+  CHECK_THROWS_WITH(model::family_rules("foldmoe").validate(foldmoe), Catch::Contains("chunked attention"));
+  // A window and chunks on one block: two masks, refused.
+  s.model.sliding_window = 4;
+  s.model.window_layer = {true};
+  CHECK_THROWS_WITH(model::validate(s.model), Catch::Contains("also in sliding_window_layers"));
 }
 
 TEST_CASE("plan::price_mapping with Megatron's data-parallel overlap (toy, by hand)", "[plan][folding][dp-overlap]") {

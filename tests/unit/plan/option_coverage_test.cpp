@@ -265,6 +265,9 @@ Compounds compounds_for(const std::string& scenario) {
   c["schedule.recompute_method"] = {{{o("schedule.recompute_method", "block")}, {o("schedule.recompute", "full")}}};
   c["schedule.recompute_num_layers"] = {
       {{o("schedule.recompute_num_layers", "2")}, {o("schedule.recompute", "full")}}};
+  // Chunked attention needs its blocks, and its blocks a chunk size.
+  for (const char* f : {"model.attention_chunk_size", "model.attention_chunk_layers"})
+    c[f] = {{{o("model.attention_chunk_size", "64"), o("model.attention_chunk_layers", "0")}, {}}};
   // Group-limited routing picks among the expert groups: one group of every expert.
   c["model.moe.topk_groups"] = {{{o("model.moe.num_expert_groups", "1"), o("model.moe.topk_groups", "1")}, {}}};
 
