@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/cost/context_parallel.hpp>
 #include <moeplan/cost/expert_pricing.hpp>
 #include <moeplan/cost/fp8_casts.hpp>
 #include <moeplan/cost/recompute_pricing.hpp>
@@ -78,7 +79,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   const model::ClusterSpec& cl = s.cluster;
   const GroupShape tp_g = group_of(map.attention.at("tp"), cl), dp_cp_g = group_of(map.attention.at("dp-cp"), cl),
                    ep_g = group_of(map.expert.at("ep"), cl), etp_g = group_of(map.expert.at("etp"), cl),
-                   edp_g = group_of(map.expert.at("edp"), cl), cp_pair = pair_of(map.attention.at("cp"), cl),
+                   edp_g = group_of(map.expert.at("edp"), cl),
                    pp_pair = pair_of(map.attention.at("pp"), cl);
   const double b = as_double(s.model.dtype_bytes);
   const double d = as_double(m.d_model);
@@ -150,14 +151,25 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   const double act_bytes = tokens_local * d * b;  // one layer's activation on a tp group
   const double tp_fwd =
       comm(costs, OpClass::AllGather, tp_g, act_bytes) + comm(costs, OpClass::ReduceScatter, tp_g, act_bytes);
-  // CP: cp - 1 ring steps of this rank's K and V block, overlapped with attention compute.
-  // With MLA the ring carries every head's up-projected key (qk wide) and value (v wide).
-  const double kv_bytes = m.mla ? tokens_local * as_double(m.num_heads * (m.head_dim + m.value_head_dim())) /
-                                      as_double(c.tp) * b
-                                : 2.0 * tokens_local * as_double(m.num_kv_heads * m.head_dim) / as_double(c.tp) * b;
-  const double cp_fwd =
-      c.cp > 1 ? as_double(c.cp - 1) * costs.communication(OpClass::P2P, cp_pair, kv_bytes).value : 0.0;
-  const double cp_exposed = std::max(0.0, cp_fwd - core_ms);
+  // CP (docs/cost-model.md, "Context parallelism"): the exchange of the
+  // scenario's cp_comm_type, what the attention core does not hide. With MLA
+  // K and V are every head's up-projected key (qk wide) and value (v wide).
+  CpTensors cp_tensors;
+  cp_tensors.q_bytes = tokens_local * as_double(m.num_heads * m.head_dim) / as_double(c.tp) * b;
+  cp_tensors.kv_bytes = m.mla ? tokens_local * as_double(m.num_heads * (m.head_dim + m.value_head_dim())) /
+                                    as_double(c.tp) * b
+                              : 2.0 * tokens_local * as_double(m.num_kv_heads * m.head_dim) / as_double(c.tp) * b;
+  cp_tensors.o_bytes = tokens_local * as_double(m.num_heads * m.value_head_dim()) / as_double(c.tp) * b;
+  model::ParallelSpec cp_parallel = s.parallel;
+  cp_parallel.tp = c.tp;
+  cp_parallel.cp = c.cp;
+  model::validate_context_parallel(m, cp_parallel);
+  const std::vector<std::int64_t>& cp_ranks = map.attention.at("cp").front();
+  const CpExchange cp = cp_exchange(
+      costs, cp_parallel, cp_tensors, core_ms,
+      cp_groups(cp_ranks, cp_parallel.hierarchical_cp_sizes.empty() ? 1 : cp_parallel.hierarchical_cp_sizes.front(),
+                cl));
+  const double cp_exposed = cp.forward_ms;
   // The MoE block's parts; a dense model has no MoE block to price.
   const bool moe_blocks = !m.is_dense();
   const double router = moe_blocks ? costs.compute(OpClass::Gemm, moe.gating_forward_flops).value : 0.0;
@@ -190,6 +202,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   out.attention_ms = att_fwd;
   out.tp_comm_ms = tp_fwd;
   out.cp_exposed_ms = cp_exposed;
+  out.cp_exposed_backward_ms = cp.backward_ms;
   out.router_ms = router;
   out.experts_forward_ms = experts_fwd;
   out.experts_backward_ms = experts_bwd;
@@ -200,7 +213,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   const double compute_backward =
       2 * att_fwd + 2 * router + experts_bwd + att_cast.backward.value + moe_cast.backward.value;
   out.layer_forward_ms = compute_forward + tp_fwd + cp_exposed + a2a + etp_agrs;
-  out.layer_backward_ms = compute_backward + tp_fwd + cp_exposed + a2a + etp_agrs;
+  out.layer_backward_ms = compute_backward + tp_fwd + cp.backward_ms + a2a + etp_agrs;
   out.layer_comm_ms = tp_fwd + cp_exposed + a2a + etp_agrs;
   // Megatron-Core's 1F1B A2A overlap (docs/cost-model.md, "EP AlltoAll
   // overlap"): in the steady state a micro-batch's forward and another's
@@ -231,7 +244,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   out.dense_ffn_backward_ms = dense_ffn.backward.value;
   out.dense_layer_forward_ms = att_fwd + tp_fwd + cp_exposed + dense_ffn.forward.value + tp_fwd +
                                att_cast.forward.value + out.dense_ffn_cast_forward_ms;
-  out.dense_layer_backward_ms = 2 * att_fwd + tp_fwd + cp_exposed + dense_ffn.backward.value + tp_fwd +
+  out.dense_layer_backward_ms = 2 * att_fwd + tp_fwd + cp.backward_ms + dense_ffn.backward.value + tp_fwd +
                                 att_cast.backward.value + out.dense_ffn_cast_backward_ms;
   // Recomputation (docs/cost-model.md, "Recomputation"): the forward work
   // each recomputed submodule (or, under full, each recomputed block) runs

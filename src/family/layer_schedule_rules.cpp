@@ -31,6 +31,11 @@ std::vector<model::OptionRule> layer_schedule_option_rules() {
   r.push_back({"parallelism.order", "when not tp-cp-ep-dp-pp",
                "the FoldMoE, FSMoE and FlowMoE schedules place groups in Megatron's default order",
                [](S s) { return s.parallel.order != kDefaultOrder; }});
+  for (const char* f : {"parallelism.cp_comm_type", "parallelism.hierarchical_cp_sizes"})
+    r.push_back({f, "",
+                 "Megatron-Core's context-parallel exchanges are priced by the folding family; the FoldMoE, FSMoE and "
+                 "FlowMoE schedules price no CP exchange variant",
+                 [](S) { return true; }});
   r.push_back({"schedule.search", "",
                "the folding planner searches precision and recomputation with the mapping; the FoldMoE, FSMoE and "
                "FlowMoE planners search their own schedule's knobs",

@@ -441,6 +441,27 @@ model::ParallelSpec to_spec(const pb::Parallelism& p, std::int64_t world_size) {
   s.sequence_parallel = p.sequence_parallel();
   if (p.has_order()) s.order = p.order();
   if (p.has_pipeline_layout()) s.stage_layers = model::parse_pipeline_layout(p.pipeline_layout(), "pipeline_layout");
+  if (p.has_cp_comm_type()) {
+    const std::string& type = p.cp_comm_type();
+    if (type != "p2p" && type != "a2a" && type != "allgather" && type != "a2a+p2p")
+      throw_input_error("cp_comm_type", fmt::format("must be p2p, a2a, allgather or a2a+p2p, got {}",
+                                                    quoted_for_error(type)));
+    s.cp_comm_type = type;
+  }
+  // Megatron's hierarchical sizes: two levels here (a2a inside, the ring across).
+  if (p.hierarchical_cp_sizes_size() > 0) {
+    if (s.cp_comm_type != "a2a+p2p")
+      throw_input_error("hierarchical_cp_sizes", "sizes apply to cp_comm_type a2a+p2p only");
+    if (p.hierarchical_cp_sizes_size() != 2)
+      throw_input_error("hierarchical_cp_sizes",
+                        fmt::format("two sizes (the a2a level, then the ring), got {}", p.hierarchical_cp_sizes_size()));
+    for (const std::int64_t size : p.hierarchical_cp_sizes()) {
+      if (size < 1) throw_input_error("hierarchical_cp_sizes", fmt::format("must be positive, got {}", size));
+      s.hierarchical_cp_sizes.push_back(at_most(size, kMaxParallel, "hierarchical_cp_sizes"));
+    }
+  } else if (s.cp_comm_type == "a2a+p2p") {
+    throw_input_error("hierarchical_cp_sizes", "a2a+p2p needs its two sizes (the a2a level, then the ring)");
+  }
   for (auto [value, field] : {std::pair{s.tp, "tp"}, {s.cp, "cp"}, {s.pp, "pp"}, {s.ep, "ep"}, {s.etp, "etp"},
                               {s.vpp, "vpp"}}) {
     at_most(value, kMaxParallel, field);
@@ -725,6 +746,8 @@ pb::Parallelism to_proto(const model::ParallelSpec& s) {
   p.set_sequence_parallel(s.sequence_parallel);
   p.set_order(s.order);
   if (!s.stage_layers.empty()) p.set_pipeline_layout(model::pipeline_layout_text(s.stage_layers));
+  if (s.cp_comm_type != "p2p") p.set_cp_comm_type(s.cp_comm_type);
+  for (const std::int64_t size : s.hierarchical_cp_sizes) p.add_hierarchical_cp_sizes(size);
   return p;
 }
 

@@ -480,6 +480,22 @@ void validate_scenario_recompute(const ScenarioSpec& s) {
 }
 }  // namespace
 
+void validate_context_parallel(const ModelSpec& m, const ParallelSpec& p) {
+  if (p.cp <= 1 || p.cp_comm_type == "p2p" || p.cp_comm_type == "allgather") return;
+  const bool hierarchical = p.cp_comm_type == "a2a+p2p";
+  if (hierarchical)
+    require(p.hierarchical_cp_sizes.size() == 2 && p.hierarchical_cp_sizes[0] * p.hierarchical_cp_sizes[1] == p.cp,
+            "parallelism.hierarchical_cp_sizes",
+            fmt::format("the a2a and ring sizes must multiply to cp {}", p.cp));
+  const std::int64_t split = hierarchical ? p.hierarchical_cp_sizes.front() : p.cp;
+  const std::int64_t kv_heads = m.mla ? m.num_heads : m.num_kv_heads;  // MLA's K and V are per head
+  require((m.num_heads / p.tp) % split == 0 && (kv_heads / p.tp) % split == 0,
+          hierarchical ? "parallelism.hierarchical_cp_sizes" : "parallelism.cp_comm_type",
+          fmt::format("{} exchanges heads for the sequence: {} query and {} K/V heads per tp rank (tp {}) do not "
+                      "split over {}",
+                      p.cp_comm_type, m.num_heads / p.tp, kv_heads / p.tp, p.tp, split));
+}
+
 void validate(const ScenarioSpec& s) {
   const ParallelSpec& p = s.parallel;
   const ModelSpec& m = s.model;
@@ -500,6 +516,7 @@ void validate(const ScenarioSpec& s) {
           fmt::format("etp*ep*edp*pp = {}*{}*{}*{} = {} but the cluster has {} GPUs", p.etp, p.ep, p.edp, p.pp,
                       product({p.etp, p.ep, p.edp, p.pp}), world));
   validate_tensor_parallel_heads(m, p.tp);
+  validate_context_parallel(m, p);
   require(m.is_dense() || m.moe.num_experts % p.ep == 0, "parallelism.ep",
           fmt::format("num_experts {} is not divisible by ep {}", m.moe.num_experts, p.ep));
   if (p.stage_layers.empty()) {

@@ -98,8 +98,9 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
       per_stage_dense *
           (l.dense_ffn_ms + l.dense_ffn_backward_ms + l.dense_ffn_cast_forward_ms + l.dense_ffn_cast_backward_ms);
   out.breakdown.a2a_ms = per_stage * (2 * l.a2a_ms - l.a2a_hidden_ms);
-  out.breakdown.agrs_ms = per_stage * 2 * (l.tp_comm_ms + l.etp_comm_ms + l.cp_exposed_ms) +
-                          per_stage_dense * 2 * (2 * l.tp_comm_ms + l.cp_exposed_ms);
+  const double cp_ms = l.cp_exposed_ms + l.cp_exposed_backward_ms;
+  out.breakdown.agrs_ms = per_stage * (2 * (l.tp_comm_ms + l.etp_comm_ms) + cp_ms) +
+                          per_stage_dense * (4 * l.tp_comm_ms + cp_ms);
   out.breakdown.dp_ms = l.optimizer_ms;
   out.breakdown.recompute_ms = per_stage * l.recompute_ms + per_stage_dense * l.dense_recompute_ms;
   // Stage 0's idle time (summarize's bubble: makespan less compute busy), less

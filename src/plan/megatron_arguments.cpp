@@ -60,14 +60,18 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& g
   if (recompute.granularity == "full")
     out += fmt::format(" --recompute-granularity full --recompute-method {} --recompute-num-layers {}", recompute.method,
                        recompute.num_layers);
+  const model::ParallelSpec& sp = scenario.parallel;
+  if (p.cp > 1 && sp.cp_comm_type != "p2p") out += fmt::format(" --cp-comm-type {}", sp.cp_comm_type);
+  if (p.cp > 1 && !sp.hierarchical_cp_sizes.empty())
+    out += fmt::format(" --hierarchical-context-parallel-sizes {}", fmt::join(sp.hierarchical_cp_sizes, " "));
   out += '\n';
   out += fmt::format(
       "# assumed by the plan: rank order {} (Megatron-Core's default is tp-cp-ep-dp-pp); the distributed "
-      "optimizer's gradient ReduceScatter {} and its parameter AllGather {}; context-parallel ring exchanges "
-      "hidden under attention; dp {} edp {}; {} ms per iteration, MFU {:.1f}%\n",
+      "optimizer's gradient ReduceScatter {} and its parameter AllGather {}; the context-parallel exchange ({}) "
+      "exposed where the attention core does not hide it; dp {} edp {}; {} ms per iteration, MFU {:.1f}%\n",
       p.order,
       scenario.schedule.overlap_grad_reduce ? "behind the last backward pass" : "after the pipeline drains",
-      scenario.schedule.overlap_param_gather ? "behind the next first forward pass" : "after it",
+      scenario.schedule.overlap_param_gather ? "behind the next first forward pass" : "after it", sp.cp_comm_type,
       p.dp, p.edp, r.chosen.iteration_ms, 100 * r.chosen.mfu.value_or(0));
   return out;
 }

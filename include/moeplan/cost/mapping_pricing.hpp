@@ -34,7 +34,8 @@ struct LayerPrices {
   // Per MoE block and micro-batch, one direction (forward unless named).
   double attention_ms = 0;         ///< projections and core, forward
   double tp_comm_ms = 0;           ///< TP/SP AllGather + ReduceScatter of one layer
-  double cp_exposed_ms = 0;        ///< CP ring exchange not hidden under the attention core
+  double cp_exposed_ms = 0;        ///< CP exchange not hidden under the attention core, forward
+  double cp_exposed_backward_ms = 0;  ///< and backward (cost/context_parallel.hpp)
   double router_ms = 0;            ///< the gate, forward
   double experts_forward_ms = 0;   ///< routed (and shared) experts
   double experts_backward_ms = 0;

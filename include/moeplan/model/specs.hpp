@@ -146,6 +146,11 @@ struct ParallelSpec {
   /// Transformer blocks of each virtual stage in model order (pp x vpp of
   /// them), from parallelism.pipeline_layout; empty: the even split.
   std::vector<std::int64_t> stage_layers;
+  /// Megatron-Core's --cp-comm-type: p2p (default), a2a, allgather, a2a+p2p
+  /// (cost/context_parallel.hpp), and for a2a+p2p its
+  /// --hierarchical-context-parallel-sizes: {a2a size, ring size}, product cp.
+  std::string cp_comm_type = "p2p";
+  std::vector<std::int64_t> hierarchical_cp_sizes;
 };
 
 /// How the router spreads token slots over experts (docs/cost-model.md, "Uneven expert load").

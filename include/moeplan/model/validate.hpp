@@ -32,6 +32,14 @@ void validate(const ScenarioSpec& scenario);
 /// GEMMs and casts. Input error naming workload.precision otherwise.
 void validate_precision(const ScenarioSpec& scenario);
 
+/// Context parallelism's rule for heads (docs/cost-model.md, "Context
+/// parallelism"): a2a exchanges heads for the sequence, so the query and K/V
+/// heads per tp rank must split over cp (a2a+p2p: over its a2a size), as
+/// Transformer Engine's exchange requires; and a2a+p2p's two sizes multiply
+/// to cp. Input error naming parallelism.cp_comm_type or
+/// parallelism.hierarchical_cp_sizes otherwise; p2p and allgather split no heads.
+void validate_context_parallel(const ModelSpec& model, const ParallelSpec& parallel);
+
 /// The one tensor-parallel rule for attention heads, used by every command:
 /// Megatron-Core's (TransformerConfig: num_attention_heads and num_query_groups
 /// must both be multiples of tensor_model_parallel_size), so tp divides both

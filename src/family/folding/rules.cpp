@@ -146,6 +146,8 @@ class FoldingRules final : public model::FamilyRules {
                                         "schedule.recompute_method",
                                         "schedule.recompute_num_layers",
                                         "schedule.search",
+                                        "parallelism.cp_comm_type",
+                                        "parallelism.hierarchical_cp_sizes",
                                         "schedule.attention_backend",
                                         "schedule.overlap_grad_reduce",
                                         "schedule.overlap_param_gather",

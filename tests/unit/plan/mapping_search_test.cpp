@@ -49,12 +49,15 @@ TEST_CASE("plan::search_mappings prices a dense model: no experts, etp = tp (toy
   //   forward 512 + 396 + 512 = 1420, backward 2 (512 + 396) + 2 x 512 = 2840: 4.260 ms.
   // Communication: tp 2: the attention's and the FFN's AllGather + ReduceScatter
   //   (0.128 ms each pair) in each pass: 4 x 0.128 = 0.512 ms; no optimizer
-  //   traffic (dp x cp = 1). tp 1 cp 2: the exposed ring step 0.244 ms per pass,
-  //   and the distributed optimizer over dp x cp = 2: attention 64 + norms 8 +
-  //   FFN 2 d F = 64 + embedding and LM head 64 + final norm 4 = 204
-  //   parameters x 6 B = 1224 B = 1.224 ms.
-  //   tp 2 cp 1: 4.260 + 0.512           = 4.772
-  //   tp 1 cp 2: 4.260 + 2 x 0.244 + 1.224 = 5.972
+  //   traffic (dp x cp = 1). tp 1 cp 2: one ring step of K and V, 2 x 4
+  //   tokens x 2 heads x 2 x 2 B = 64 B over P2P = 0.64 ms beside half the
+  //   core (0.396 / 2 = 0.198 ms): 0.442 ms exposed forward; backward K, V
+  //   and their gradients, 1.28 ms beside 0.396 ms: 0.884 ms; and the
+  //   distributed optimizer over dp x cp = 2: attention 64 + norms 8 + FFN 2 d
+  //   F = 64 + embedding and LM head 64 + final norm 4 = 204 parameters x 6 B
+  //   = 1224 B = 1.224 ms.
+  //   tp 2 cp 1: 4.260 + 0.512                   = 4.772
+  //   tp 1 cp 2: 4.260 + 0.442 + 0.884 + 1.224   = 6.810
   model::ScenarioSpec s = toy_scenario();
   s.model.moe = model::MoeSpec{};
   s.model.moe_layer = {false};
@@ -73,7 +76,7 @@ TEST_CASE("plan::search_mappings prices a dense model: no experts, etp = tp (toy
     CHECK(found[1].config.tp == 1);
     CHECK(found[1].config.cp == 2);
     CHECK(found[1].config.etp == 1);
-    CHECK(found[1].iteration_ms == Approx(5.972));
+    CHECK(found[1].iteration_ms == Approx(6.810));
     for (const plan::MappingResult& r : found) {
       CHECK(r.config.ep == 1);
       CHECK(r.breakdown.a2a_ms == 0);
@@ -82,6 +85,45 @@ TEST_CASE("plan::search_mappings prices a dense model: no experts, etp = tp (toy
     }
     CHECK(found[1].breakdown.dp_ms == Approx(1.224));
   }
+}
+
+TEST_CASE("plan::price_mapping: each CP exchange's exposed time (dense toy, by hand)", "[plan][folding][cp]") {
+  // The dense toy of the case above at tp 1 cp 2: 4.260 ms of compute and the
+  // optimizer's 1.224 ms, plus per pass what the exchange leaves exposed. The
+  // rank's tensors: 4 tokens x 2 heads x k 2 x 2 B = Q 32 B, K and V 64 B, O 32 B.
+  //   p2p: 0.442 forward + 0.884 backward (the case above)         -> 6.810
+  //   a2a: AlltoAll of Q, K, V (96 B) and of O (32 B) at 1e-3 ms per byte
+  //        = 0.128 ms each pass                                     -> 5.740
+  //   allgather: AllGather of the gathered K, V (2 x 64 = 128 B) 0.128
+  //        forward; again and a ReduceScatter of their gradients
+  //        (0.128) backward                                         -> 5.868
+  //   a2a+p2p 2 x 1: the a2a over both ranks, a ring of one         -> 5.740
+  //   a2a+p2p 1 x 2: no a2a, the ring of two (p2p)                  -> 6.810
+  model::ScenarioSpec s = toy_scenario();
+  s.model.moe = model::MoeSpec{};
+  s.model.moe_layer = {false};
+  s.model.ffn_hidden = 8;
+  s.model.ffn_type = model::FfnType::GeluFfn;
+  const cost::CostModel costs(*s.profile);
+  const auto iteration = [&](const char* type, std::vector<std::int64_t> sizes) {
+    model::ScenarioSpec t = s;
+    t.parallel.cp_comm_type = type;
+    t.parallel.hierarchical_cp_sizes = std::move(sizes);
+    return plan::price_mapping(t, costs, mapping(1, 2, 1, 1, 1)).iteration_ms;
+  };
+  CHECK(iteration("p2p", {}) == Approx(6.810));
+  CHECK(iteration("a2a", {}) == Approx(5.740));
+  CHECK(iteration("allgather", {}) == Approx(5.868));
+  CHECK(iteration("a2a+p2p", {2, 1}) == Approx(5.740));
+  CHECK(iteration("a2a+p2p", {1, 2}) == Approx(6.810));
+  // Sizes whose product is not cp, and a2a with heads that do not split
+  // (2 heads over cp 4 is not possible on 2 GPUs: one K/V head instead).
+  CHECK_THROWS_WITH(iteration("a2a+p2p", {2, 2}), Catch::Contains("multiply to cp 2"));
+  model::ScenarioSpec gqa = s;
+  gqa.model.num_kv_heads = 1;
+  gqa.parallel.cp_comm_type = "a2a";
+  CHECK_THROWS_WITH(plan::price_mapping(gqa, costs, mapping(1, 2, 1, 1, 1)),
+                    Catch::Contains("2 query and 1 K/V heads per tp rank (tp 1) do not split over 2"));
 }
 
 TEST_CASE("plan::search_mappings: folding EP into TP beats every coupled mapping (toy, by hand)", "[plan][folding]") {
@@ -101,7 +143,8 @@ TEST_CASE("plan::search_mappings: folding EP into TP beats every coupled mapping
   // Communication per pass (forward = backward), in bytes x 1e-3 ms:
   //   TP (tp 2): AllGather + ReduceScatter of 8 tokens x d x 2 B = 64 B each -> 0.128 ms.
   //   CP (cp 2): one ring step of K and V, 2 x 4 tokens x g k x 2 B = 64 B at
-  //     1e-2 ms/B = 0.64 ms, of which 0.64 - 0.396 (the core) = 0.244 ms is exposed.
+  //     1e-2 ms/B = 0.64 ms beside half the core (0.198 ms): 0.442 ms exposed;
+  //     backward K, V and their gradients (1.28 ms) beside 0.396 ms: 0.884 ms.
   //   EP (ep 2): dispatch + combine of 4 tokens x d x 2 B = 32 B -> 0.064 ms.
   //   ETP (etp 2): AllGather + ReduceScatter of 2 x 32 B -> 0.128 ms.
   // Distributed optimizer, RS of 4 B + AG of 2 B per parameter on groups of 2:
@@ -114,9 +157,9 @@ TEST_CASE("plan::search_mappings: folding EP into TP beats every coupled mapping
   //   tp 2 cp 1 ep 2 etp 1: 4.452 + 2 (0.128 + 0.064)         = 4.836  folded only
   //   tp 2 cp 1 ep 1 etp 2: 4.452 + 2 (0.128 + 0.128)         = 4.964  coupled
   //   tp 2 cp 1 ep 1 etp 1: 4.452 + 2 (0.128) + 0.768         = 5.476  folded only
-  //   tp 1 cp 2 ep 2 etp 1: 4.452 + 2 (0.244 + 0.064) + 0.888 = 5.956  coupled
-  //   tp 1 cp 2 ep 1 etp 2: 4.452 + 2 (0.244 + 0.128) + 0.888 = 6.084  folded only
-  //   tp 1 cp 2 ep 1 etp 1: 4.452 + 2 (0.244) + 0.888 + 0.768 = 6.596  coupled
+  //   tp 1 cp 2 ep 2 etp 1: 4.452 + 1.326 + 2 (0.064) + 0.888 = 6.794  coupled
+  //   tp 1 cp 2 ep 1 etp 2: 4.452 + 1.326 + 2 (0.128) + 0.888 = 6.922  folded only
+  //   tp 1 cp 2 ep 1 etp 1: 4.452 + 1.326 + 0.888 + 0.768     = 7.434  coupled
   // Folding wins by putting EP on the two GPUs that TP uses, which coupled
   // forbids (ep must divide dp x cp = 1 when tp = 2).
   const model::ScenarioSpec s = toy_scenario();
@@ -145,10 +188,10 @@ TEST_CASE("plan::search_mappings: folding EP into TP beats every coupled mapping
   check(folded, {{2, 1, 2, 1, 4.836},
                  {2, 1, 1, 2, 4.964},
                  {2, 1, 1, 1, 5.476},
-                 {1, 2, 2, 1, 5.956},
-                 {1, 2, 1, 2, 6.084},
-                 {1, 2, 1, 1, 6.596}});
-  check(coupled, {{2, 1, 1, 2, 4.964}, {1, 2, 2, 1, 5.956}, {1, 2, 1, 1, 6.596}});
+                 {1, 2, 2, 1, 6.794},
+                 {1, 2, 1, 2, 6.922},
+                 {1, 2, 1, 1, 7.434}});
+  check(coupled, {{2, 1, 1, 2, 4.964}, {1, 2, 2, 1, 6.794}, {1, 2, 1, 1, 7.434}});
   // The optimizer step of the cp = 2 mappings runs on dp x cp = 2 ranks even though dp = 1.
   CHECK(folded[3].config.dp == 1);
   CHECK(folded[3].breakdown.dp_ms == Approx(0.888));
@@ -623,28 +666,28 @@ TEST_CASE("plan::price_mapping prices chunked attention's pairs, and refuses it 
 }
 
 TEST_CASE("plan::price_mapping with Megatron's data-parallel overlap (toy, by hand)", "[plan][folding][dp-overlap]") {
-  // tp 1 cp 2 ep 1 etp 1 (6.596 ms above): the step after the drain is 0.888
+  // tp 1 cp 2 ep 1 etp 1 (7.434 ms above): the step after the drain is 0.888
   // (dense, dp x cp = 2) + 0.768 (experts, edp = 2) = 1.656 ms. The layers'
   // share (no embedding, LM head or final norm): dense attention 64 + norms 8 +
   // router 8 = 80 parameters, experts 128: gradient ReduceScatter 80 x 4 B +
   // 128 x 4 B = 832 B = 0.832 ms; parameter AllGather 80 x 2 + 128 x 2 = 416 B =
-  // 0.416 ms. The one block's micro-batch backward is 2.968 + 0.244 (the
-  // exposed ring step) = 3.212 ms, its forward 1.484 + 0.244 = 1.728 ms: both
+  // 0.416 ms. The one block's micro-batch backward is 2.968 + 0.884 (the
+  // exposed ring step) = 3.852 ms, its forward 1.484 + 0.442 = 1.926 ms: both
   // collectives fit behind them.
-  //   --overlap-grad-reduce:                      6.596 - 0.832 = 5.764
-  //   and --overlap-param-gather:                 5.764 - 0.416 = 5.348
-  //   compute slowed 1.5 x beside them: + 0.5 x (0.832 + 0.416) = 5.972
+  //   --overlap-grad-reduce:                      7.434 - 0.832 = 6.602
+  //   and --overlap-param-gather:                 6.602 - 0.416 = 6.186
+  //   compute slowed 1.5 x beside them: + 0.5 x (0.832 + 0.416) = 6.810
   model::ScenarioSpec s = toy_scenario();
   const cost::MappingConfig c = mapping(1, 2, 1, 1, 1);
-  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(6.596));
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(7.434));
   s.schedule.overlap_grad_reduce = true;
   const plan::MappingResult rs = plan::price_mapping(s, cost::CostModel(*s.profile), c);
-  CHECK(rs.iteration_ms == Approx(5.764));
+  CHECK(rs.iteration_ms == Approx(6.602));
   CHECK(rs.breakdown.dp_ms == Approx(1.656 - 0.832));
   s.schedule.overlap_param_gather = true;
-  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(5.348));
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(6.186));
   s.profile->overlap_compute_slowdown = 1.5;
-  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(5.972));
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(6.810));
 }
 
 TEST_CASE("plan::price_mapping with Megatron's 1F1B A2A overlap (toy, by hand)", "[plan][folding][a2a-overlap]") {

@@ -268,6 +268,28 @@ Compounds compounds_for(const std::string& scenario) {
   // Chunked attention needs its blocks, and its blocks a chunk size.
   for (const char* f : {"model.attention_chunk_size", "model.attention_chunk_layers"})
     c[f] = {{{o("model.attention_chunk_size", "64"), o("model.attention_chunk_layers", "0")}, {}}};
+  // A CP exchange acts with cp > 1: the scenario's cp, else twice it with
+  // half the dp (allgather, which splits no heads). The hierarchical sizes act
+  // with a2a+p2p, against allgather: 1 x cp is the ring.
+  {
+    const moeplan::model::ScenarioSpec base = moeplan::io::load_scenario(scenario);
+    const std::int64_t cp = base.parallel.cp, dp = base.parallel.dp;
+    const auto text = [](std::int64_t n) { return std::to_string(n); };
+    std::vector<Candidate>& type = c["parallelism.cp_comm_type"];
+    std::vector<Candidate>& sizes = c["parallelism.hierarchical_cp_sizes"];
+    type.push_back({{o("parallelism.cp_comm_type", "allgather")}, {}});
+    sizes.push_back({{o("parallelism.cp_comm_type", "a2a+p2p"), Override{"parallelism.hierarchical_cp_sizes", "1," + text(cp)}},
+                     {o("parallelism.cp_comm_type", "allgather")}});
+    if (dp % 2 == 0) {
+      const std::vector<Override> wider{Override{"parallelism.cp", text(2 * cp)}, Override{"parallelism.dp", text(dp / 2)}};
+      type.push_back({{o("parallelism.cp_comm_type", "allgather")}, wider});
+      std::vector<Override> against = wider;
+      against.push_back(o("parallelism.cp_comm_type", "allgather"));
+      sizes.push_back({{o("parallelism.cp_comm_type", "a2a+p2p"),
+                        Override{"parallelism.hierarchical_cp_sizes", "1," + text(2 * cp)}},
+                       against});
+    }
+  }
   // Group-limited routing picks among the expert groups: one group of every expert.
   c["model.moe.topk_groups"] = {{{o("model.moe.num_expert_groups", "1"), o("model.moe.topk_groups", "1")}, {}}};
 
