@@ -42,6 +42,41 @@ GroupShape pair_of(const parallel::RankGroups& groups, const model::ClusterSpec&
   return group_shape(g.size() > 1 ? std::vector<std::int64_t>{g[0], g[1]} : g, cluster);
 }
 
+// Megatron-FSDP's collectives of one block and micro-batch (docs/cost-model.md, "FSDP").
+struct FsdpBlockTimes {
+  /// Per pass, what is not hidden behind the block's compute, plus the
+  /// compute slowdown beside what is.
+  double forward_exposed = 0;
+  double backward_exposed = 0;
+  double hidden = 0;  ///< both passes' collectives hidden behind compute
+};
+
+// Before its forward and again before its backward the block's weights are
+// all-gathered, and discarded after each (ZeRO-3: Rajbhandari et al. 2020,
+// sections 5.3 and 7.2.2; PyTorch FSDP2's reshard_after_forward default),
+// after its backward its fp32 gradients reduce-scattered (Megatron's fp32
+// main gradients), over dp x cp (dense) and edp (experts), every micro-batch. Prefetch issues them while the neighbouring block computes (one
+// block's compute, per direction, hides them; both backward collectives share
+// the data-parallel links, so they add); the compute beside them slows by the
+// profile's overlap_compute_slowdown (the contention rule).
+FsdpBlockTimes fsdp_block_times(const CostModel& costs, const HeldParams& block, double weight_bytes,
+                                const GroupShape& dense_g, const GroupShape& expert_g, double compute_forward,
+                                double compute_backward) {
+  const double gather = comm(costs, OpClass::AllGather, dense_g, block.dense * weight_bytes) +
+                        comm(costs, OpClass::AllGather, expert_g, block.expert * weight_bytes);
+  const double reduce = comm(costs, OpClass::ReduceScatter, dense_g, block.dense * 4) +
+                        comm(costs, OpClass::ReduceScatter, expert_g, block.expert * 4);
+  const double slow = costs.overlap_compute_slowdown() - 1.0;
+  const auto exposed = [&](double collectives, double compute) {
+    return std::max(0.0, collectives - compute) + slow * std::min(collectives, compute);
+  };
+  FsdpBlockTimes out;
+  out.forward_exposed = exposed(gather, compute_forward);
+  out.backward_exposed = exposed(gather + reduce, compute_backward);
+  out.hidden = std::min(gather, compute_forward) + std::min(gather + reduce, compute_backward);
+  return out;
+}
+
 }  // namespace
 
 std::uint64_t layer_pricings() { return pricings.load(std::memory_order_relaxed); }
@@ -297,6 +332,29 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
     out.layer_backward_ms += out.recompute_ms;
     out.dense_layer_backward_ms += out.dense_recompute_ms;
   }
+  // Megatron-FSDP (docs/cost-model.md, "FSDP"): each block's gathers and
+  // reduce-scatter, behind its compute (recomputation left out: what it reruns
+  // includes communication).
+  const bool fsdp = model::fully_sharded(s.schedule);
+  if (fsdp && moe_blocks) {
+    const FsdpBlockTimes block =
+        fsdp_block_times(costs, block_params(m, c, true), b, dp_cp_g, edp_g, compute_forward, compute_backward);
+    out.layer_forward_ms += block.forward_exposed;
+    out.layer_backward_ms += block.backward_exposed;
+    out.fsdp_exposed_ms = block.forward_exposed + block.backward_exposed;
+    out.fsdp_hidden_ms = block.hidden;
+  }
+  if (fsdp && out.dense_blocks) {
+    const double compute_forward_dense =
+        att_fwd + dense_ffn.forward.value + att_cast.forward.value + out.dense_ffn_cast_forward_ms;
+    const double compute_backward_dense =
+        2 * att_fwd + dense_ffn.backward.value + att_cast.backward.value + out.dense_ffn_cast_backward_ms;
+    const FsdpBlockTimes block = fsdp_block_times(costs, block_params(m, c, false), b, dp_cp_g, edp_g,
+                                                  compute_forward_dense, compute_backward_dense);
+    out.dense_layer_forward_ms += block.forward_exposed;
+    out.dense_layer_backward_ms += block.backward_exposed;
+    out.dense_fsdp_exposed_ms = block.forward_exposed + block.backward_exposed;
+  }
   // LM head (first/last stage) is left to the chunk costs of every stage alike.
   out.p2p_ms = c.pp > 1 ? comm(costs, OpClass::P2P, pp_pair, act_bytes / as_double(c.tp)) : 0.0;
   out.p2p_bytes = c.pp > 1 ? act_bytes / as_double(c.tp) : 0.0;
@@ -307,7 +365,9 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   // data-parallel group with context parallelism (dp x cp: CP ranks hold the
   // same weights and see other tokens of the same samples); routed experts
   // over edp. Priced for the stage that holds the most (embedding or LM head).
-  const HeldParams held = held_params(m, c);
+  // Under Megatron-FSDP the blocks' collectives ran with each block (above):
+  // the step keeps the ends' (not FSDP units: docs/cost-model.md, "FSDP").
+  const HeldParams held = fsdp ? held_params_of_ends(m, c) : held_params(m, c);
   out.optimizer_ms = comm(costs, OpClass::ReduceScatter, dp_cp_g, held.dense * 4) +
                      comm(costs, OpClass::AllGather, dp_cp_g, held.dense * b) +
                      comm(costs, OpClass::ReduceScatter, edp_g, held.expert * 4) +
@@ -316,7 +376,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   // The layers' share of the gradient reduce-scatter (the ends' embedding and
   // LM head gradients are left out): what an overlap schedule can hide under
   // the last backward pass (the joint search).
-  const HeldParams layers_only = held_params_of_layers(m, c);
+  const HeldParams layers_only = fsdp ? HeldParams{} : held_params_of_layers(m, c);
   out.layer_gradient_rs_ms = comm(costs, OpClass::ReduceScatter, dp_cp_g, layers_only.dense * 4) +
                              comm(costs, OpClass::ReduceScatter, edp_g, layers_only.expert * 4);
   // Megatron-Core's overlap (docs/cost-model.md, "Data-parallel overlap"):
@@ -365,7 +425,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
                          : m.dtype_bytes == 4 ? s.cluster.gpu.peak_flops_per_s_fp32
                                               : half_peak;
   out.world = world;
-  out.memory_bytes_per_gpu = memory_per_gpu(m, s.workload, recompute, s.schedule.attention_backend, c);
+  out.memory_bytes_per_gpu = memory_per_gpu(m, s.workload, recompute, s.schedule.attention_backend, fsdp, c);
   out.fits = fits_in_memory(s.cluster.gpu, out.memory_bytes_per_gpu, mem);
   return out;
 }

@@ -15,26 +15,46 @@ double dense_ffn_params(const model::ModelSpec& m) {
   return as_double(model::ffn_params(m.d_model, m.ffn_hidden, m.ffn_type, m.linear_bias));
 }
 
+// One GPU's share of each kind of a block's weights.
+struct BlockParts {
+  double attention = 0;  ///< attention weights and biases, split over tp
+  double norms = 0;      ///< the block's two norms, whole
+  double router = 0;     ///< the gate (and the shared experts' gate), whole
+  double shared = 0;     ///< shared experts, split over tp
+  double experts = 0;    ///< routed experts of this rank: E / ep of them, each split over etp
+  double dense_ffn = 0;  ///< a dense block's FFN, split over tp (0 without dense blocks)
+};
+
+BlockParts block_parts(const model::ModelSpec& m, const MappingConfig& c) {
+  const double d = as_double(m.d_model);
+  // Megatron-Core TP splits the attention and shared-expert weights (and the
+  // Q, K, V biases) over tp; norms, the router and MLA's down-projections stay
+  // whole on every TP rank (their gradients are all-reduced over tp under
+  // sequence parallelism).
+  BlockParts p;
+  p.attention = model::attention_params_per_rank(m, c.tp);
+  p.norms = 2.0 * as_double(model::norm_params(m));
+  p.router = d * as_double(m.moe.num_experts) + (m.moe.shared_expert_gate ? d : 0.0);
+  p.shared =
+      as_double(m.moe.num_shared_experts) *
+      as_double(model::ffn_params(m.d_model, m.moe.shared_expert_ffn_hidden, m.moe.expert_type, m.linear_bias)) /
+      as_double(c.tp);
+  const double expert =
+      as_double(model::ffn_params(m.d_model, m.moe.expert_ffn_hidden, m.moe.expert_type, m.linear_bias));
+  p.experts = as_double(m.moe.num_experts) / as_double(c.ep) * expert / as_double(c.etp);
+  p.dense_ffn = has_dense_blocks(m) ? dense_ffn_params(m) / as_double(c.tp) : 0.0;
+  return p;
+}
+
 // What one GPU of pipeline stage `stage` holds: its blocks (MoE blocks:
 // attention, norms, router, shared and routed experts; dense blocks: attention,
 // norms and the dense FFN), plus, with `ends`, the word embedding (first stage)
 // or the LM head and final norm (last stage), both when pp = 1.
 HeldParams stage_held_params(const model::ModelSpec& m, const MappingConfig& c, std::int64_t stage, bool ends) {
   const double d = as_double(m.d_model);
-  // Megatron-Core TP splits the attention and shared-expert weights (and the
-  // Q, K, V biases) over tp; norms, the router and MLA's down-projections stay
-  // whole on every TP rank (their gradients are all-reduced over tp under
-  // sequence parallelism).
-  const double attention = model::attention_params_per_rank(m, c.tp);
-  const double norms = 2.0 * as_double(model::norm_params(m));
-  const double router = d * as_double(m.moe.num_experts) + (m.moe.shared_expert_gate ? d : 0.0);
-  const double shared =
-      as_double(m.moe.num_shared_experts) *
-      as_double(model::ffn_params(m.d_model, m.moe.shared_expert_ffn_hidden, m.moe.expert_type, m.linear_bias)) /
-      as_double(c.tp);
-  const double expert =
-      as_double(model::ffn_params(m.d_model, m.moe.expert_ffn_hidden, m.moe.expert_type, m.linear_bias));
-  const double dense_ffn = has_dense_blocks(m) ? dense_ffn_params(m) / as_double(c.tp) : 0.0;
+  const BlockParts parts = block_parts(m, c);
+  const double attention = parts.attention, norms = parts.norms, router = parts.router, shared = parts.shared,
+               dense_ffn = parts.dense_ffn;
   // The first stage holds the word embedding (vocabulary split over tp) and any
   // learned positions; the last the LM head (a copy of the word embedding when
   // tied) and the final norm. With pp = 1 one stage holds both.
@@ -53,7 +73,7 @@ HeldParams stage_held_params(const model::ModelSpec& m, const MappingConfig& c, 
   const StageBlocks n = stage_blocks(m, c, stage);
   HeldParams here;
   here.dense = n.moe * (attention + norms + router + shared) + n.dense * (attention + norms + dense_ffn) + end_params;
-  here.expert = n.moe * as_double(m.moe.num_experts) / as_double(c.ep) * expert / as_double(c.etp);
+  here.expert = n.moe * parts.experts;
   // The linear layers' weights: the attention GEMMs' (down-projections whole,
   // the rest split over tp; biases left out), FFNs and experts.
   const model::AttentionParams att = model::attention_matmul_weights(m);
@@ -72,7 +92,70 @@ HeldParams largest_stage(const model::ModelSpec& m, const MappingConfig& c, bool
   return h;
 }
 
+// Megatron-FSDP's working set (docs/cost-model.md, "FSDP"): what a GPU holds
+// whole of the blocks beside their shards. The largest block of the stage
+// stands for each: the one being computed and the next one prefetched, in
+// the weights' dtype ("two consecutive FSDP instances": the PyTorch FSDP
+// documentation of limit_all_gathers), and one block's fp32 gradient before
+// its ReduceScatter (FSDP reduce-scatters each unit's gradient after the
+// unit's backward: PyTorch FSDP2's documentation of fully_shard). A group of one
+// rank shards nothing and gathers nothing: that part is not counted.
+double fsdp_working_set(const model::ModelSpec& m, const MappingConfig& c) {
+  double largest = 0;
+  for (const bool moe : {true, false}) {
+    const HeldParams block = block_params(m, c, moe);
+    const double gathered = (c.dp * c.cp > 1 ? block.dense : 0.0) + (c.edp > 1 ? block.expert : 0.0);
+    largest = std::max(largest, gathered);
+  }
+  return largest * (2.0 * as_double(m.dtype_bytes) + 4.0);
+}
+
+// The weights, gradients and optimizer state one GPU holds.
+double model_state_bytes(const model::ModelSpec& m, const MappingConfig& c, bool fully_sharded) {
+  const HeldParams held = held_params(m, c);
+  const double b = as_double(m.dtype_bytes);
+  const double dense_group = as_double(c.dp * c.cp), expert_group = as_double(c.edp);
+  // The distributed optimizer (ZeRO-1): bf16 weights (2 B) and fp32 gradients
+  // (4 B) per parameter held; fp32 master weights and Adam moments (12 B)
+  // sharded over the groups that reduce them: dp x cp (dense) and edp (experts).
+  const auto zero1 = [&](const HeldParams& h) {
+    return (h.dense + h.expert) * (b + 4.0) + h.dense * 12.0 / dense_group + h.expert * 12.0 / expert_group;
+  };
+  if (!fully_sharded) return zero1(held);
+  // Megatron-FSDP (optim_grads_params, ZeRO-3: Rajbhandari et al. 2020,
+  // section 5 and Figure 1, P_os+g+p, (2 + 2 + K) Psi / N_d with K = 12): the
+  // blocks' weights and gradients are sharded over the same groups as their
+  // optimizer state, (b + 4 + 12) / group per parameter (Megatron's fp32
+  // main gradients: 4 B, not ZeRO's 2). The ends (embedding; LM head and final norm) are not FSDP
+  // units (Megatron-FSDP's default unit is the TransformerLayer,
+  // mcore_fsdp_adapter.py): they stay as the distributed optimizer keeps them.
+  // Each stage's own blocks and ends; the stage that needs the most counts.
+  double most = 0;
+  for (std::int64_t stage = 0; stage < c.pp; ++stage) {
+    const HeldParams blocks = stage_held_params(m, c, stage, false);
+    const HeldParams whole = stage_held_params(m, c, stage, true);
+    HeldParams ends;
+    ends.dense = whole.dense - blocks.dense;
+    ends.expert = whole.expert - blocks.expert;
+    most = std::max(most, zero1(ends) + blocks.dense * (b + 4.0 + 12.0) / dense_group +
+                              blocks.expert * (b + 4.0 + 12.0) / expert_group);
+  }
+  return most + fsdp_working_set(m, c);
+}
+
 }  // namespace
+
+HeldParams block_params(const model::ModelSpec& m, const MappingConfig& c, bool moe) {
+  const BlockParts p = block_parts(m, c);
+  HeldParams out;
+  if (moe && !m.is_dense()) {
+    out.dense = p.attention + p.norms + p.router + p.shared;
+    out.expert = p.experts;
+  } else if (!moe && has_dense_blocks(m)) {
+    out.dense = p.attention + p.norms + p.dense_ffn;
+  }
+  return out;
+}
 
 HeldParams held_params_of_layers(const model::ModelSpec& m, const MappingConfig& c) {
   return largest_stage(m, c, false);
@@ -80,24 +163,33 @@ HeldParams held_params_of_layers(const model::ModelSpec& m, const MappingConfig&
 
 HeldParams held_params(const model::ModelSpec& m, const MappingConfig& c) { return largest_stage(m, c, true); }
 
+HeldParams held_params_of_ends(const model::ModelSpec& m, const MappingConfig& c) {
+  HeldParams most;
+  for (std::int64_t stage = 0; stage < c.pp; ++stage) {
+    const HeldParams whole = stage_held_params(m, c, stage, true);
+    const HeldParams blocks = stage_held_params(m, c, stage, false);
+    HeldParams ends;
+    ends.dense = whole.dense - blocks.dense;
+    ends.expert = whole.expert - blocks.expert;
+    if (ends.dense + ends.expert > most.dense + most.expert) most = ends;
+  }
+  return most;
+}
+
 double params_per_gpu(const model::ModelSpec& m, const MappingConfig& c) {
   const HeldParams h = held_params(m, c);
   return h.dense + h.expert;
 }
 
 double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, const model::RecomputeSpec& recompute,
-                      const std::string& attention_backend, const MappingConfig& c) {
+                      const std::string& attention_backend, bool fully_sharded, const MappingConfig& c) {
   const HeldParams held = held_params(m, c);
   const double b = as_double(m.dtype_bytes);
   const double d = as_double(m.d_model);
   const double seq = as_double(w.seq_len);
   const double tokens_local = as_double(c.micro_batch) * seq / as_double(c.cp);
   const std::int64_t micro_batches = w.global_batch_size / (c.micro_batch * c.dp);
-  // Memory: bf16 weights (2 B) and fp32 gradients (4 B) per parameter held; fp32
-  // master weights and Adam moments (12 B) sharded by the distributed optimizer
-  // over the groups that reduce them: dp x cp (dense) and edp (experts).
-  double bytes = (held.dense + held.expert) * (b + 4.0) + held.dense * 12.0 / as_double(c.dp * c.cp) +
-                 held.expert * 12.0 / as_double(c.edp);
+  double bytes = model_state_bytes(m, c, fully_sharded);
   // FP8 recipes keep each linear weight's FP8 copies between micro-batches
   // (Transformer Engine caches them after the first): a row-wise and a
   // column-wise byte per weight (fp8_casts.hpp).

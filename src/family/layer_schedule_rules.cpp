@@ -69,6 +69,10 @@ std::vector<model::OptionRule> layer_schedule_option_rules() {
                  "Megatron-Core's data-parallel overlap of the distributed optimizer's step, priced by the folding "
                  "family; the FoldMoE, FSMoE and FlowMoE schedules place their own gradient collectives",
                  [](S) { return true; }});
+  r.push_back({"schedule.data_parallel_sharding_strategy", "",
+               "Megatron-Core's data-parallel sharding (Megatron-FSDP), priced by the folding family; the FoldMoE, "
+               "FSMoE and FlowMoE schedules place their own gradient collectives and hold whole weights",
+               [](S) { return true; }});
   r.push_back({"parallelism.pipeline_layout", "",
                "the FoldMoE, FSMoE and FlowMoE schedules run every layer on one pipeline stage",
                [](S) { return true; }});

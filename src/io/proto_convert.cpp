@@ -629,6 +629,14 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
   s.schedule.overlap_grad_reduce = o.overlap_grad_reduce();
   s.schedule.overlap_param_gather = o.overlap_param_gather();
   s.schedule.a2a_overlap = o.a2a_overlap();
+  if (o.has_data_parallel_sharding_strategy()) {
+    // Megatron's other two strategies (no_shard: DDP; optim_grads: ZeRO-2) are not priced.
+    const std::string& strategy = o.data_parallel_sharding_strategy();
+    if (strategy != "optim" && strategy != "optim_grads_params")
+      throw_input_error("schedule.data_parallel_sharding_strategy",
+                        fmt::format("must be optim or optim_grads_params, got {}", quoted_for_error(strategy)));
+    s.schedule.data_parallel_sharding_strategy = strategy;
+  }
   if (o.has_compute_jitter_cv()) {
     // Plausibility: a cv of 1 already gives a task one time in six more than
     // twice its mean (lognormal, sigma^2 = ln 2); kernel timings vary by a few

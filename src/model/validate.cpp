@@ -478,6 +478,14 @@ void validate_scenario_recompute(const ScenarioSpec& s) {
                         "price them (datasheet-profile writes one from the GPU's memory bandwidth)",
                         module, quoted_for_error(s.profile->name)));
 }
+// Megatron-FSDP (docs/cost-model.md, "FSDP") hides each block's gathers
+// behind that block's compute; the 1F1B A2A overlap hides the AlltoAll behind
+// the same compute. Both at once is not modelled: the compute would count twice.
+void validate_data_parallel_sharding(const ScenarioSpec& s) {
+  require(!fully_sharded(s.schedule) || !s.schedule.a2a_overlap, "schedule.a2a_overlap",
+          "with schedule.data_parallel_sharding_strategy optim_grads_params is not modelled: Megatron-FSDP's "
+          "prefetch and the 1F1B A2A overlap would hide behind the same compute");
+}
 }  // namespace
 
 void validate_context_parallel(const ModelSpec& m, const ParallelSpec& p) {
@@ -589,6 +597,7 @@ void validate(const ScenarioSpec& s) {
   // then what a precision needs (after the options: a family that prices no FP8 refuses it first),
   validate_precision(s);
   validate_scenario_recompute(s);
+  validate_data_parallel_sharding(s);
   // then what a routing needs (after the options: on folding, routing options are refused first).
   validate_routing(s);
   // and so is what a family's schedules cannot build, however it was written

@@ -323,6 +323,12 @@ JointSearch search_joint(const model::ScenarioSpec& s, const cost::CostModel& co
     if (set)
       throw_input_error(field, "the joint search prices its own overlap of the optimizer step with the overlap "
                                "schedules; leave it false there");
+  // Its overlap schedules hide the layers' gradient reduce-scatter in the
+  // step, which Megatron-FSDP moves into each block's backward pass.
+  if (model::fully_sharded(s.schedule))
+    throw_input_error("schedule.data_parallel_sharding_strategy",
+                      "the joint search's overlap schedules hide the distributed optimizer's step, which "
+                      "optim_grads_params moves into each block; leave it optim there");
   // Every mapping priced once: its layers serve every schedule's run on it.
   std::vector<Mapping> all;
   for (PricedMapping& p : price_mappings(s, costs, o.mode, o.threads, &out.threads))

@@ -101,7 +101,8 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
   const double cp_ms = l.cp_exposed_ms + l.cp_exposed_backward_ms;
   out.breakdown.agrs_ms = per_stage * (2 * (l.tp_comm_ms + l.etp_comm_ms) + cp_ms) +
                           per_stage_dense * (4 * l.tp_comm_ms + cp_ms);
-  out.breakdown.dp_ms = l.optimizer_ms;
+  // The optimizer step, and under Megatron-FSDP each block's exposed gathers and reduce-scatter.
+  out.breakdown.dp_ms = l.optimizer_ms + per_stage * l.fsdp_exposed_ms + per_stage_dense * l.dense_fsdp_exposed_ms;
   out.breakdown.recompute_ms = per_stage * l.recompute_ms + per_stage_dense * l.dense_recompute_ms;
   // Stage 0's idle time (summarize's bubble: makespan less compute busy), less
   // its optimizer step (counted in dp_ms).

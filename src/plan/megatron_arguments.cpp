@@ -50,8 +50,17 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& g
       break;
   }
   if (scenario.schedule.a2a_overlap) out += " --overlap-moe-expert-parallel-comm";
-  if (scenario.schedule.overlap_grad_reduce) out += " --overlap-grad-reduce";
-  if (scenario.schedule.overlap_param_gather) out += " --overlap-param-gather";
+  const bool fsdp = model::fully_sharded(scenario.schedule);
+  // Megatron-FSDP (the Megatron-FSDP user guide's required flags: it needs
+  // --use-distributed-optimizer, written above, no gradient-accumulation
+  // fusion and its own checkpoint format); the plan priced its gathers and
+  // reduce-scatters overlapped with the blocks' compute, which Megatron-FSDP
+  // does under --overlap-grad-reduce and --overlap-param-gather.
+  if (fsdp)
+    out += " --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params "
+           "--no-gradient-accumulation-fusion --ckpt-format fsdp_dtensor";
+  if (fsdp || scenario.schedule.overlap_grad_reduce) out += " --overlap-grad-reduce";
+  if (fsdp || scenario.schedule.overlap_param_gather) out += " --overlap-param-gather";
   const model::RecomputeSpec& recompute = scenario.schedule.recompute;
   if (recompute.granularity == "selective")
     out += fmt::format(" --recompute-granularity selective --recompute-modules {}",
@@ -65,14 +74,19 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& g
   if (p.cp > 1 && !sp.hierarchical_cp_sizes.empty())
     out += fmt::format(" --hierarchical-context-parallel-sizes {}", fmt::join(sp.hierarchical_cp_sizes, " "));
   out += '\n';
+  const std::string step =
+      fsdp ? "Megatron-FSDP's AllGather of each block's parameters before its forward and backward pass and "
+             "ReduceScatter of its gradients after its backward pass, every micro-batch, behind the neighbouring "
+             "block's compute, and the embedding's and LM head's step after the pipeline drains"
+           : fmt::format("the distributed optimizer's gradient ReduceScatter {} and its parameter AllGather {}",
+                         scenario.schedule.overlap_grad_reduce ? "behind the last backward pass"
+                                                               : "after the pipeline drains",
+                         scenario.schedule.overlap_param_gather ? "behind the next first forward pass" : "after it");
   out += fmt::format(
-      "# assumed by the plan: rank order {} (Megatron-Core's default is tp-cp-ep-dp-pp); the distributed "
-      "optimizer's gradient ReduceScatter {} and its parameter AllGather {}; the context-parallel exchange ({}) "
-      "exposed where the attention core does not hide it; dp {} edp {}; {} ms per iteration, MFU {:.1f}%\n",
-      p.order,
-      scenario.schedule.overlap_grad_reduce ? "behind the last backward pass" : "after the pipeline drains",
-      scenario.schedule.overlap_param_gather ? "behind the next first forward pass" : "after it", sp.cp_comm_type,
-      p.dp, p.edp, r.chosen.iteration_ms, 100 * r.chosen.mfu.value_or(0));
+      "# assumed by the plan: rank order {} (Megatron-Core's default is tp-cp-ep-dp-pp); {}; the context-parallel "
+      "exchange ({}) exposed where the attention core does not hide it; dp {} edp {}; {} ms per iteration, MFU "
+      "{:.1f}%\n",
+      p.order, step, sp.cp_comm_type, p.dp, p.edp, r.chosen.iteration_ms, 100 * r.chosen.mfu.value_or(0));
   return out;
 }
 

@@ -82,6 +82,15 @@ struct LayerPrices {
   /// (schedule.overlap_*) hid behind the stage's passes; optimizer_ms is what
   /// stayed exposed, plus the compute slowdown of the overlap.
   double dp_overlap_hidden_ms = 0;
+  /// Megatron-FSDP (schedule.data_parallel_sharding_strategy optim_grads_params,
+  /// docs/cost-model.md "FSDP"), per block and micro-batch, forward and
+  /// backward together: what its parameter AllGathers and gradient
+  /// ReduceScatter leave exposed behind the block's compute, plus the compute
+  /// slowdown beside what they hide (included in the block times above; 0
+  /// without it). The optimizer step then keeps the ends' collectives only.
+  double fsdp_exposed_ms = 0;        ///< an MoE block
+  double dense_fsdp_exposed_ms = 0;  ///< a dense block
+  double fsdp_hidden_ms = 0;         ///< an MoE block's collectives hidden behind its compute
 
   StageBlocks busiest_moe_stage;  ///< the stage holding the most MoE blocks (the breakdown's)
   double memory_bytes_per_gpu = 0;

@@ -32,6 +32,15 @@ HeldParams held_params(const model::ModelSpec& model, const MappingConfig& c);
 /// The part of held_params that the stage's layers hold (no embedding, LM head or final norm).
 HeldParams held_params_of_layers(const model::ModelSpec& model, const MappingConfig& c);
 
+/// The ends' part of one stage (the word embedding; the LM head and final
+/// norm), for the stage whose ends hold the most (none with no ends: 0).
+HeldParams held_params_of_ends(const model::ModelSpec& model, const MappingConfig& c);
+
+/// What one GPU holds of one transformer block (an MoE block, or a dense one
+/// when `moe` is false): what Megatron-FSDP gathers and reduce-scatters per
+/// block. Zero for a kind of block the model does not have.
+HeldParams block_params(const model::ModelSpec& model, const MappingConfig& c, bool moe);
+
 /// held_params(model, c).dense + .expert.
 double params_per_gpu(const model::ModelSpec& model, const MappingConfig& c);
 
@@ -42,9 +51,12 @@ double params_per_gpu(const model::ModelSpec& model, const MappingConfig& c);
 /// score matrix stored; unfused: stored unless the core is recomputed). Under
 /// an FP8 recipe (workload.precision) the linear layers' inputs are saved in
 /// FP8 and their weights' FP8 copies are kept (docs/cost-model.md, "FP8").
+/// `fully_sharded` (Megatron-FSDP's optim_grads_params): the blocks' weights
+/// and gradients are sharded with their optimizer state, plus the working set
+/// of the blocks being gathered (docs/cost-model.md, "FSDP").
 double memory_per_gpu(const model::ModelSpec& model, const model::WorkloadSpec& workload,
-                      const model::RecomputeSpec& recompute,
-                      const std::string& attention_backend, const MappingConfig& c);
+                      const model::RecomputeSpec& recompute, const std::string& attention_backend,
+                      bool fully_sharded, const MappingConfig& c);
 
 /// Whether `bytes` fit in the GPU less the model's reserve.
 bool fits_in_memory(const model::GpuSpec& gpu, double bytes, const MemoryModel& memory = {});

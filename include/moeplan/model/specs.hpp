@@ -316,11 +316,20 @@ struct ScheduleSpec {
   bool overlap_grad_reduce = false;   ///< Megatron's --overlap-grad-reduce (folding)
   bool overlap_param_gather = false;  ///< Megatron's --overlap-param-gather (folding)
   bool a2a_overlap = false;           ///< Megatron's --overlap-moe-expert-parallel-comm (folding)
+  /// Megatron's --data-parallel-sharding-strategy (folding; docs/cost-model.md,
+  /// "FSDP"): "optim" (default: the distributed optimizer, ZeRO-1, fp32 master
+  /// weights and Adam moments sharded) or "optim_grads_params" (Megatron-FSDP,
+  /// ZeRO-3: bf16 weights and fp32 gradients sharded too, each block gathered
+  /// per micro-batch).
+  std::string data_parallel_sharding_strategy = "optim";
   /// Knobs the folding planner searches besides the mapping: "precision"
   /// (workload.precision) and "recompute" (schedule.recompute and its fields);
   /// plan/open_knobs.hpp says which values it tries.
   std::vector<std::string> search;
 };
+
+/// Whether the scenario shards weights and gradients too (Megatron-FSDP's optim_grads_params).
+inline bool fully_sharded(const ScheduleSpec& s) { return s.data_parallel_sharding_strategy == "optim_grads_params"; }
 
 /// @brief Knobs a planner chose (CLI.md `plan` keys).
 struct PlanKnobs {

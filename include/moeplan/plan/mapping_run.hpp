@@ -22,7 +22,9 @@ struct MappingBreakdown {
   double moe_compute_ms = 0;  ///< the FFN part: router, experts, shared experts; dense blocks' FFN (and their FP8 casts)
   double a2a_ms = 0;          ///< EP AlltoAll dispatch and combine
   double agrs_ms = 0;         ///< TP/SP and ETP AllGather / ReduceScatter, CP exchange not hidden
-  double dp_ms = 0;           ///< distributed optimizer: gradient RS + parameter AG over dp x cp and edp
+  /// distributed optimizer: gradient RS + parameter AG over dp x cp and edp
+  /// (under Megatron-FSDP also each block's, as far as its compute does not hide them)
+  double dp_ms = 0;
   double pp_bubble_ms = 0;    ///< pipeline idle time of the stage
   double recompute_ms = 0;    ///< forward work rerun by recomputation (schedule.recompute), all micro-batches
 };

@@ -62,6 +62,18 @@ std::vector<model::OptionRule> make_rules() {
                  "the distributed optimizer reduces and gathers nothing without data parallelism: there is no step "
                  "to overlap",
                  [](S s) { return s.parallel.dp * s.parallel.cp == 1 && s.parallel.edp == 1; }});
+  // Megatron-FSDP moves the blocks' collectives out of the step into each
+  // block's passes, priced overlapped there (prefetch): the step's overlap
+  // flags have only the ends' collectives left, which they leave exposed.
+  for (const char* f : {"schedule.overlap_grad_reduce", "schedule.overlap_param_gather"})
+    r.push_back({f, "under data_parallel_sharding_strategy optim_grads_params",
+                 "Megatron-FSDP gathers and reduce-scatters each block beside its compute (priced overlapped); "
+                 "the step keeps only the embedding's and LM head's collectives, which these flags do not hide",
+                 [](S s) { return model::fully_sharded(s.schedule); }});
+  // Nothing to shard without data parallelism.
+  r.push_back({"schedule.data_parallel_sharding_strategy", "when dp x cp and edp are 1",
+               "without data parallelism there is no group to shard weights, gradients or optimizer state over",
+               [](S s) { return s.parallel.dp * s.parallel.cp == 1 && s.parallel.edp == 1; }});
   r.push_back({"schedule.a2a_overlap", "when ep is 1 or the model is dense",
                "with ep = 1 (or no experts) there is no AlltoAll to overlap",
                [](S s) { return s.parallel.ep == 1 || s.model.is_dense(); }});
@@ -152,6 +164,7 @@ class FoldingRules final : public model::FamilyRules {
                                         "schedule.overlap_grad_reduce",
                                         "schedule.overlap_param_gather",
                                         "schedule.a2a_overlap",
+                                        "schedule.data_parallel_sharding_strategy",
                                         "cluster.gpu.memory_gib",
                                         "model.vocab_size",
                                         "model.max_position_embeddings",

@@ -258,6 +258,23 @@ check "plan --emit megatron (overlap_grad_reduce)" 0 "$bin" plan folding-llama3-
 grep -q -- "--overlap-grad-reduce --overlap-param-gather" "$tmp/out" && grep -q "behind the last backward pass" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the DP overlap"; }
 check "plan --joint refuses Megatron's DP overlap" 2 "$bin" plan folding-llama3-70b-64 --joint --set schedule.overlap_grad_reduce=true
 grep -q "schedule.overlap_grad_reduce: the joint search prices its own overlap" "$tmp/err" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL joint's refusal does not name schedule.overlap_grad_reduce"; }
+# Megatron-FSDP (schedule.data_parallel_sharding_strategy) reaches Megatron's
+# arguments with the flags its user guide requires and the overlap it was priced
+# with; Megatron's strategies that are not priced, the layer-schedule families,
+# the joint search and the step's overlap flags beside it are refused, naming the field.
+fsdp_set=(--set schedule.data_parallel_sharding_strategy=optim_grads_params)
+check "plan --emit megatron (Megatron-FSDP)" 0 "$bin" plan folding-llama3-70b-64 "${fsdp_set[@]}" --emit megatron
+grep -q -- "--use-distributed-optimizer .*--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --no-gradient-accumulation-fusion --ckpt-format fsdp_dtensor --overlap-grad-reduce --overlap-param-gather" "$tmp/out" && grep -q "Megatron-FSDP's AllGather of each block's parameters" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without Megatron-FSDP's flags"; }
+check "plan --emit megatron (no FSDP by default)" 0 "$bin" plan folding-llama3-70b-64 --emit megatron
+grep -q -- "--use-megatron-fsdp" "$tmp/out" && { fail=$((fail + 1)); echo "FAIL --emit megatron writes Megatron-FSDP unasked"; } || pass=$((pass + 1))
+check "plan: optim_grads is not priced" 2 "$bin" plan folding-llama3-70b-64 --set schedule.data_parallel_sharding_strategy=optim_grads
+expect_err "optim_grads refusal names the field" "schedule.data_parallel_sharding_strategy: must be optim or optim_grads_params"
+check "plan: FSDP on a layer-schedule family is refused" 2 "$bin" plan flowmoe-gpt2-tiny-moe-c1 "${fsdp_set[@]}"
+expect_err "flowmoe's FSDP refusal names the field" "schedule.data_parallel_sharding_strategy"
+check "plan --joint refuses Megatron-FSDP" 2 "$bin" plan folding-llama3-70b-64 --joint "${fsdp_set[@]}"
+expect_err "joint's FSDP refusal names the field" "schedule.data_parallel_sharding_strategy: the joint search"
+check "plan: the step's overlap flags beside FSDP are refused" 2 "$bin" plan folding-llama3-70b-64 "${fsdp_set[@]}" --set schedule.overlap_grad_reduce=true
+expect_err "the overlap flag's refusal under FSDP names it" "schedule.overlap_grad_reduce"
 check "plan: mxfp8 on H100 is refused" 2 "$bin" plan folding-llama3-70b-64 --set workload.precision=mxfp8
 grep -q "cluster.gpu.mx_formats" "$tmp/err" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL mxfp8 refusal does not name cluster.gpu.mx_formats"; }
 # schedule.search opens precision and recomputation to the folding planner:

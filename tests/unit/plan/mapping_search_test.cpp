@@ -909,3 +909,145 @@ TEST_CASE("plan::price_mappings: an open precision is the fastest one, as priced
   s.schedule.search.clear();
   CHECK_FALSE(one_stage_mapping(plan::price_mappings(s, costs, "folded", 1)).result.chosen_precision);
 }
+
+namespace {
+
+// The toy with Megatron-FSDP (schedule.data_parallel_sharding_strategy).
+model::ScenarioSpec fully_sharded(model::ScenarioSpec s) {
+  s.schedule.data_parallel_sharding_strategy = "optim_grads_params";
+  return s;
+}
+
+// The toy's AllGather and ReduceScatter lines 10 x slower (1e-2 ms per byte):
+// FSDP's per-block collectives then outlast the block's compute.
+model::ScenarioSpec slow_data_parallel_links(model::ScenarioSpec s) {
+  for (model::LinearCostSpec& line : s.profile->costs)
+    if (line.op == OpClass::AllGather || line.op == OpClass::ReduceScatter) line.beta_ms_per_unit = 1e-2;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("plan::price_mapping with Megatron-FSDP: memory (toy, by hand)", "[plan][folding][fsdp]") {
+  // tp 1 cp 2 ep 1 etp 1 on the toy: dp x cp = 2, edp = 2. One MoE block
+  // holds dense attention 64 + norms 8 + router 8 = 80 parameters and experts
+  // 2 x 2 d F = 128; the ends embedding V d = 32 + LM head 32 + final norm 4 = 68.
+  // Activations (flash, no recomputation): 4 local tokens x d = 16 B per
+  // Korthikanti unit, 15 attention + 2 pre-MLP norm + 19 x (top-1 x F / 4d =
+  // 0.5) = 26.5 units = 424 B per block, one micro-batch in flight.
+  // Distributed optimizer: (148 + 128) x (2 + 4) + 148 x 12 / 2 + 128 x 12 / 2
+  //   = 1656 + 888 + 768 = 3312, + 424 = 3736 B.
+  // Megatron-FSDP: the ends as above, 68 x 6 + 68 x 12 / 2 = 816; the block's
+  //   weights, gradients and optimizer state over their groups of 2: (80 + 128)
+  //   x 18 / 2 = 1872; the working set, two blocks' weights gathered (2 x 2 B)
+  //   and one block's fp32 gradient (4 B): 208 x 8 = 1664. 816 + 1872 + 1664 +
+  //   424 = 4776 B: one block is all the working set, more than it saves.
+  model::ScenarioSpec s = toy_scenario();
+  const cost::CostModel costs(*s.profile);
+  const cost::MappingConfig c = mapping(1, 2, 1, 1, 1);
+  CHECK(plan::price_mapping(s, costs, c).memory_bytes_per_gpu == Approx(3736));
+  CHECK(plan::price_mapping(fully_sharded(s), costs, c).memory_bytes_per_gpu == Approx(4776));
+  // Four MoE blocks (pp 1): distributed optimizer (4 x 80 + 68 = 388 dense,
+  // 4 x 128 = 512 experts): 900 x 6 + 388 x 6 + 512 x 6 = 10800, + 4 x 424
+  // activations = 12496 B. Megatron-FSDP: 816 + (320 + 512) x 9 + 1664 = 9968,
+  // + 1696 = 11664 B: 832 B less.
+  s.model.num_layers = 4;
+  s.model.moe_layer = {true, true, true, true};
+  CHECK(plan::price_mapping(s, costs, c).memory_bytes_per_gpu == Approx(12496));
+  CHECK(plan::price_mapping(fully_sharded(s), costs, c).memory_bytes_per_gpu == Approx(11664));
+  // tp 2 ep 2 (dp x cp = edp = 1): nothing is sharded or gathered, the same bytes as without.
+  s = toy_scenario();
+  const cost::MappingConfig alone = mapping(2, 1, 1, 2, 1);
+  CHECK(plan::price_mapping(fully_sharded(s), costs, alone).memory_bytes_per_gpu ==
+        Approx(plan::price_mapping(s, costs, alone).memory_bytes_per_gpu));
+}
+
+TEST_CASE("plan::price_mapping with Megatron-FSDP: per-block collectives hidden or exposed (toy, by hand)",
+          "[plan][folding][fsdp]") {
+  // tp 1 cp 2 ep 1 etp 1 (7.434 ms above: compute 4.452, the exposed ring step
+  // 0.442 forward + 0.884 backward = 1.326, the step 0.888 + 0.768 = 1.656). Per micro-batch the MoE block
+  // gathers 80 x 2 B (dense, dp x cp) + 128 x 2 B (experts, edp) = 416 B =
+  // 0.416 ms before its forward and again before its backward, and
+  // reduce-scatters 80 x 4 + 128 x 4 = 832 B = 0.832 ms after its backward.
+  // Its compute, forward 1.484 ms and backward 2.968 ms, hides 0.416 and
+  // 0.416 + 0.832 = 1.248. The step keeps the ends' 68 parameters: 68 x 6 B = 0.408 ms.
+  //   4.452 + 1.326 + 0.408 = 6.186 ms; dp_ms 0.408.
+  // Compute slowed 1.5 x beside them: + 0.5 x (0.416 + 1.248) = 7.018.
+  model::ScenarioSpec s = fully_sharded(toy_scenario());
+  const cost::MappingConfig c = mapping(1, 2, 1, 1, 1);
+  const plan::MappingResult hidden = plan::price_mapping(s, cost::CostModel(*s.profile), c);
+  CHECK(hidden.iteration_ms == Approx(6.186));
+  CHECK(hidden.breakdown.dp_ms == Approx(0.408));
+  s.profile->overlap_compute_slowdown = 1.5;
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(7.018));
+  // AllGather and ReduceScatter 10 x slower: gathers 4.16 ms, reduce-scatter
+  // 8.32 ms. Forward exposes 4.16 - 1.484 = 2.676, backward 4.16 + 8.32 -
+  // 2.968 = 9.512; the ends' step 4.08.
+  //   4.452 + 1.326 + 2.676 + 9.512 + 4.08 = 22.046 ms; dp_ms 4.08 + 12.188 = 16.268.
+  // The distributed optimizer at these links: 4.452 + 1.326 + 16.56 = 22.338 ms.
+  const model::ScenarioSpec slow = slow_data_parallel_links(toy_scenario());
+  const cost::CostModel slow_costs(*slow.profile);
+  const plan::MappingResult exposed = plan::price_mapping(fully_sharded(slow), slow_costs, c);
+  CHECK(exposed.iteration_ms == Approx(22.046));
+  CHECK(exposed.breakdown.dp_ms == Approx(16.268));
+  CHECK(plan::price_mapping(slow, slow_costs, c).iteration_ms == Approx(22.338));
+}
+
+TEST_CASE("plan::price_mapping with Megatron-FSDP: a dense block's collectives (toy, by hand)",
+          "[plan][folding][fsdp]") {
+  // The two-block toy (dense, then MoE) on tp 1 cp 2 pp 1 ep 1 etp 1. Compute
+  // per micro-batch: dense block forward 512 + 396 + FFN 512 = 1420 FLOPs =
+  // 1.420 ms, backward 2.840; MoE block 1.484 and 2.968: 8.712 ms. The ring
+  // step exposes 0.442 forward and 0.884 backward per block: 2.652. The dense block gathers
+  // attention 64 + norms 8 + FFN 2 d F = 64: 136 x 2 B = 0.272 ms per pass and
+  // reduce-scatters 136 x 4 B = 0.544 ms, all hidden (0.272 < 1.420, 0.816 <
+  // 2.840); the MoE block's are hidden as in the one-block toy. The ends' step
+  // 0.408: 8.712 + 2.652 + 0.408 = 11.772 ms. Without FSDP the step is
+  // (136 + 80 + 68) x 6 B + 128 x 6 B = 2.472 ms: 13.836 ms.
+  model::ScenarioSpec s = two_block_toy();
+  const cost::MappingConfig c = mapping(1, 2, 1, 1, 1);
+  const cost::CostModel costs(*s.profile);
+  CHECK(plan::price_mapping(s, costs, c).iteration_ms == Approx(13.836));
+  CHECK(plan::price_mapping(fully_sharded(s), costs, c).iteration_ms == Approx(11.772));
+  // 10 x slower links: the dense block exposes 2.72 - 1.42 = 1.30 forward and
+  // 2.72 + 5.44 - 2.84 = 5.32 backward, the MoE block 2.676 + 9.512 = 12.188,
+  // the ends' step 4.08: 8.712 + 2.652 + 6.62 + 12.188 + 4.08 = 34.252 ms;
+  // dp_ms 4.08 + 6.62 + 12.188 = 22.888.
+  const model::ScenarioSpec slow = slow_data_parallel_links(two_block_toy());
+  const plan::MappingResult r = plan::price_mapping(fully_sharded(slow), cost::CostModel(*slow.profile), c);
+  CHECK(r.iteration_ms == Approx(34.252));
+  CHECK(r.breakdown.dp_ms == Approx(22.888));
+}
+
+TEST_CASE("Megatron-FSDP is refused where it cannot act or is not modelled, naming the field",
+          "[plan][folding][fsdp]") {
+  const auto refused = [](const std::string& scenario, const std::vector<io::Override>& overrides,
+                          const std::string& field) {
+    INFO(scenario << " " << field);
+    try {
+      io::load_scenario(scenario, overrides);
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::Input);
+      CHECK(e.field() == field);
+    }
+  };
+  const io::Override fsdp{"schedule.data_parallel_sharding_strategy", "optim_grads_params"};
+  // Megatron's strategies moeplan does not price.
+  for (const char* other : {"no_shard", "optim_grads", "zero3"})
+    refused("folding-qwen2-57b-a14b-64", {{"schedule.data_parallel_sharding_strategy", other}},
+            "schedule.data_parallel_sharding_strategy");
+  // No data parallelism (16 GPUs: tp 4 x pp 4, ep 4 x pp 4): nothing to shard over.
+  refused("folding-qwen2-57b-a14b-64", {{"cluster.num_nodes", "2"}, {"parallelism.ep", "4"}, fsdp},
+          "schedule.data_parallel_sharding_strategy");
+  // The layer schedules' families.
+  refused("flowmoe-gpt2-tiny-moe-c1", {fsdp}, "schedule.data_parallel_sharding_strategy");
+  refused("foldmoe-gpt-moe-m-16k", {fsdp}, "schedule.data_parallel_sharding_strategy");
+  // The step's overlap flags have nothing left to hide; the A2A overlap would share FSDP's compute.
+  refused("folding-qwen2-57b-a14b-64", {fsdp, {"schedule.overlap_grad_reduce", "true"}},
+          "schedule.overlap_grad_reduce");
+  refused("folding-qwen2-57b-a14b-64", {fsdp, {"schedule.overlap_param_gather", "true"}},
+          "schedule.overlap_param_gather");
+  refused("folding-qwen2-57b-a14b-64", {fsdp, {"schedule.a2a_overlap", "true"}}, "schedule.a2a_overlap");
+  CHECK(model::fully_sharded(io::load_scenario("folding-qwen2-57b-a14b-64", {fsdp}).schedule));
+}
