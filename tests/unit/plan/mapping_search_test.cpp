@@ -925,8 +925,11 @@ TEST_CASE("price_layers refuses DeepEP where its kernels do not run as priced", 
     const cost::CostModel costs(*scenario.profile);
     return testing::error_of([&] { cost::price_layers(scenario, costs, c); }).first;
   };
-  // tp 2: the EP group of 8 puts 4 ranks on each node; DeepEP takes 8 consecutive ranks as a node's.
-  CHECK(refused(s, mapping(2, 1, 1, 8, 1)) == "schedule.moe_dispatcher");
+  // dp before ep in the rank order: the EP group of 8 strides over edp 2 (ranks
+  // 0, 2, ..., 14), 4 on each node; DeepEP takes 8 consecutive ranks as a node's.
+  model::ScenarioSpec strided = s;
+  strided.parallel.order = "tp-cp-dp-ep-pp";
+  CHECK(refused(strided, mapping(1, 1, 1, 8, 1)) == "schedule.moe_dispatcher");
   // ep 1: nothing to dispatch (Megatron's flex dispatcher asserts ep x etp > 1).
   CHECK(refused(s, mapping(1, 1, 1, 1, 1)) == "schedule.moe_dispatcher");
   // Expert tensor parallelism.
@@ -947,7 +950,9 @@ TEST_CASE("price_layers refuses DeepEP where its kernels do not run as priced", 
   big_node.cluster.num_nodes = 1;
   big_node.cluster.gpus_per_node = 16;
   CHECK(refused(big_node, mapping(1, 1, 1, 16, 1)) == "schedule.moe_dispatcher");
-  // The AlltoAll prices every one of these mappings.
-  s.schedule.moe_dispatcher = "alltoall";
+  // The AlltoAll prices the strided group; DeepEP prices the default order's
+  // EP group of 8 (ranks 0..7, one node) at tp 2 too.
+  strided.schedule.moe_dispatcher = "alltoall";
+  CHECK(refused(strided, mapping(1, 1, 1, 8, 1)).empty());
   CHECK(refused(s, mapping(2, 1, 1, 8, 1)).empty());
 }
