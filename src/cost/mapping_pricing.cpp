@@ -7,6 +7,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/context_parallel.hpp>
+#include <moeplan/cost/deepep.hpp>
 #include <moeplan/cost/expert_pricing.hpp>
 #include <moeplan/cost/fp8_casts.hpp>
 #include <moeplan/cost/recompute_pricing.hpp>
@@ -75,6 +76,17 @@ FsdpBlockTimes fsdp_block_times(const CostModel& costs, const HeldParams& block,
   out.backward_exposed = exposed(gather + reduce, compute_backward);
   out.hidden = std::min(gather, compute_forward) + std::min(gather + reduce, compute_backward);
   return out;
+}
+
+// One EP dispatch (the combine moves the same back): Megatron-Core's AlltoAll
+// of top-k copies, or DeepEP's per-node and per-GPU copies (docs/cost-model.md,
+// "DeepEP dispatcher"). Neither prices a permutation: moeplan prices none.
+double ep_dispatch_ms(const model::ScenarioSpec& s, const CostModel& costs, const GroupShape& ep_g,
+                      std::int64_t etp, const MoeLayerSizes& moe) {
+  if (s.schedule.moe_dispatcher != "deepep") return comm(costs, OpClass::A2A, ep_g, moe.dispatch_bytes);
+  check_deepep(s, ep_g, etp);
+  const double token_bytes = as_double(s.model.d_model) * as_double(s.model.dtype_bytes);
+  return deepep_dispatch_time(costs, ep_g, deepep_buffers(s.model.moe, ep_g, moe.tokens_per_rank, token_bytes)).value;
 }
 
 }  // namespace
@@ -230,7 +242,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   out.experts_cast_backward_ms = moe_cast.backward.value;
   out.dense_ffn_cast_forward_ms = out.dense_blocks ? dense_cast.forward.value : 0.0;
   out.dense_ffn_cast_backward_ms = out.dense_blocks ? dense_cast.backward.value : 0.0;
-  const double a2a = moe_blocks ? 2 * comm(costs, OpClass::A2A, ep_g, moe.dispatch_bytes) : 0.0;
+  const double a2a = moe_blocks ? 2 * ep_dispatch_ms(s, costs, ep_g, c.etp, moe) : 0.0;
   const double etp_agrs = moe_blocks ? comm(costs, OpClass::AllGather, etp_g, moe.etp_allgather_bytes) +
                                            comm(costs, OpClass::ReduceScatter, etp_g, moe.etp_reducescatter_bytes)
                                      : 0.0;

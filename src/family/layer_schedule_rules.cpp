@@ -64,6 +64,10 @@ std::vector<model::OptionRule> layer_schedule_option_rules() {
                "Megatron-Core's 1F1B A2A overlap, priced by the folding family; the FoldMoE, FSMoE and FlowMoE "
                "schedules overlap the AlltoAll their own way (their schedule.name)",
                [](S) { return true; }});
+  r.push_back({"schedule.moe_dispatcher", "",
+               "Megatron-Core's token dispatcher (AlltoAll or DeepEP), priced by the folding family; the FoldMoE, "
+               "FSMoE and FlowMoE schedules time the papers' AlltoAll",
+               [](S) { return true; }});
   for (const char* f : {"schedule.overlap_grad_reduce", "schedule.overlap_param_gather"})
     r.push_back({f, "",
                  "Megatron-Core's data-parallel overlap of the distributed optimizer's step, priced by the folding "

@@ -637,6 +637,12 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
                         fmt::format("must be optim or optim_grads_params, got {}", quoted_for_error(strategy)));
     s.schedule.data_parallel_sharding_strategy = strategy;
   }
+  if (o.has_moe_dispatcher()) {
+    if (o.moe_dispatcher() != "alltoall" && o.moe_dispatcher() != "deepep")
+      throw_input_error("schedule.moe_dispatcher",
+                        fmt::format("must be alltoall or deepep, got {}", quoted_for_error(o.moe_dispatcher())));
+    s.schedule.moe_dispatcher = o.moe_dispatcher();
+  }
   if (o.has_compute_jitter_cv()) {
     // Plausibility: a cv of 1 already gives a task one time in six more than
     // twice its mean (lognormal, sigma^2 = ln 2); kernel timings vary by a few

@@ -75,9 +75,16 @@ std::vector<OptionRule> make_rules() {
   r.push_back({"model.moe.shared_expert_gate", "models without shared experts",
                "the gate of shared experts, of which the model has none (moe.num_shared_experts = 0)",
                [](S s) { return s.model.moe.num_shared_experts == 0; }});
+  // Group-limited routing bounds the nodes and GPUs a token reaches, which
+  // only DeepEP's deduplicating dispatch prices (docs/cost-model.md, "DeepEP dispatcher").
+  for (const char* f : {"model.moe.num_expert_groups", "model.moe.topk_groups"})
+    r.push_back({f, "scenarios without schedule.moe_dispatcher deepep and moe.topk_groups",
+                 "routing metadata kept from a Hugging Face config: group-limited routing changes no expert's load "
+                 "and no AlltoAll's copies (one per routed expert); it bounds the nodes and GPUs a token reaches, "
+                 "which only the DeepEP dispatcher prices",
+                 [](S s) { return s.schedule.moe_dispatcher != "deepep" || !s.model.moe.topk_groups; }});
   // Metadata a Hugging Face config carries (docs/formats.md, "import-hf").
-  for (const char* f : {"model.moe.routed_scaling_factor", "model.moe.num_expert_groups", "model.moe.topk_groups",
-                        "model.moe.scoring_func"})
+  for (const char* f : {"model.moe.routed_scaling_factor", "model.moe.scoring_func"})
     r.push_back({f, "every scenario",
                  "routing metadata kept from a Hugging Face config: the cost model routes token slots over all "
                  "experts (balanced, zipf or histogram), without group limits, and output scaling changes no "

@@ -29,7 +29,14 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& g
                      r.chosen.knobs.micro_batch_size.value_or(scenario.workload.micro_batch_size),
                      scenario.workload.global_batch_size, scenario.workload.seq_len);
   // What the cost model assumed (docs/cost-model.md, "MoE Parallel Folding").
-  out += " --use-distributed-optimizer --moe-token-dispatcher-type alltoall";
+  out += " --use-distributed-optimizer";
+  // The token dispatcher priced (docs/cost-model.md, "DeepEP dispatcher"):
+  // Megatron-LM's flex dispatcher on the DeepEP backend is
+  // --moe-flex-dispatcher-backend deepep since NVIDIA/Megatron-LM@3df200905e,
+  // which deprecated --moe-enable-deepep (transformer_config.py warns on it).
+  out += scenario.schedule.moe_dispatcher == "deepep"
+             ? " --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep"
+             : " --moe-token-dispatcher-type alltoall";
   // FP8 (megatron/training/arguments.py --fp8-format, --fp8-recipe): E4M3
   // forward, E5M2 gradients ("hybrid"), Transformer Engine's recipe by name.
   switch (scenario.workload.precision) {

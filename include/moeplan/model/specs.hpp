@@ -30,7 +30,9 @@ struct MoeSpec {
   std::int64_t first_k_dense = 0;  ///< the first blocks that are dense (DeepSeek's first_k_dense_replace); in moe_layer too
   bool shared_expert_gate = false;  ///< Qwen2-MoE: a d_model x 1 sigmoid gate on the shared experts' output
   /// Routing metadata from a Hugging Face config (DeepSeek), checked and
-  /// carried but never priced: the cost model routes over all experts.
+  /// carried: the cost model routes over all experts. The groups (group-limited
+  /// routing: each token's experts in topk_groups of num_expert_groups) bound
+  /// the nodes DeepEP's dispatch reaches (cost/deepep.hpp); nothing else reads them.
   std::optional<double> routed_scaling_factor;
   std::optional<std::int64_t> num_expert_groups;
   std::optional<std::int64_t> topk_groups;
@@ -322,6 +324,10 @@ struct ScheduleSpec {
   /// ZeRO-3: bf16 weights and fp32 gradients sharded too, each block gathered
   /// per micro-batch).
   std::string data_parallel_sharding_strategy = "optim";
+  /// Megatron-Core's token dispatcher (folding): "alltoall" (NCCL AlltoAll of
+  /// top-k copies) or "deepep" (the flex dispatcher on DeepEP's kernels, which
+  /// send a token once per destination node and rank; docs/cost-model.md).
+  std::string moe_dispatcher = "alltoall";
   /// Knobs the folding planner searches besides the mapping: "precision"
   /// (workload.precision) and "recompute" (schedule.recompute and its fields);
   /// plan/open_knobs.hpp says which values it tries.

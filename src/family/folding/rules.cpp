@@ -77,6 +77,9 @@ std::vector<model::OptionRule> make_rules() {
   r.push_back({"schedule.a2a_overlap", "when ep is 1 or the model is dense",
                "with ep = 1 (or no experts) there is no AlltoAll to overlap",
                [](S s) { return s.parallel.ep == 1 || s.model.is_dense(); }});
+  r.push_back({"schedule.moe_dispatcher", "when ep is 1 or the model is dense",
+               "with ep = 1 (or no experts) there is no dispatch for a token dispatcher to make",
+               [](S s) { return s.parallel.ep == 1 || s.model.is_dense(); }});
   // Noise is a question simulate answers (mean and p95 over seeds) for the layer schedules.
   r.push_back({"schedule.compute_jitter_cv", "",
                "noise on compute tasks is simulated for the FoldMoE, FSMoE and FlowMoE schedules; folding prices each "
@@ -165,6 +168,7 @@ class FoldingRules final : public model::FamilyRules {
                                         "schedule.overlap_param_gather",
                                         "schedule.a2a_overlap",
                                         "schedule.data_parallel_sharding_strategy",
+                                        "schedule.moe_dispatcher",
                                         "cluster.gpu.memory_gib",
                                         "model.vocab_size",
                                         "model.max_position_embeddings",

@@ -256,6 +256,18 @@ grep -q -- "--fp8-format hybrid --fp8-recipe tensorwise" "$tmp/out" && pass=$((p
 # Megatron's data-parallel overlap reaches its arguments; the joint search prices its own and refuses it.
 check "plan --emit megatron (overlap_grad_reduce)" 0 "$bin" plan folding-llama3-70b-64 --set schedule.overlap_grad_reduce=true --set schedule.overlap_param_gather=true --emit megatron
 grep -q -- "--overlap-grad-reduce --overlap-param-gather" "$tmp/out" && grep -q "behind the last backward pass" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the DP overlap"; }
+# The DeepEP dispatcher reaches Megatron's arguments as its flex dispatcher on the DeepEP backend
+# (Megatron-LM's --moe-flex-dispatcher-backend, which replaced the deprecated --moe-enable-deepep).
+check "plan --emit megatron (deepep)" 0 "$bin" plan folding-qwen2-57b-a14b-64 --set schedule.moe_dispatcher=deepep --emit megatron
+grep -q -- "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep" "$tmp/out" && ! grep -q -- "--moe-token-dispatcher-type alltoall" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without DeepEP's flex dispatcher"; }
+check "plan --emit megatron (alltoall by default)" 0 "$bin" plan folding-qwen2-57b-a14b-64 --emit megatron
+grep -q -- "--moe-token-dispatcher-type alltoall" "$tmp/out" && ! grep -q -- "flex" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron default is not the AlltoAll dispatcher"; }
+check "plan: an unknown dispatcher" 2 "$bin" plan folding-qwen2-57b-a14b-64 --set schedule.moe_dispatcher=allgather
+expect_err "plan: an unknown dispatcher" "schedule.moe_dispatcher: must be alltoall or deepep"
+check "plan: DeepEP on a dense model" 2 "$bin" plan folding-llama3-70b-64 --set schedule.moe_dispatcher=deepep
+expect_err "plan: DeepEP on a dense model" "schedule.moe_dispatcher: cannot act"
+check "simulate: DeepEP on FoldMoE's schedules" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.moe_dispatcher=deepep
+expect_err "simulate: DeepEP on FoldMoE's schedules" "schedule.moe_dispatcher: cannot act"
 check "plan --joint refuses Megatron's DP overlap" 2 "$bin" plan folding-llama3-70b-64 --joint --set schedule.overlap_grad_reduce=true
 grep -q "schedule.overlap_grad_reduce: the joint search prices its own overlap" "$tmp/err" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL joint's refusal does not name schedule.overlap_grad_reduce"; }
 # Megatron-FSDP (schedule.data_parallel_sharding_strategy) reaches Megatron's

@@ -926,6 +926,31 @@ model::ScenarioSpec slow_data_parallel_links(model::ScenarioSpec s) {
   return s;
 }
 
+// The toy on two nodes of 8 GPUs (16 ranks), E = 16 GELU experts (one a rank
+// at ep 16), top-2, one sequence of s = 8 tokens per data-parallel rank
+// (global batch 16). Lines without startup: the inter-node AlltoAll of 16
+// ranks at 8 a node 1e-3 ms per buffer byte, the intra-node AlltoAll of 8
+// 1e-4 (NVLink ten times the network), and the data-parallel AllGather and
+// ReduceScatter of the optimizer over 16 ranks (and over 8 on a node).
+model::ScenarioSpec deepep_toy() {
+  model::ScenarioSpec s = toy_scenario();
+  s.model.moe.num_experts = 16;
+  s.model.moe.top_k = 2;
+  s.cluster.num_nodes = 2;
+  s.cluster.gpus_per_node = 8;
+  s.workload.global_batch_size = 16;
+  s.profile->costs = {testing::cost_line(OpClass::Gemm, LinkClass::Local, 1, 0.0, 1e-3),
+                      testing::cost_line(OpClass::Attention, LinkClass::Local, 1, 0.0, 1e-3),
+                      testing::cost_line(OpClass::AllGather, LinkClass::Inter, 16, 0.0, 1e-3, 8),
+                      testing::cost_line(OpClass::ReduceScatter, LinkClass::Inter, 16, 0.0, 1e-3, 8),
+                      testing::cost_line(OpClass::A2A, LinkClass::Inter, 16, 0.0, 1e-3, 8),
+                      testing::cost_line(OpClass::A2A, LinkClass::Intra, 8, 0.0, 1e-4),
+                      // tensor parallelism's, for the mappings the AlltoAll prices and DeepEP refuses
+                      testing::cost_line(OpClass::AllGather, LinkClass::Intra, 8, 0.0, 1e-4),
+                      testing::cost_line(OpClass::ReduceScatter, LinkClass::Intra, 8, 0.0, 1e-4)};
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("plan::price_mapping with Megatron-FSDP: memory (toy, by hand)", "[plan][folding][fsdp]") {
@@ -1050,4 +1075,65 @@ TEST_CASE("Megatron-FSDP is refused where it cannot act or is not modelled, nami
           "schedule.overlap_param_gather");
   refused("folding-qwen2-57b-a14b-64", {fsdp, {"schedule.a2a_overlap", "true"}}, "schedule.a2a_overlap");
   CHECK(model::fully_sharded(io::load_scenario("folding-qwen2-57b-a14b-64", {fsdp}).schedule));
+}
+
+TEST_CASE("price_layers with the DeepEP dispatcher on two nodes (toy, by hand)", "[plan][folding][deepep]") {
+  // tp 1 cp 1 ep 16 etp 1: each rank dispatches its T = 8 tokens of d 4 x 2 B = 8 B.
+  model::ScenarioSpec s = deepep_toy();
+  const cost::CostModel costs(*s.profile);
+  const cost::MappingConfig c = mapping(1, 1, 1, 16, 1);
+  // AlltoAll: 8 tokens x k 2 x 8 B = 128 B a rank; the network part 128 x 1e-3 =
+  // 0.128 ms, the on-node part (7/16 of the buffer at 1e-4 x 8/7 a byte)
+  // 0.0064: dispatch 0.128, with the combine 0.256 ms.
+  CHECK(cost::price_layers(s, costs, c).a2a_ms == Approx(0.256));
+  // DeepEP: a token reaches 2 x (1 - C(8,2)/C(16,2)) = 23/15 of the 2 nodes and
+  // k = 2 GPUs (one expert each): network buffer 8 x 23/15 x 8 B = 98.13 B,
+  // 0.098133 ms; NVLink buffer 8 x 2 nodes x 2 x 8 B = 256 B at 0.5e-4 ms a
+  // byte, 0.0128 ms. Dispatch 0.098133, with the combine 0.196267 ms.
+  s.schedule.moe_dispatcher = "deepep";
+  CHECK(cost::price_layers(s, costs, c).a2a_ms == Approx(2 * 1.472 / 15.0));
+  // Node-limited routing: 2 groups of 8 experts (a node each), 1 chosen:
+  // every token reaches 1 node (64 B, 0.064 ms) and still 2 GPUs: 0.128 ms.
+  s.model.moe.num_expert_groups = 2;
+  s.model.moe.topk_groups = 1;
+  CHECK(cost::price_layers(s, costs, c).a2a_ms == Approx(0.128));
+}
+
+TEST_CASE("price_layers refuses DeepEP where its kernels do not run as priced", "[plan][folding][deepep]") {
+  model::ScenarioSpec s = deepep_toy();
+  s.schedule.moe_dispatcher = "deepep";
+  const auto refused = [&](const model::ScenarioSpec& scenario, const cost::MappingConfig& c) {
+    const cost::CostModel costs(*scenario.profile);
+    return testing::error_of([&] { cost::price_layers(scenario, costs, c); }).first;
+  };
+  // dp before ep in the rank order: the EP group of 8 strides over edp 2 (ranks
+  // 0, 2, ..., 14), 4 on each node; DeepEP takes 8 consecutive ranks as a node's.
+  model::ScenarioSpec strided = s;
+  strided.parallel.order = "tp-cp-dp-ep-pp";
+  CHECK(refused(strided, mapping(1, 1, 1, 8, 1)) == "schedule.moe_dispatcher");
+  // ep 1: nothing to dispatch (Megatron's flex dispatcher asserts ep x etp > 1).
+  CHECK(refused(s, mapping(1, 1, 1, 1, 1)) == "schedule.moe_dispatcher");
+  // Expert tensor parallelism.
+  CHECK(refused(s, mapping(1, 1, 1, 8, 2)) == "schedule.moe_dispatcher");
+  // Padding to a capacity factor.
+  model::ScenarioSpec padded = s;
+  padded.model.moe.capacity_factor = 1.5;
+  CHECK(refused(padded, mapping(1, 1, 1, 16, 1)) == "schedule.moe_dispatcher");
+  // A multi-node NVLink domain (HybridEP's case).
+  model::ScenarioSpec nvl = s;
+  nvl.cluster.nvlink_domain_gpus = 16;
+  nvl.profile->costs.push_back(testing::cost_line(OpClass::AllGather, LinkClass::Intra, 16, 0.0, 1e-4));
+  nvl.profile->costs.push_back(testing::cost_line(OpClass::ReduceScatter, LinkClass::Intra, 16, 0.0, 1e-4));
+  CHECK(refused(nvl, mapping(1, 1, 1, 16, 1)) == "schedule.moe_dispatcher");
+  // Sixteen ranks of the group on one 16-GPU node: more than DeepEP's 8 NVLink peers.
+  model::ScenarioSpec big_node = nvl;
+  big_node.cluster.nvlink_domain_gpus = 0;
+  big_node.cluster.num_nodes = 1;
+  big_node.cluster.gpus_per_node = 16;
+  CHECK(refused(big_node, mapping(1, 1, 1, 16, 1)) == "schedule.moe_dispatcher");
+  // The AlltoAll prices the strided group; DeepEP prices the default order's
+  // EP group of 8 (ranks 0..7, one node) at tp 2 too.
+  strided.schedule.moe_dispatcher = "alltoall";
+  CHECK(refused(strided, mapping(1, 1, 1, 8, 1)).empty());
+  CHECK(refused(s, mapping(2, 1, 1, 8, 1)).empty());
 }

@@ -108,6 +108,7 @@ std::vector<std::string> perturbations(const ScenarioField& f, const std::string
       {"schedule.attention_backend", {"unfused", "flash"}},
       // Megatron-FSDP, then the distributed optimizer (the default).
       {"schedule.data_parallel_sharding_strategy", {"optim_grads_params", "optim"}},
+      {"schedule.moe_dispatcher", {"deepep", "alltoall"}},
       // An FP8 recipe, then mxfp8 (needs Blackwell's MX tensor cores), then the default.
       {"workload.precision", {"fp8_tensorwise", "fp8_delayed", "mxfp8", "bf16"}},
       {"schedule.family", {"foldmoe", "fsmoe", "flowmoe", "folding"}},
@@ -292,6 +293,11 @@ Compounds compounds_for(const std::string& scenario) {
                        against});
     }
   }
+  // DeepEP sends a token once per destination GPU: it acts where a rank holds
+  // several of a token's possible experts and the EP group fits DeepEP's
+  // placement (one node, or 8 ranks on each): ep 4 on one node at tp 2.
+  c["schedule.moe_dispatcher"] = {
+      {{o("schedule.moe_dispatcher", "deepep")}, {o("parallelism.tp", "2"), o("parallelism.ep", "4")}}};
   // Group-limited routing picks among the expert groups: one group of every expert.
   c["model.moe.topk_groups"] = {{{o("model.moe.num_expert_groups", "1"), o("model.moe.topk_groups", "1")}, {}}};
 
