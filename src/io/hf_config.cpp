@@ -79,8 +79,8 @@ std::vector<HfIgnoredKey> make_ignored_keys() {
 
 // The families import-hf reads: MoE, then dense (a model without `moe`).
 const std::vector<std::string> kModelTypes = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3",
-                                              "kimi_k2", "gpt_oss",   "llama4",    "llama",       "mistral",
-                                              "qwen2",   "qwen3"};
+                                              "kimi_k2", "glm4_moe",  "gpt_oss",   "llama4",      "llama",
+                                              "mistral", "qwen2",     "qwen3"};
 const std::set<std::string> kDenseTypes = {"llama", "mistral", "qwen2", "qwen3"};
 
 // Families whose attention (or its replacement) the model format cannot
@@ -273,7 +273,7 @@ struct Common {
 // `all_biases`: the family has biases on every linear layer (GPT-OSS:
 // attention_bias and the experts' biases), written as linear_bias.
 Common write_common(Config& c, ModelText& w, bool mla, const std::string& dtype_default = "",
-                    bool all_biases = false) {
+                    bool all_biases = false, bool qkv_biases = false) {
   Common out;
   out.layers = c.integer("num_hidden_layers");
   // The model format's bound (docs/formats.md: 1,024 blocks), checked before
@@ -321,6 +321,8 @@ Common write_common(Config& c, ModelText& w, bool mla, const std::string& dtype_
     if (!c.boolean_if("attention_bias").value_or(false))
       c.fail("attention_bias", "this family has biases on every linear layer: attention_bias must be true");
     w.field("linear_bias", "true", "attention_bias");
+  } else if (qkv_biases && c.boolean_if("attention_bias").value_or(false)) {
+    w.field("qkv_bias", "true", "attention_bias");  // the family's attention_bias is Q, K and V's only
   } else if (c.boolean_if("attention_bias").value_or(false))
     c.fail("attention_bias", mla ? "biases on MLA's projections: the model format gives them none"
                                  : "biases on Q, K, V and O: the model format has biases on Q, K, V only (qkv_bias) "
@@ -474,18 +476,84 @@ void write_gpt_oss(Config& c, ModelText& w, std::vector<std::string>& notes) {
 
 // DeepSeek-V2 and V3 (modeling_deepseek.py): MLA attention; block i is MoE when
 // n_routed_experts is set, i >= first_k_dense_replace and i % moe_layer_freq == 0.
+// DeepSeek's expert keys, which GLM-4.5 shares: n_routed_experts SwiGLU
+// experts of moe_intermediate_size, top num_experts_per_tok, dropless (DeepSeek-V3
+// drops no tokens in training, section 3.3 of its report; the transformers
+// blocks compute every routed token), the shared experts one MLP of
+// n_shared_experts x moe_intermediate_size (DeepseekV2MoE, Glm4MoeMoE), and
+// the first first_dense blocks dense.
+void write_routed_experts(Config& c, ModelText& w, std::int64_t experts, std::int64_t first_dense) {
+  w.field("num_experts", experts, "n_routed_experts");
+  w.field("top_k", c.integer("num_experts_per_tok"), "num_experts_per_tok");
+  w.field("dropless", "true");
+  w.field("expert_type", "SWIGLU");
+  const std::int64_t hidden = c.integer("moe_intermediate_size");
+  w.field("expert_ffn_hidden", hidden, "moe_intermediate_size");
+  if (const std::int64_t shared = c.integer("n_shared_experts", 0); shared > 0) {
+    w.field("num_shared_experts", 1);
+    w.field("shared_expert_ffn_hidden", shared * hidden, "n_shared_experts x moe_intermediate_size");
+  }
+  if (first_dense > 0) w.field("first_k_dense", first_dense, "first_k_dense_replace");
+}
+
+// The group-limited routing keys (DeepSeek-V3's node-limited choice), as metadata.
+void write_group_routing(Config& c, ModelText& w) {
+  if (const auto scale = c.number_if("routed_scaling_factor"))
+    w.field("routed_scaling_factor", fmt::format("{}", *scale), "routed_scaling_factor");
+  if (const auto groups = c.integer_if("n_group")) w.field("num_expert_groups", *groups, "n_group");
+  if (const auto chosen = c.integer_if("topk_group")) w.field("topk_groups", *chosen, "topk_group");
+}
+
+// Multi-token prediction modules (DeepSeek-V3's, GLM-4.5's): not in the model
+// format, so imported only when the request drops them, and said in a note.
+void drop_mtp(Config& c, const HfImportOptions& options, std::vector<std::string>& notes) {
+  const auto mtp = c.integer_if("num_nextn_predict_layers", 0);
+  if (!mtp || *mtp == 0) return;
+  if (!options.drop_mtp)
+    c.fail("num_nextn_predict_layers",
+           fmt::format("{} multi-token prediction module(s) (DeepSeek-V3, arXiv 2412.19437 section 2.2) are not "
+                       "in the model format; {} imports the main model alone, as the published totals count it",
+                       *mtp, option_ref("request.drop_mtp")));
+  notes.push_back(fmt::format("dropped ({}): {} multi-token prediction module(s) of num_nextn_predict_layers",
+                              option_ref("request.drop_mtp"), *mtp));
+}
+
+// GLM-4.5 (transformers' Glm4MoeForCausalLM): grouped-query attention with
+// Q, K, V biases (attention_bias; o_proj has none), optional per-head Q/K
+// norms, the first first_k_dense_replace blocks dense (intermediate_size),
+// the others routed SwiGLU experts of moe_intermediate_size with
+// n_shared_experts shared ones and a sigmoid router with a score-correction
+// bias (Glm4MoeTopkRouter), DeepSeek-V3's group-limited choice (n_group,
+// topk_group); partial_rotary_factor rotates part of each head, no work.
+void write_glm4_moe(Config& c, ModelText& w, const HfImportOptions& options, std::vector<std::string>& notes) {
+  const Common common = write_common(c, w, false, "", false, true);
+  drop_mtp(c, options, notes);
+  c.find("partial_rotary_factor");  // read: which part of a head rotates changes no FLOP count of moeplan's
+  if (c.boolean_if("use_qk_norm").value_or(false))
+    notes.push_back("GLM-4.5's per-head Q and K RMSNorms (2 x head_dim weights per block) are not in the model format "
+                    "and not counted");
+  const std::int64_t first_dense = c.integer("first_k_dense_replace", 0);
+  const std::int64_t experts = c.integer("n_routed_experts");
+  if (first_dense >= common.layers)
+    c.fail("first_k_dense_replace", "no block has experts: import-hf reads dense models from their own families "
+                                    "(llama, mistral, qwen2, qwen3)");
+  if (first_dense > 0) {
+    w.field("ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
+    w.field("ffn_type", "SWIGLU");
+  } else {
+    c.find("intermediate_size");
+  }
+  w.open("moe");
+  write_routed_experts(c, w, experts, first_dense);
+  write_group_routing(c, w);
+  w.field("scoring_func", quoted("sigmoid"));  // Glm4MoeTopkRouter: sigmoid scores
+  w.close();
+  notes.push_back("the router's score-correction bias (n_routed_experts per MoE block) is not counted");
+}
+
 void write_deepseek(Config& c, ModelText& w, const HfImportOptions& options, std::vector<std::string>& notes) {
   const Common common = write_common(c, w, true);
-  if (const auto mtp = c.integer_if("num_nextn_predict_layers", 0); mtp && *mtp > 0) {
-    if (!options.drop_mtp)
-      c.fail("num_nextn_predict_layers",
-             fmt::format("{} multi-token prediction module(s) (DeepSeek-V3, arXiv 2412.19437 section 2.2) are not "
-                         "in the model format; {} imports the main model alone, as DeepSeek's published "
-                         "671B total / 37B active count it",
-                         *mtp, option_ref("request.drop_mtp")));
-    notes.push_back(fmt::format("dropped ({}): {} multi-token prediction module(s) of num_nextn_predict_layers",
-                                option_ref("request.drop_mtp"), *mtp));
-  }
+  drop_mtp(c, options, notes);
   // The configuration classes default first_k_dense_replace to 3 (V3) or 0
   // (V2) and q_lora_rank to 1536: the keys must be written (q_lora_rank may be null).
   if (!c.written("q_lora_rank"))
@@ -515,23 +583,9 @@ void write_deepseek(Config& c, ModelText& w, const HfImportOptions& options, std
   w.field("v_head_dim", c.integer("v_head_dim"), "v_head_dim");
   w.close();
   w.open("moe");
-  w.field("num_experts", *experts, "n_routed_experts");
-  w.field("top_k", c.integer("num_experts_per_tok"), "num_experts_per_tok");
-  w.field("dropless", "true");  // DeepSeek-V3 drops no tokens in training (section 3.3 of its report)
-  w.field("expert_type", "SWIGLU");
-  const std::int64_t hidden = c.integer("moe_intermediate_size");
-  w.field("expert_ffn_hidden", hidden, "moe_intermediate_size");
-  // DeepseekV2MoE: the shared experts are one MLP of n_shared_experts x moe_intermediate_size.
-  if (const std::int64_t shared = c.integer("n_shared_experts", 0); shared > 0) {
-    w.field("num_shared_experts", 1);
-    w.field("shared_expert_ffn_hidden", shared * hidden, "n_shared_experts x moe_intermediate_size");
-  }
-  if (first_dense > 0) w.field("first_k_dense", first_dense, "first_k_dense_replace");
+  write_routed_experts(c, w, *experts, first_dense);
   if (freq > 1) w.field("moe_layer_interval", freq, "moe_layer_freq");
-  if (const auto scale = c.number_if("routed_scaling_factor"))
-    w.field("routed_scaling_factor", fmt::format("{}", *scale), "routed_scaling_factor");
-  if (const auto groups = c.integer_if("n_group")) w.field("num_expert_groups", *groups, "n_group");
-  if (const auto chosen = c.integer_if("topk_group")) w.field("topk_groups", *chosen, "topk_group");
+  write_group_routing(c, w);
   if (const auto scoring = c.string_if("scoring_func")) w.field("scoring_func", quoted(*scoring), "scoring_func");
   w.close();
 }
@@ -717,6 +771,8 @@ HfImport import_hf_config_text(const std::string& path, const std::string& json,
     write_gpt_oss(c, w, out.notes);
   else if (*type == "llama4")
     write_llama4(c, w, out.notes);
+  else if (*type == "glm4_moe")
+    write_glm4_moe(c, w, options, out.notes);
   else  // deepseek_v2, deepseek_v3 and kimi_k2 (Kimi-K2: DeepseekV3ForCausalLM's architecture, its own model_type)
     write_deepseek(c, w, options, out.notes);
   c.check_every_key_read(*type);

@@ -1,7 +1,7 @@
 #pragma once
 // Hugging Face config.json -> a moeplan model file (`moeplan import-hf`), for
 // the MoE families people plan: Mixtral, Qwen2-MoE, Qwen3-MoE, DeepSeek-V2,
-// DeepSeek-V3, Kimi-K2, GPT-OSS and Llama 4 (its text model), and dense Llama,
+// DeepSeek-V3, Kimi-K2, GLM-4.5, GPT-OSS and Llama 4 (its text model), and dense Llama,
 // Mistral, Qwen2 and Qwen3; families whose attention moeplan cannot price
 // (Qwen3-Next's Gated DeltaNet, ...) are refused by name. Every key of the config is read into the model, checked and
 // refused when the model format cannot express its value, or listed as

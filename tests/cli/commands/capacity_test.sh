@@ -85,7 +85,7 @@ check "capacity --profile of another kind" 2 "$bin" capacity gpt-moe-s --cluster
 expect_err "capacity --profile of another kind" "moeplan: error:"
 # --search opens precision and recomputation (recompute by default): every row
 # names both, the precision one of those the H100 prices; an unknown knob is refused.
-check "capacity --search precision,recompute" 0 "$bin" capacity mixtral-8x22b --cluster dgx-h100 --gpus 64 --search precision,recompute --json
+check "capacity --search precision,recompute" 0 "$bin" capacity gpt-moe-s --cluster dgx-h100 --gpus 8 --search precision,recompute --json
 pycheck "capacity rows name their precision and recomputation" "$tmp/out" <<'PY'
 from cli_check import *
 r = load(sys.argv[1])

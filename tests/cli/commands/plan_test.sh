@@ -294,7 +294,7 @@ grep -q "cluster.gpu.mx_formats" "$tmp/err" && pass=$((pass + 1)) || { fail=$((f
 # configuration, Megatron's arguments carry it; simulate refuses an open
 # scenario, and a searched knob that is also set is refused.
 open_sets=(--set schedule.search=precision,recompute)
-check "plan (open precision and recompute)" 0 "$bin" plan folding-mixtral-8x22b-128 "${open_sets[@]}" --json -o "$tmp/open.textproto"
+check "plan (open precision and recompute)" 0 "$bin" plan folding-llama3-70b-64 "${open_sets[@]}" --json -o "$tmp/open.textproto"
 cp "$tmp/out" "$tmp/open.json"
 check "simulate the open plan's file" 0 "$bin" simulate "$tmp/open.textproto" --json
 pycheck "open plan = simulate of its file" "$tmp/open.json" "$tmp/out" <<'PY'
@@ -312,11 +312,11 @@ detail = p["explanation"]["binding_constraint"]["detail"]
 expect("precisions at this mapping: bf16" in detail, f"binding detail {detail}")
 done()
 PY
-check "plan --emit megatron (open precision)" 0 "$bin" plan folding-mixtral-8x22b-128 "${open_sets[@]}" --emit megatron
+check "plan --emit megatron (open precision)" 0 "$bin" plan folding-llama3-70b-64 "${open_sets[@]}" --emit megatron
 grep -q -- "--fp8-recipe" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron of an open plan without its FP8 recipe"; }
-check "simulate refuses an open scenario" 2 "$bin" simulate folding-mixtral-8x22b-128 "${open_sets[@]}"
+check "simulate refuses an open scenario" 2 "$bin" simulate folding-llama3-70b-64 "${open_sets[@]}"
 expect_err "simulate refuses an open scenario" "schedule.search: simulate runs one configuration"
-check "plan: a searched knob also set is refused" 2 "$bin" plan folding-mixtral-8x22b-128 "${open_sets[@]}" --set workload.precision=fp8_blockwise
+check "plan: a searched knob also set is refused" 2 "$bin" plan folding-llama3-70b-64 "${open_sets[@]}" --set workload.precision=fp8_blockwise
 expect_err "plan: a searched knob also set is refused" "workload.precision: set, and schedule.search leaves precision to the planner"
 check "plan: search on a FoldMoE scenario is refused" 2 "$bin" plan foldmoe-gpt-moe-s-4k --set schedule.search=recompute
 expect_err "plan: search on a FoldMoE scenario is refused" "schedule.search: cannot act on this foldmoe scenario"

@@ -362,6 +362,37 @@ TEST_CASE("io::import_hf_config reads Kimi-K2: DeepSeek-V3's architecture under 
   CHECK(static_cast<double>(c.active_per_token - m.vocab_size * m.d_model) == Approx(32e9).epsilon(0.03));
 }
 
+TEST_CASE("io::import_hf_config reads GLM-4.5: Q/K/V biases, a dense first block, shared and routed experts",
+          "[io][hf]") {
+  // zai-org/GLM-4.5-Air (tests/data/hf/SOURCES.md). By hand, d 4096: attention
+  // Q d x 96 x 128 + K, V d x 8 x 128 + O 12288 x d + the Q, K, V biases
+  // 12288 + 2 x 1024 = 109,066,240; norms 2 d; one dense block of 3 d 10944:
+  // 243,554,304; 45 MoE blocks of 128 experts of 3 d 1408 (17,301,504 each),
+  // one shared, router 128 d: 2,341,492,736 each; embedding and head 2 x 151552
+  // d, final norm d: 106,852,245,504 total (+0.80% on the card's 106B). Top-8:
+  // 45 x 265,312,256 + 243,554,304 + 1,241,518,080 = 13,424,123,904 active,
+  // 12,182,609,920 without the embedding table and the head (the card's "12B",
+  // rounded). Its one MTP layer is dropped on request, as the card's totals leave it out.
+  CHECK_THAT(refusal(read_file(hf_file("glm-4.5-air"))),
+             Catch::StartsWith("num_nextn_predict_layers: 1 multi-token prediction"));
+  const moeplan::io::HfImport g = moeplan::io::import_hf_config(hf_file("glm-4.5-air"), {"", true});
+  CHECK(g.model_type == "glm4_moe");
+  const moeplan::model::ModelSpec& m = g.model;
+  CHECK_FALSE(m.mla);
+  CHECK(m.qkv_bias);
+  CHECK(m.num_heads == 96);
+  CHECK(m.num_kv_heads == 8);
+  CHECK(m.moe.first_k_dense == 1);
+  CHECK(m.num_moe_layers() == 45);
+  CHECK(m.moe.num_shared_experts == 1);
+  CHECK(m.moe.shared_expert_ffn_hidden == 1408);
+  const moeplan::model::ParamCounts c = moeplan::model::count_params(m);
+  CHECK(c.total == 106852245504);
+  CHECK(c.active_per_token == 13424123904);
+  CHECK(static_cast<double>(c.total) == Approx(106e9).epsilon(0.01));
+  CHECK(static_cast<double>(c.active_per_token - 2 * m.vocab_size * m.d_model) == Approx(12e9).epsilon(0.05));
+}
+
 TEST_CASE("io::import_hf_config reads Llama 4: text_config, interleaved MoE blocks, chunked attention", "[io][hf]") {
   using Catch::StartsWith;
   // By hand (d = 5120, 40 / 8 heads of 128): attention 2 d 5120 + 2 d 1024 =
