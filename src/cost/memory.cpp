@@ -82,6 +82,17 @@ HeldParams stage_held_params(const model::ModelSpec& m, const MappingConfig& c, 
   return here;
 }
 
+// What stage `stage` holds of the pipeline's ends (embedding; LM head and
+// final norm): its parameters with the ends less those without.
+HeldParams stage_end_params(const model::ModelSpec& m, const MappingConfig& c, std::int64_t stage) {
+  const HeldParams whole = stage_held_params(m, c, stage, true);
+  const HeldParams blocks = stage_held_params(m, c, stage, false);
+  HeldParams ends;
+  ends.dense = whole.dense - blocks.dense;
+  ends.expert = whole.expert - blocks.expert;
+  return ends;
+}
+
 // The stage that holds the most parameters stands for the pipeline.
 HeldParams largest_stage(const model::ModelSpec& m, const MappingConfig& c, bool ends) {
   HeldParams h;
@@ -133,10 +144,7 @@ double model_state_bytes(const model::ModelSpec& m, const MappingConfig& c, bool
   double most = 0;
   for (std::int64_t stage = 0; stage < c.pp; ++stage) {
     const HeldParams blocks = stage_held_params(m, c, stage, false);
-    const HeldParams whole = stage_held_params(m, c, stage, true);
-    HeldParams ends;
-    ends.dense = whole.dense - blocks.dense;
-    ends.expert = whole.expert - blocks.expert;
+    const HeldParams ends = stage_end_params(m, c, stage);
     most = std::max(most, zero1(ends) + blocks.dense * (b + 4.0 + 12.0) / dense_group +
                               blocks.expert * (b + 4.0 + 12.0) / expert_group);
   }
@@ -166,11 +174,7 @@ HeldParams held_params(const model::ModelSpec& m, const MappingConfig& c) { retu
 HeldParams held_params_of_ends(const model::ModelSpec& m, const MappingConfig& c) {
   HeldParams most;
   for (std::int64_t stage = 0; stage < c.pp; ++stage) {
-    const HeldParams whole = stage_held_params(m, c, stage, true);
-    const HeldParams blocks = stage_held_params(m, c, stage, false);
-    HeldParams ends;
-    ends.dense = whole.dense - blocks.dense;
-    ends.expert = whole.expert - blocks.expert;
+    const HeldParams ends = stage_end_params(m, c, stage);
     if (ends.dense + ends.expert > most.dense + most.expert) most = ends;
   }
   return most;

@@ -36,6 +36,16 @@ model::ScenarioSpec two_block_toy() {
   return s;
 }
 
+// The toy with its MoE block replaced by a dense GELU FFN of hidden 8 (no moe: a dense model).
+model::ScenarioSpec dense_toy() {
+  model::ScenarioSpec s = toy_scenario();
+  s.model.moe = model::MoeSpec{};
+  s.model.moe_layer = {false};
+  s.model.ffn_hidden = 8;
+  s.model.ffn_type = model::FfnType::GeluFfn;
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("plan::search_mappings prices a dense model: no experts, etp = tp (toy, by hand)", "[plan][folding][dense]") {
@@ -58,11 +68,7 @@ TEST_CASE("plan::search_mappings prices a dense model: no experts, etp = tp (toy
   //   = 1224 B = 1.224 ms.
   //   tp 2 cp 1: 4.260 + 0.512                   = 4.772
   //   tp 1 cp 2: 4.260 + 0.442 + 0.884 + 1.224   = 6.810
-  model::ScenarioSpec s = toy_scenario();
-  s.model.moe = model::MoeSpec{};
-  s.model.moe_layer = {false};
-  s.model.ffn_hidden = 8;
-  s.model.ffn_type = model::FfnType::GeluFfn;
+  model::ScenarioSpec s = dense_toy();
   REQUIRE(s.model.is_dense());
   const cost::CostModel costs(*s.profile);
   for (const char* mode : {"folded", "coupled"}) {
@@ -99,11 +105,7 @@ TEST_CASE("plan::price_mapping: each CP exchange's exposed time (dense toy, by h
   //        (0.128) backward                                         -> 5.868
   //   a2a+p2p 2 x 1: the a2a over both ranks, a ring of one         -> 5.740
   //   a2a+p2p 1 x 2: no a2a, the ring of two (p2p)                  -> 6.810
-  model::ScenarioSpec s = toy_scenario();
-  s.model.moe = model::MoeSpec{};
-  s.model.moe_layer = {false};
-  s.model.ffn_hidden = 8;
-  s.model.ffn_type = model::FfnType::GeluFfn;
+  model::ScenarioSpec s = dense_toy();
   const cost::CostModel costs(*s.profile);
   const auto iteration = [&](const char* type, std::vector<std::int64_t> sizes) {
     model::ScenarioSpec t = s;
