@@ -38,16 +38,30 @@ struct Beside {
 /// @brief One GPU: cuBLAS handle, streams and buffers for the benchmarks.
 class Bench {
  public:
-  /// Uses device `device`; buffers are sized for `gemms` (and the overlap GEMM among them).
-  Bench(int device, const std::vector<GemmShape>& gemms);
+  /// Uses device `device`; buffers are sized for `gemms` (and the overlap GEMM
+  /// among them), the grouped shapes (experts x tokens, d_model, ffn) and
+  /// casts of up to `cast_elements`.
+  Bench(int device, const std::vector<GemmShape>& gemms, const std::vector<GroupedGemmShape>& grouped,
+        std::size_t cast_elements);
   ~Bench();
   Bench(const Bench&) = delete;
   Bench& operator=(const Bench&) = delete;
 
   /// "NVIDIA H100 80GB HBM3, 132 SMs".
   std::string device_name() const;
+  int sm_count() const;
   std::vector<double> gemm_ms(const GemmShape& shape, const Repetitions& reps);
+  /// Runs `shape` back to back for about `seconds`: clocks and temperature
+  /// at the steady state of a training run before anything is timed.
+  void warm_up(const GemmShape& shape, double seconds);
   std::vector<double> attention_ms(const AttentionShape& shape, const Repetitions& reps);
+  /// The same product with E4M3 operands on cuBLASLt (bf16 out; cuda_ops::Fp8Gemm).
+  std::vector<double> gemm_fp8_ms(const GemmShape& shape, const Repetitions& reps);
+  /// `experts` products of `per_expert` each: one strided-batched launch
+  /// (batched) or one launch per expert (a loop), as one timed repetition.
+  std::vector<double> grouped_gemm_ms(const GemmShape& per_expert, int experts, bool batched, const Repetitions& reps);
+  /// Transformer Engine's bf16 -> FP8 cast of `elements` (a multiple of 8): 3 bytes each.
+  std::vector<double> cast_ms(std::size_t elements, const Repetitions& reps);
 
   /// Joins the NCCL communicator of `world` ranks.
   void init_nccl(const UniqueId& id, int world, int rank);
@@ -64,6 +78,11 @@ class Bench {
   /// GEMMs start once the first has ended (gemm null: the partner only).
   Beside gemm_beside_copies(const GemmShape& gemm, const Repetitions& reps, int count, std::size_t bytes);
   Beside gemm_beside_allreduce(const GemmShape* gemm, const Repetitions& reps, int count, std::size_t bytes);
+  /// Median time of one copy kernel of `bytes` on `blocks` thread blocks
+  /// (cuda_ops::copy_on_blocks: an NCCL kernel's footprint), and GEMMs beside `count` of them.
+  double sm_copy_ms(std::size_t bytes, int blocks);
+  Beside gemm_beside_sm_copies(const GemmShape& gemm, const Repetitions& reps, int count, std::size_t bytes,
+                               int blocks);
 
  private:
   struct Impl;

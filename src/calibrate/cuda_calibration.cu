@@ -4,7 +4,9 @@
 // around every launch, after warm-up launches, as nccl-tests does.
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +65,10 @@ struct Bench::Impl {
   int world = 1;
   int rank = 0;
   DeviceBuffer a, b, c;             // GEMM operands, sized for the largest shape
+  DeviceBuffer a8, b8;              // the same in FP8
+  DeviceBuffer ga, gb, gc;          // grouped GEMM operands, every expert's
+  DeviceBuffer cast_in, cast_out;   // the bf16 -> FP8 cast
+  std::unique_ptr<cuda_ops::Fp8Gemm> fp8;
   DeviceBuffer send, recv;          // collectives
   DeviceBuffer copy_from, copy_to;  // the copy partner
 
@@ -118,7 +124,9 @@ struct Bench::Impl {
   }
 };
 
-Bench::Bench(int device, const std::vector<GemmShape>& gemms) : impl_(std::make_unique<Impl>()) {
+Bench::Bench(int device, const std::vector<GemmShape>& gemms, const std::vector<GroupedGemmShape>& grouped,
+             std::size_t cast_elements)
+    : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.device = device;
   check(cudaSetDevice(device), "cudaSetDevice");
@@ -137,6 +145,27 @@ Bench::Bench(int device, const std::vector<GemmShape>& gemms) : impl_(std::make_
   m.c = DeviceBuffer(c_elems * 2);
   cuda_ops::fill_bf16(m.a.as<__nv_bfloat16>(), a_elems, m.stream);
   cuda_ops::fill_bf16(m.b.as<__nv_bfloat16>(), b_elems, m.stream);
+  m.a8 = DeviceBuffer(a_elems);
+  m.b8 = DeviceBuffer(b_elems);
+  cuda_ops::fill_fp8(m.a8.as<__nv_fp8_e4m3>(), a_elems, m.stream);
+  cuda_ops::fill_fp8(m.b8.as<__nv_fp8_e4m3>(), b_elems, m.stream);
+  m.fp8 = std::make_unique<cuda_ops::Fp8Gemm>();
+  std::size_t ga = 1, gb = 1, gc = 1;
+  for (const GroupedGemmShape& g : grouped) {
+    const std::size_t e = static_cast<std::size_t>(g.experts);
+    ga = std::max(ga, e * elements(g.per_expert.tokens, g.per_expert.d_model));
+    gb = std::max(gb, e * elements(g.per_expert.d_model, g.per_expert.ffn));
+    gc = std::max(gc, e * elements(g.per_expert.tokens, g.per_expert.ffn));
+  }
+  m.ga = DeviceBuffer(ga * 2);
+  m.gb = DeviceBuffer(gb * 2);
+  m.gc = DeviceBuffer(gc * 2);
+  cuda_ops::fill_bf16(m.ga.as<__nv_bfloat16>(), ga, m.stream);
+  cuda_ops::fill_bf16(m.gb.as<__nv_bfloat16>(), gb, m.stream);
+  const std::size_t cast = std::max<std::size_t>(cast_elements, 8);
+  m.cast_in = DeviceBuffer(cast * 2);
+  m.cast_out = DeviceBuffer(cast);
+  cuda_ops::fill_bf16(m.cast_in.as<__nv_bfloat16>(), cast, m.stream);
   m.copy_from = DeviceBuffer(kCopyBytes);
   m.copy_to = DeviceBuffer(kCopyBytes);
   check(cudaMemsetAsync(m.copy_from.get(), 1, kCopyBytes, m.stream), "cudaMemsetAsync");
@@ -145,6 +174,7 @@ Bench::Bench(int device, const std::vector<GemmShape>& gemms) : impl_(std::make_
 
 Bench::~Bench() {
   Impl& m = *impl_;
+  m.fp8.reset();
   if (m.comm != nullptr) ncclCommDestroy(m.comm);
   if (m.cublas != nullptr) cublasDestroy(m.cublas);
   if (m.stream != nullptr) cudaStreamDestroy(m.stream);
@@ -155,6 +185,67 @@ std::string Bench::device_name() const {
   cudaDeviceProp prop;
   check(cudaGetDeviceProperties(&prop, impl_->device), "cudaGetDeviceProperties");
   return std::string(prop.name) + ", " + std::to_string(prop.multiProcessorCount) + " SMs";
+}
+
+int Bench::sm_count() const {
+  int count = 0;
+  check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, impl_->device), "cudaDeviceGetAttribute");
+  return count;
+}
+
+void Bench::warm_up(const GemmShape& s, double seconds) {
+  Impl& m = *impl_;
+  const double one = median(m.time(Repetitions{1, 5}, [&] { m.gemm(s); }));
+  const int count = static_cast<int>(std::min(1e5, std::ceil(seconds * 1e3 / std::max(one, 1e-3))));
+  for (int i = 0; i < count; ++i) m.gemm(s);
+  check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize");
+}
+
+std::vector<double> Bench::gemm_fp8_ms(const GemmShape& s, const Repetitions& reps) {
+  Impl& m = *impl_;
+  return m.time(reps, [&] {
+    m.fp8->run(s.tokens, s.ffn, s.d_model, m.a8.as<__nv_fp8_e4m3>(), m.b8.as<__nv_fp8_e4m3>(), m.c.as<__nv_bfloat16>(),
+               m.stream);
+  });
+}
+
+std::vector<double> Bench::grouped_gemm_ms(const GemmShape& s, int experts, bool batched, const Repetitions& reps) {
+  Impl& m = *impl_;
+  const auto* a = m.ga.as<__nv_bfloat16>();
+  const auto* b = m.gb.as<__nv_bfloat16>();
+  auto* c = m.gc.as<__nv_bfloat16>();
+  return m.time(reps, [&] {
+    if (batched) {
+      cuda_ops::gemm_bf16_batched(m.cublas, s.tokens, s.ffn, s.d_model, experts, a, b, c);
+      return;
+    }
+    for (int e = 0; e < experts; ++e)
+      cuda_ops::gemm_bf16(m.cublas, s.tokens, s.ffn, s.d_model, a + e * elements(s.tokens, s.d_model),
+                          b + e * elements(s.d_model, s.ffn), c + e * elements(s.tokens, s.ffn));
+  });
+}
+
+std::vector<double> Bench::cast_ms(std::size_t count, const Repetitions& reps) {
+  Impl& m = *impl_;
+  if (count * 2 > m.cast_in.bytes()) throw Error(ErrorKind::Runtime, "cast: more elements than the buffer holds");
+  return m.time(reps, [&] {
+    cuda_ops::cast_bf16_to_fp8(m.cast_in.as<__nv_bfloat16>(), m.cast_out.as<__nv_fp8_e4m3>(), count, 0.5f, m.stream);
+  });
+}
+
+double Bench::sm_copy_ms(std::size_t bytes, int blocks) {
+  Impl& m = *impl_;
+  const std::size_t n = std::min(bytes, kCopyBytes);
+  return median(m.time(Repetitions{1, 5}, [&] {
+    cuda_ops::copy_on_blocks(m.copy_from.get(), m.copy_to.get(), n, blocks, m.stream);
+  }));
+}
+
+Beside Bench::gemm_beside_sm_copies(const GemmShape& g, const Repetitions& reps, int count, std::size_t bytes,
+                                    int blocks) {
+  Impl& m = *impl_;
+  const std::size_t n = std::min(bytes, kCopyBytes);
+  return m.beside(&g, reps, count, [&] { cuda_ops::copy_on_blocks(m.copy_from.get(), m.copy_to.get(), n, blocks, m.side); });
 }
 
 std::vector<double> Bench::gemm_ms(const GemmShape& s, const Repetitions& reps) {

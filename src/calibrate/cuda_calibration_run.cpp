@@ -43,7 +43,12 @@ void progress(const CudaCalibrationOptions& o, int rank, const std::string& line
 // timing resolution (~0.5 us) does not matter, the size Echo's kernels have.
 constexpr GemmShape kOverlapGemm{8192, 4096, 14336};
 constexpr std::size_t kCopyPartnerBytes = std::size_t{256} << 20;
+constexpr double kWarmUpSeconds = 3.0;
 constexpr std::size_t kAllReducePartnerBytes = std::size_t{64} << 20;
+// The SM partner: a 64 MiB copy kernel on 32 thread blocks, the footprint of
+// an NCCL kernel (one block per channel; NCCL_MAX_NCHANNELS defaults to 32).
+constexpr std::size_t kSmPartnerBytes = std::size_t{64} << 20;
+constexpr int kSmPartnerBlocks = 32;
 
 Repetitions overlap_repetitions(bool quick) { return Repetitions{2, quick ? 9 : 21}; }
 
@@ -71,11 +76,31 @@ OverlapMeasurement finish(OverlapMeasurement m, const gpu::Beside& beside, const
   return m;
 }
 
+cost::GemmShape shape_of(const GemmShape& s, bool fp8) {
+  cost::GemmShape g;
+  g.m = static_cast<double>(s.tokens);
+  g.n = static_cast<double>(s.ffn);
+  g.k = static_cast<double>(s.d_model);
+  g.element_bytes = 2;  // bf16 (C is bf16 for FP8 operands too)
+  g.fp8 = fp8;
+  return g;
+}
+
 void measure_compute(const CudaCalibrationOptions& o, gpu::Bench& bench, HostCalibration& out) {
   const Repetitions reps = repetitions(o.quick);
   Clock::time_point start = Clock::now();
+  // An idle GPU starts at low clocks (an H200 read 345 MHz idle, 1980 under
+  // load): three calibrations on fresh H100s without this gave their largest
+  // GEMM 695-784 TFLOP/s (docs/validation.md, "GPU runs").
+  bench.warm_up(kOverlapGemm, o.quick ? 0.5 : kWarmUpSeconds);
+  progress(o, 0, fmt::format("warm-up: GEMM {}x{}x{} back to back, {:.1f} s", kOverlapGemm.tokens, kOverlapGemm.d_model,
+                             kOverlapGemm.ffn, seconds_since(start)));
+  start = Clock::now();
   const std::vector<GemmShape> gemms = cuda_gemm_grid(o.quick);
-  for (const GemmShape& s : gemms)
+  out.gemm_units = bench.sm_count();
+  out.gemm_tile_m = kCudaGemmTileM;
+  out.gemm_tile_n = kCudaGemmTileN;
+  for (const GemmShape& s : gemms) {
     out.samples.push_back({model::OpClass::Gemm,
                            model::LinkClass::Local,
                            1,
@@ -83,11 +108,54 @@ void measure_compute(const CudaCalibrationOptions& o, gpu::Bench& bench, HostCal
                            median(bench.gemm_ms(s, reps)),
                            std::nullopt,
                            {}});
+    out.gemm_points.push_back({shape_of(s, false), out.samples.back().time_ms});
+  }
   const model::TimingSample& big = out.samples.back();
   progress(o, 0,
            fmt::format("gemm: {} shapes (bf16, tensor cores), median of {} after {} warm-up, largest {:.4g} "
                        "TFLOP/s, {:.1f} s",
                        gemms.size(), reps.timed, reps.warmup, big.size / big.time_ms / 1e9, seconds_since(start)));
+  start = Clock::now();
+  for (const GemmShape& s : gemms) {
+    out.samples.push_back({model::OpClass::GemmFp8,
+                           model::LinkClass::Local,
+                           1,
+                           gemm_flops(s),
+                           median(bench.gemm_fp8_ms(s, reps)),
+                           std::nullopt,
+                           {}});
+    out.gemm_points_fp8.push_back({shape_of(s, true), out.samples.back().time_ms});
+  }
+  progress(o, 0,
+           fmt::format("gemm_fp8: {} shapes (E4M3 operands on cuBLASLt, bf16 out), largest {:.4g} TFLOP/s, {:.1f} s",
+                       gemms.size(), out.samples.back().size / out.samples.back().time_ms / 1e9,
+                       seconds_since(start)));
+  start = Clock::now();
+  for (const GroupedGemmShape& g : cuda_grouped_grid(o.quick))
+    out.grouped_points.push_back({g, median(bench.grouped_gemm_ms(g.per_expert, g.experts, true, reps)),
+                                  median(bench.grouped_gemm_ms(g.per_expert, g.experts, false, reps))});
+  {
+    const GroupedGemmPoint& p = out.grouped_points.front();
+    progress(o, 0,
+             fmt::format("grouped gemm: {} shapes, batched against a loop of launches; {} experts x {} tokens x {} "
+                         "x {}: {:.4g} ms against {:.4g} ms, {:.1f} s",
+                         out.grouped_points.size(), p.shape.experts, p.shape.per_expert.tokens,
+                         p.shape.per_expert.d_model, p.shape.per_expert.ffn, p.batched_ms, p.loop_ms,
+                         seconds_since(start)));
+  }
+  start = Clock::now();
+  for (std::size_t n : cuda_cast_elements(o.quick))
+    out.samples.push_back({model::OpClass::Elementwise,
+                           model::LinkClass::Local,
+                           1,
+                           3.0 * static_cast<double>(n),  // bytes: 2 read (bf16) + 1 written (FP8)
+                           median(bench.cast_ms(n, reps)),
+                           std::nullopt,
+                           {}});
+  out.memory_bytes_per_s = out.samples.back().size / out.samples.back().time_ms * 1e3;
+  progress(o, 0,
+           fmt::format("elementwise: bf16 -> FP8 casts of {} sizes, largest {:.4g} GB/s, {:.1f} s",
+                       cuda_cast_elements(o.quick).size(), out.memory_bytes_per_s / 1e9, seconds_since(start)));
   start = Clock::now();
   const std::vector<AttentionShape> attention = cuda_attention_grid(o.quick);
   for (const AttentionShape& s : attention) {
@@ -130,6 +198,24 @@ void measure_compute(const CudaCalibrationOptions& o, gpu::Bench& bench, HostCal
                        "{:.1f} s",
                        m.gemm.tokens, m.gemm.d_model, m.gemm.ffn, out.overlap.alone_ms, copies, out.overlap.with_ms,
                        out.overlap.slowdown, seconds_since(start)));
+  // Beside a kernel on a few SMs (what NCCL's kernels are): recorded, not the
+  // profile's line, which stays the copy engines' until NCCL itself is measured.
+  start = Clock::now();
+  int kernels = partner_count(m.alone_ms, bench.sm_copy_ms(kSmPartnerBytes, kSmPartnerBlocks), overlap_reps);
+  gpu::Beside sm = bench.gemm_beside_sm_copies(m.gemm, overlap_reps, kernels, kSmPartnerBytes, kSmPartnerBlocks);
+  for (int retry = 0; !sm.covered && retry < 3; ++retry) {
+    kernels *= 4;
+    sm = bench.gemm_beside_sm_copies(m.gemm, overlap_reps, kernels, kSmPartnerBytes, kSmPartnerBlocks);
+  }
+  const OverlapMeasurement on_sms =
+      finish(m, sm,
+             fmt::format("copy kernels of {} MiB on {} thread blocks on another stream (the footprint of an NCCL "
+                         "kernel)",
+                         kSmPartnerBytes >> 20, kSmPartnerBlocks));
+  out.overlap_measurements.push_back(on_sms);
+  progress(o, 0,
+           fmt::format("overlap: GEMM beside {} copy kernels on {} blocks {:.4g} ms, slowdown {:.4g}, {:.1f} s",
+                       kernels, kSmPartnerBlocks, on_sms.with_ms, on_sms.slowdown, seconds_since(start)));
 }
 
 #ifdef MOEPLAN_WITH_MPI
@@ -208,7 +294,8 @@ void run_under_mpi(const CudaCalibrationOptions& o, int devices, HostCalibration
   try {
     check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &out.world_size), "MPI_Comm_size");
     check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &out.rank), "MPI_Comm_rank");
-    gpu::Bench bench(out.rank % devices, shapes_to_hold(o.quick));
+    gpu::Bench bench(out.rank % devices, shapes_to_hold(o.quick), cuda_grouped_grid(o.quick),
+                     cuda_cast_elements(o.quick).back());
     out.device = bench.device_name();
     if (out.rank == 0) measure_compute(o, bench, out);
     check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
@@ -254,7 +341,7 @@ HostCalibration gpu::run_calibration(const CudaCalibrationOptions& o) {
                             size));
   out.note = "built without MPI: no collective lines were measured";
 #endif
-  gpu::Bench bench(0, shapes_to_hold(o.quick));
+  gpu::Bench bench(0, shapes_to_hold(o.quick), cuda_grouped_grid(o.quick), cuda_cast_elements(o.quick).back());
   out.device = bench.device_name();
   measure_compute(o, bench, out);
   return out;

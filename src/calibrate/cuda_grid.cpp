@@ -43,9 +43,36 @@ std::vector<GemmShape> cuda_gemm_grid(bool quick) {
   return grid;
 }
 
+std::vector<GroupedGemmShape> cuda_grouped_grid(bool quick) {
+  struct Experts {
+    int count;
+    std::int64_t d_model, ffn;
+    std::vector<std::int64_t> tokens;
+  };
+  const std::vector<Experts> sets =
+      quick ? std::vector<Experts>{{8, 1024, 2048, {256, 2048}}}
+            : std::vector<Experts>{{4, 4096, 14336, {512, 2048, 8192}},
+                                   {32, 7168, 2048, {128, 512, 2048}},
+                                   {64, 2048, 1408, {128, 512, 2048}}};
+  std::vector<GroupedGemmShape> grid;
+  for (const Experts& e : sets)
+    for (std::int64_t t : e.tokens) grid.push_back({e.count, {t, e.d_model, e.ffn}});
+  return grid;
+}
+
+std::vector<std::size_t> cuda_cast_elements(bool quick) {
+  if (quick) return {std::size_t{1} << 20, std::size_t{1} << 24};
+  std::vector<std::size_t> sizes;
+  for (int shift = 16; shift <= 28; shift += 2) sizes.push_back(std::size_t{1} << shift);
+  return sizes;
+}
+
 std::vector<AttentionShape> cuda_attention_grid(bool quick) {
   const std::vector<std::int64_t> seq =
-      quick ? std::vector<std::int64_t>{1024, 4096} : std::vector<std::int64_t>{512, 1024, 2048, 4096, 8192};
+      quick ? std::vector<std::int64_t>{1024, 4096} : std::vector<std::int64_t>{512, 1024, 2048, 4096, 8192, 16384};
+  // Up to 16384, the longest context of the bundled GPU scenarios (gpt-moe-s):
+  // fitted up to 8192 only, the H100's attention at 16384 ran 18% slower than
+  // the fit's extrapolation (docs/validation.md, "GPU runs").
   // Two head sizes in both grids: the attention shape model's matmul and
   // score terms are told apart by them (cost/attention_shape.hpp), and its fit needs 4 points.
   const std::vector<std::int64_t> head_dim{64, 128};

@@ -57,6 +57,41 @@ __global__ void fill_kernel(__nv_bfloat16* data, std::size_t count) {
   }
 }
 
+__device__ unsigned int lowbias32(unsigned int x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+
+__global__ void fill_fp8_kernel(unsigned char* data, std::size_t count) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    // Bits 3 and 6 cleared: exponent below all-ones, so never NaN; |v| < 2.
+    data[i] = static_cast<unsigned char>(lowbias32(static_cast<unsigned int>(i * 2654435761u)) & 0xb7u);
+  }
+}
+
+__global__ void cast_kernel(const uint4* x, uint2* y, std::size_t vectors, float scale) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < vectors;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const uint4 in = x[i];
+    const __nv_bfloat16* h = reinterpret_cast<const __nv_bfloat16*>(&in);
+    uint2 out;
+    unsigned char* o = reinterpret_cast<unsigned char*>(&out);
+    for (int j = 0; j < 8; ++j) o[j] = __nv_fp8_e4m3(__bfloat162float(h[j]) * scale).__x;
+    y[i] = out;
+  }
+}
+
+__global__ void copy_kernel(const uint4* from, uint4* to, std::size_t vectors) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < vectors;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    to[i] = from[i];
+}
+
 __device__ float warp_max(float v) {
   for (int offset = 16; offset > 0; offset /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
   return v;
@@ -124,6 +159,92 @@ void gemm_bf16(cublasHandle_t handle, std::int64_t m, std::int64_t n, std::int64
                      CUDA_R_16BF, to_int(n, "n"), a, CUDA_R_16BF, to_int(k, "k"), &beta, c, CUDA_R_16BF, to_int(n, "n"),
                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
         "cublasGemmEx");
+}
+
+void gemm_bf16_batched(cublasHandle_t handle, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t count,
+                       const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c) {
+  if (count == 1) return gemm_bf16(handle, m, n, k, a, b, c);
+  const float alpha = 1.0f, beta = 0.0f;
+  check(cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, to_int(n, "n"), to_int(m, "m"), to_int(k, "k"),
+                                   &alpha, b, CUDA_R_16BF, to_int(n, "n"), k * n, a, CUDA_R_16BF, to_int(k, "k"), m * k,
+                                   &beta, c, CUDA_R_16BF, to_int(n, "n"), m * n, to_int(count, "count"),
+                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmStridedBatchedEx (grouped)");
+}
+
+void fill_fp8(__nv_fp8_e4m3* data, std::size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_fp8_kernel<<<1024, 256, 0, stream>>>(reinterpret_cast<unsigned char*>(data), count);
+  check(cudaGetLastError(), "fill kernel launch");
+}
+
+Fp8Gemm::Fp8Gemm(std::size_t workspace_bytes) : workspace_(workspace_bytes) {
+  check(cublasLtCreate(&handle_), "cublasLtCreate");
+}
+
+Fp8Gemm::~Fp8Gemm() {
+  for (auto& [shape, p] : plans_) {
+    if (p.c != nullptr) cublasLtMatrixLayoutDestroy(p.c);
+    if (p.a != nullptr) cublasLtMatrixLayoutDestroy(p.a);
+    if (p.w != nullptr) cublasLtMatrixLayoutDestroy(p.w);
+    if (p.op != nullptr) cublasLtMatmulDescDestroy(p.op);
+  }
+  if (handle_ != nullptr) cublasLtDestroy(handle_);
+}
+
+const Fp8Gemm::Plan& Fp8Gemm::plan(std::int64_t m, std::int64_t n, std::int64_t k) {
+  const auto key = std::make_tuple(m, n, k);
+  if (const auto it = plans_.find(key); it != plans_.end()) return it->second;
+  Plan& p = plans_[key];  // destroyed with the others even if a step below throws
+  // Column-major: D^T (n x m) = op(W) (n x k) op(A) (k x m); W stored k x n (ld k) and transposed, A k x m (ld k).
+  check(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  const cublasOperation_t transposed = CUBLAS_OP_T, plain = CUBLAS_OP_N;
+  check(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &transposed, sizeof(transposed)),
+        "cublasLtMatmulDescSetAttribute (TRANSA)");
+  check(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &plain, sizeof(plain)),
+        "cublasLtMatmulDescSetAttribute (TRANSB)");
+  const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+  check(cublasLtMatrixLayoutCreate(&p.w, CUDA_R_8F_E4M3, u(k), u(n), k), "cublasLtMatrixLayoutCreate (W)");
+  check(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_8F_E4M3, u(k), u(m), k), "cublasLtMatrixLayoutCreate (A)");
+  check(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_16BF, u(n), u(m), n), "cublasLtMatrixLayoutCreate (C)");
+  cublasLtMatmulPreference_t pref = nullptr;
+  check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  const std::size_t workspace = workspace_.bytes();
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                               &workspace, sizeof(workspace));
+  if (status == CUBLAS_STATUS_SUCCESS)
+    status = cublasLtMatmulAlgoGetHeuristic(handle_, p.op, p.w, p.a, p.c, p.c, pref, 1, &heuristic, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  check(status, "cublasLtMatmulAlgoGetHeuristic (FP8)");
+  if (found == 0) throw Error(ErrorKind::Runtime, "cuBLASLt: no FP8 GEMM algorithm for this shape");
+  p.algo = heuristic.algo;
+  return p;
+}
+
+void Fp8Gemm::run(std::int64_t m, std::int64_t n, std::int64_t k, const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* w,
+                  __nv_bfloat16* c, cudaStream_t stream) {
+  const Plan& p = plan(m, n, k);
+  const float alpha = 1.0f, beta = 0.0f;
+  check(cublasLtMatmul(handle_, p.op, &alpha, w, p.w, a, p.a, &beta, c, p.c, c, p.c, &p.algo, workspace_.get(),
+                       workspace_.bytes(), stream),
+        "cublasLtMatmul (FP8)");
+}
+
+void cast_bf16_to_fp8(const __nv_bfloat16* x, __nv_fp8_e4m3* y, std::size_t count, float scale, cudaStream_t stream) {
+  if (count % 8 != 0) throw Error(ErrorKind::Runtime, "cast: count must be a multiple of 8");
+  const std::size_t vectors = count / 8;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((vectors + 255) / 256, 132 * 16));
+  cast_kernel<<<std::max(blocks, 1u), 256, 0, stream>>>(reinterpret_cast<const uint4*>(x), reinterpret_cast<uint2*>(y),
+                                                        vectors, scale);
+  check(cudaGetLastError(), "cast kernel launch");
+}
+
+void copy_on_blocks(const void* from, void* to, std::size_t bytes, int blocks, cudaStream_t stream) {
+  copy_kernel<<<static_cast<unsigned>(blocks), 512, 0, stream>>>(static_cast<const uint4*>(from),
+                                                                  static_cast<uint4*>(to), bytes / 16);
+  check(cudaGetLastError(), "copy kernel launch");
 }
 
 AttentionBuffers::AttentionBuffers(const AttentionShapeGpu& s)

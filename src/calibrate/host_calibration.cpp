@@ -516,27 +516,47 @@ HostCalibration run_host_calibration(const HostCalibrationOptions& o) {
   return out;
 }
 
-std::optional<model::GemmShapeModelSpec> host_gemm_shape(const HostCalibration& c) {
+std::optional<model::GemmShapeModelSpec> calibrated_gemm_shape(const HostCalibration& c) {
   if (c.gemm_points.empty() || c.memory_bytes_per_s <= 0) return std::nullopt;
   model::GemmShapeModelSpec g;
-  g.units = 1;
-  // Eigen's float GEBP micro-kernel computes an mr x nr block of C per step
-  // (Eigen/src/Core/products/GeneralBlockPanelKernel.h: mr = 3 packets of
-  // rows, nr = 4, or 8 with 32 vector registers): the tile a partial row or
-  // column block rounds up to. Eigen's larger cache blocks (kc, mc, nc) do not
-  // pad: their remainders run as smaller blocks.
-  using Traits = Eigen::internal::gebp_traits<float, float>;
-  g.tile_m = static_cast<std::int64_t>(Traits::mr);
-  g.tile_n = static_cast<std::int64_t>(Traits::nr);
+  std::string kernel;
+  if (c.gemm_units > 0) {
+    g.units = c.gemm_units;
+    g.tile_m = c.gemm_tile_m;
+    g.tile_n = c.gemm_tile_n;
+    kernel = fmt::format("{} SMs, cuBLAS tile taken as {} x {}", g.units, g.tile_m, g.tile_n);
+  } else {
+    g.units = 1;
+    // Eigen's float GEBP micro-kernel computes an mr x nr block of C per step
+    // (Eigen/src/Core/products/GeneralBlockPanelKernel.h: mr = 3 packets of
+    // rows, nr = 4, or 8 with 32 vector registers): the tile a partial row or
+    // column block rounds up to. Eigen's larger cache blocks (kc, mc, nc) do not
+    // pad: their remainders run as smaller blocks.
+    using Traits = Eigen::internal::gebp_traits<float, float>;
+    g.tile_m = static_cast<std::int64_t>(Traits::mr);
+    g.tile_n = static_cast<std::int64_t>(Traits::nr);
+    kernel = fmt::format("1 core, Eigen float micro-kernel tile {} x {}", g.tile_m, g.tile_n);
+  }
   g.memory_bytes_per_s = c.memory_bytes_per_s;
   g.peak_flops_per_s = cost::highest_tile_rate(g, c.gemm_points);
   g.provenance = model::Provenance::Measured;
   g = cost::fit_gemm_shape(g, c.gemm_points);
+  std::string fp8;
+  if (!c.gemm_points_fp8.empty()) {
+    // The FP8 points' best tile rate, read as bf16 tiles at 1 FLOP/s (the
+    // rate itself), is the FP8 peak; a full FP8 tile then reaches the same
+    // share of it as a bf16 tile of the bf16 peak (the fitted efficiency).
+    std::vector<cost::GemmPoint> as_rates = c.gemm_points_fp8;
+    for (cost::GemmPoint& p : as_rates) p.shape.fp8 = false;
+    g.peak_flops_per_s_fp8 = cost::highest_tile_rate(g, as_rates);
+    fp8 = fmt::format(", FP8 peak = the best FP8 tile rate {:.4g} GFLOP/s of {} points", g.peak_flops_per_s_fp8 / 1e9,
+                      c.gemm_points_fp8.size());
+  }
   g.source = fmt::format(
       "least-squares fit of efficiency and alpha to {} of {} GEMM medians (moeplan calibrate, "
-      "host backend): 1 core, Eigen float micro-kernel tile {} x {}, peak = the best measured "
-      "tile rate {:.4g} GFLOP/s, memory = median 64 MiB copy {:.4g} GB/s",
-      g.points, c.gemm_points.size(), g.tile_m, g.tile_n, g.peak_flops_per_s / 1e9, g.memory_bytes_per_s / 1e9);
+      "{} backend): {}, peak = the best measured tile rate {:.4g} GFLOP/s{}, memory = {} {:.4g} GB/s",
+      g.points, c.gemm_points.size(), c.backend, kernel, g.peak_flops_per_s / 1e9, fp8,
+      c.gemm_units > 0 ? "the largest bf16 -> FP8 cast" : "median 64 MiB copy", g.memory_bytes_per_s / 1e9);
   return g;
 }
 
@@ -553,8 +573,8 @@ std::optional<model::AttentionShapeModelSpec> calibrated_attention_shape(const H
 
 std::string points_csv(const HostCalibration& c) {
   std::string csv = fmt::format(
-      "# moeplan calibrate, {} backend{}: medians of timed repetitions; sizes FLOPs (gemm, "
-      "attention) or\n# bytes as nccl-tests' size (collectives); times ms.\n",
+      "# moeplan calibrate, {} backend{}: medians of timed repetitions; sizes FLOPs (gemm, gemm_fp8, "
+      "attention),\n# bytes moved (elementwise) or bytes as nccl-tests' size (collectives); times ms.\n",
       c.backend, c.device.empty() ? "" : " on " + c.device);
   for (const OverlapMeasurement& m : c.overlap_measurements)
     csv += fmt::format("# {}overlap slowdown {} = max(1, {} ms / {} ms): median of GEMM {}x{}x{} beside {} / alone\n",
@@ -569,6 +589,11 @@ std::string points_csv(const HostCalibration& c) {
   for (const cost::AttentionPoint& p : c.attention_points)
     csv += fmt::format("# attention point (queries, context, heads, head_dim, time_ms): {}, {}, {}, {}, {}\n",
                        p.queries, p.context, p.heads, p.head_dim, p.time_ms);
+  for (const GroupedGemmPoint& p : c.grouped_points)
+    csv += fmt::format("# grouped gemm (experts, tokens per expert, d_model, ffn, batched_ms, loop_ms): {}, {}, {}, {}, "
+                       "{}, {}\n",
+                       p.shape.experts, p.shape.per_expert.tokens, p.shape.per_expert.d_model, p.shape.per_expert.ffn,
+                       p.batched_ms, p.loop_ms);
   csv += "op,link,group,size,time_ms\n";
   for (const model::TimingSample& s : c.samples)
     csv += fmt::format("{},{},{},{},{}\n", model::to_string(s.op),

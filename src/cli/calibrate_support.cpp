@@ -56,7 +56,7 @@ std::optional<CalibratedProfile> calibrate_profile(const CalibrationRequest& o, 
   }();
   fit.profile.overlap_compute_slowdown = c.overlap.slowdown;
   if (c.comm_overlap) fit.profile.overlap_comm_slowdown = c.comm_overlap->slowdown;
-  fit.profile.gemm_shape = calibrate::host_gemm_shape(c);
+  fit.profile.gemm_shape = calibrate::calibrated_gemm_shape(c);
   fit.profile.attention_shape = calibrate::calibrated_attention_shape(c);
   for (model::LinearCostSpec& line : fit.profile.costs)
     line.source = fmt::format("least-squares fit of {} medians (moeplan calibrate --backend {}{})", line.points,
@@ -81,7 +81,8 @@ std::optional<CalibratedProfile> calibrate_profile(const CalibrationRequest& o, 
       "over its median alone (docs/cost-model.md, \"{} calibration\").",
       cuda ? c.device : "this host", o.backend, o.quick ? " --quick" : "", c.world_size, c.world_size == 1 ? "" : "s",
       std::filesystem::path(points).filename().string(),
-      cuda ? "GEMMs: cuBLAS bf16 on the tensor cores (fp32 accumulation); attention: block-causal batched cuBLAS\n"
+      cuda ? "GEMMs: cuBLAS bf16 on the tensor cores (fp32 accumulation); gemm_fp8: cuBLASLt with E4M3 operands;\n"
+             "elementwise: a bf16 -> FP8 cast kernel, bytes read + written; attention: block-causal batched cuBLAS\n"
              "GEMMs and a masked softmax kernel (not a fused FlashAttention kernel).\n"
            : "",
       c.overlap.with_ms, c.overlap.alone_ms, c.overlap.gemm.tokens,

@@ -20,6 +20,7 @@ ReplayPlan make_replay_plan(const dag::TaskGraph& graph) {
       c.size_bytes = graph.size(t);
       for (dag::ResourceId r : graph.resources(t)) c.ranks.push_back(graph.resources()[r].rank);
       if (c.op != model::OpClass::P2P) std::sort(c.ranks.begin(), c.ranks.end());
+      c.priced_group = graph.group_size(t);
       plan.tasks.push_back({c});
       continue;
     }

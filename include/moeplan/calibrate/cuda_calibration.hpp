@@ -10,6 +10,7 @@
 // only with CUDA and NCCL (MOEPLAN_CUDA_ENABLED) into the CUDA plug-in
 // (hostrt/cuda_plugin.hpp), which run_cuda_calibration loads.
 
+#include <cstddef>
 #include <iosfwd>
 #include <vector>
 
@@ -32,8 +33,24 @@ double bus_bandwidth_factor(model::OpClass op, int ranks);
 /// qwen2-57b-a14b, (4096, 14336) mixtral-8x7b}.
 std::vector<GemmShape> cuda_gemm_grid(bool quick);
 
+/// The grouped-GEMM grid: a rank's local experts of bundled or published
+/// models, each at three tokens per expert. quick: 8 experts of (1024, 2048)
+/// at {256, 2048}; full: 4 of (4096, 14336) (Mixtral-8x7B at EP 2) at {512,
+/// 2048, 8192}, 32 of (7168, 2048) (DeepSeek-V3 at EP 8) at {128, 512, 2048},
+/// 64 of (2048, 1408) (Qwen1.5-MoE-A2.7B's 60 experts, rounded) at {128, 512, 2048}.
+std::vector<GroupedGemmShape> cuda_grouped_grid(bool quick);
+
+/// Elements of the bf16 -> FP8 casts (the elementwise line): powers of 4 from
+/// 2^16 to 2^28 (quick: 2^20 and 2^24); 3 bytes moved per element.
+std::vector<std::size_t> cuda_cast_elements(bool quick);
+
+/// The tile the CUDA GEMM shape model rounds to: CUTLASS's tensor-core
+/// default, 128 x 256 (the datasheet profiles' tile, cluster field gemm_tile_m/n).
+inline constexpr std::int64_t kCudaGemmTileM = 128;
+inline constexpr std::int64_t kCudaGemmTileN = 256;
+
 /// The GPU attention grid, 16 heads: quick seq {1024, 4096} x head_dim {64, 128};
-/// full seq {512, 1024, 2048, 4096, 8192} x head_dim {64, 128}.
+/// full seq {512, 1024, 2048, 4096, 8192, 16384} x head_dim {64, 128}.
 std::vector<AttentionShape> cuda_attention_grid(bool quick);
 
 /// Query rows per block of the block-causal attention: block b's scores cover

@@ -97,16 +97,41 @@ struct HostCalibrationOptions {
   std::ostream* progress = nullptr;  ///< one line per benchmark group (rank 0 only)
 };
 
+/// @brief A rank's local experts as one grouped GEMM: `experts` products of
+/// `per_expert` (its tokens that expert's).
+struct GroupedGemmShape {
+  int experts = 1;
+  GemmShape per_expert;
+};
+
+/// @brief A grouped GEMM timed both ways (CUDA backend): one batched launch
+/// against a loop of one launch per expert (medians, ms).
+struct GroupedGemmPoint {
+  GroupedGemmShape shape;
+  double batched_ms = 0;
+  double loop_ms = 0;
+};
+
 /// @brief What a calibration measured (complete on rank 0 only).
 struct HostCalibration {
   std::vector<model::TimingSample> samples;
-  /// The GEMM samples with their shapes (host backend), for the shape model's fit.
+  /// The GEMM samples with their shapes, for the shape model's fit.
   std::vector<cost::GemmPoint> gemm_points;
+  /// The FP8 GEMM samples with their shapes (CUDA backend): the shape model's FP8 peak.
+  std::vector<cost::GemmPoint> gemm_points_fp8;
+  /// The shape model's units and tile for gemm_points: 0 for the host
+  /// backend's (1 core, Eigen's micro-kernel); the CUDA backend sets its own.
+  std::int64_t gemm_units = 0;
+  std::int64_t gemm_tile_m = 0;
+  std::int64_t gemm_tile_n = 0;
+  /// Grouped GEMMs, batched against looped (CUDA backend; the points CSV's comments).
+  std::vector<GroupedGemmPoint> grouped_points;
   /// The attention samples with their shapes, for the attention shape model's fit.
   std::vector<cost::AttentionPoint> attention_points;
   /// Query rows per block of the attention kernel that measured them (host 64, cuda 256).
   std::int64_t attention_block_rows = 0;
-  /// Memory bandwidth: median of copies of a 64 MiB buffer, read + write bytes / time (host backend).
+  /// Memory bandwidth, read + write bytes / time: the median copy of a 64 MiB
+  /// buffer (host backend), the largest bf16 -> FP8 cast (CUDA backend).
   double memory_bytes_per_s = 0;
   /// The profile's: beside the MPI_Allreduce loop under mpirun with 2+ ranks, else beside the copy loop.
   OverlapMeasurement overlap;
@@ -129,12 +154,14 @@ using moeplan::launched_by_mpirun;  // core/launch.hpp
 /// on rank 0 while the other ranks wait without spinning.
 HostCalibration run_host_calibration(const HostCalibrationOptions& options);
 
-/// The GEMM shape model fitted to the host's GEMM points (docs/cost-model.md,
-/// "GEMM shape model"): units 1 (Eigen runs a product on one core), tiles of
-/// Eigen's register micro-kernel for float (gebp_traits mr x nr), the measured
-/// memory bandwidth, peak = cost::highest_tile_rate of the points; efficiency
-/// and alpha by cost::fit_gemm_shape. Absent without GEMM points or bandwidth.
-std::optional<model::GemmShapeModelSpec> host_gemm_shape(const HostCalibration& calibration);
+/// The GEMM shape model fitted to a calibration's GEMM points
+/// (docs/cost-model.md, "GEMM shape model"). Host backend: units 1 (Eigen runs
+/// a product on one core), tiles of Eigen's register micro-kernel for float
+/// (gebp_traits mr x nr). CUDA backend: the GPU's SMs and the tile it names
+/// (gemm_units, gemm_tile_m/n), and an FP8 peak from its FP8 points. Both: the
+/// measured memory bandwidth, peak = cost::highest_tile_rate of the points;
+/// efficiency and alpha by cost::fit_gemm_shape. Absent without GEMM points or bandwidth.
+std::optional<model::GemmShapeModelSpec> calibrated_gemm_shape(const HostCalibration& calibration);
 
 /// The attention shape model fitted to a calibration's attention points
 /// (docs/cost-model.md, "Attention shape model"), either backend: block_rows

@@ -24,6 +24,9 @@ struct CommWork {
   model::OpClass op = model::OpClass::A2A;
   double size_bytes = 0;
   std::vector<std::int32_t> ranks;  ///< members, ascending; P2P: {sender, receiver}
+  /// Ranks the cost model priced it over: ranks.size() in a multi-rank graph,
+  /// more in a symmetric one, which holds one rank of each group (0: ranks.size()).
+  std::int32_t priced_group = 0;
 };
 
 /// @brief What one task does for real: a compute task's GEMMs and attention

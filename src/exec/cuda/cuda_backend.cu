@@ -1,7 +1,7 @@
 // execute --backend cuda: replays a task graph on this process's GPU. Every
 // resource of the rank is a CUDA stream, every dependency an event the
-// consumer's stream waits for, every compute task a cuBLAS GEMM or attention
-// of its ReplayPlan shape, every collective an NCCL collective over a
+// consumer's stream waits for, every compute task cuBLAS GEMMs (a batch of
+// equal products in one launch) and attention of its ReplayPlan shape, every collective an NCCL collective over a
 // communicator per group (under mpirun, one GPU per rank) or, with no peers,
 // a device-to-device copy of the bytes the rank would send (the proxy).
 // Launch order: issue_plan.hpp. Times: cudaEvents around every task, relative
@@ -143,10 +143,10 @@ struct Workspace {
     for (const cuda_plan::Launch& l : launches) {
       const ReplayTask& task = plan.tasks[l.task];
       if (const dag::WorkShape* w = std::get_if<dag::WorkShape>(&task.work)) {
-        for (const dag::GemmBatch& g : w->gemms) {
-          a_elems = std::max(a_elems, static_cast<std::size_t>(g.m * g.k));
-          b_elems = std::max(b_elems, static_cast<std::size_t>(g.k * g.n));
-          c_elems = std::max(c_elems, static_cast<std::size_t>(g.m * g.n));
+        for (const dag::GemmBatch& g : w->gemms) {  // a batch's products side by side (one launch)
+          a_elems = std::max(a_elems, static_cast<std::size_t>(g.count * g.m * g.k));
+          b_elems = std::max(b_elems, static_cast<std::size_t>(g.count * g.k * g.n));
+          c_elems = std::max(c_elems, static_cast<std::size_t>(g.count * g.m * g.n));
         }
         if (const auto& a = w->attention) {
           attention.queries = std::max(attention.queries, a->queries);
@@ -303,10 +303,12 @@ class CudaBackend final : public Backend {
       const ReplayTask& task = plan_.tasks[t];
       if (const dag::WorkShape* work = std::get_if<dag::WorkShape>(&task.work)) {
         check(cublasSetStream(cublas_, s), "cublasSetStream");
+        // A batch of equal products (a rank's local experts) is one launch, as
+        // Megatron-Core's grouped GEMM: a loop of launches ran 1.8-5.8x slower on
+        // small experts (docs/validation.md, "GPU runs"), a cost no model prices.
         for (const dag::GemmBatch& g : work->gemms)
-          for (std::int64_t i = 0; i < g.count; ++i)
-            cuda_ops::gemm_bf16(cublas_, g.m, g.n, g.k, w.a.as<__nv_bfloat16>(), w.b.as<__nv_bfloat16>(),
-                                w.c.as<__nv_bfloat16>());
+          cuda_ops::gemm_bf16_batched(cublas_, g.m, g.n, g.k, g.count, w.a.as<__nv_bfloat16>(),
+                                      w.b.as<__nv_bfloat16>(), w.c.as<__nv_bfloat16>());
         if (const auto& a = work->attention; a && a->queries > 0)
           cuda_ops::attention_bf16(cublas_, s, {a->queries, a->context, a->heads, a->head_dim}, *w.attention_buffers);
       } else {

@@ -164,7 +164,7 @@ class Planner {
 IssuePlan make_issue_plan(const dag::TaskGraph& graph, std::int32_t rank) { return Planner(graph, rank).run(); }
 
 double proxy_copy_bytes(const CommWork& work) {
-  const int ranks = static_cast<int>(work.ranks.size());
+  const int ranks = std::max(static_cast<int>(work.ranks.size()), static_cast<int>(work.priced_group));
   if (ranks <= 1) return 0;
   return work.size_bytes * cost::bus_factor(work.op, ranks);
 }

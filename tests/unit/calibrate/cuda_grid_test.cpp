@@ -38,6 +38,29 @@ TEST_CASE("calibrate::cuda_attention_grid: 16 heads", "[calibrate]") {
   CHECK((quick[0].head_dim == 64 && quick[1].head_dim == 128));
   CHECK((quick[3].seq_len == 4096 && quick[3].heads == 16 && quick[3].head_dim == 128));
   const auto full = calibrate::cuda_attention_grid(false);
-  REQUIRE(full.size() == 10);  // 5 lengths x 2 head sizes
+  REQUIRE(full.size() == 12);  // 6 lengths x 2 head sizes
   CHECK((full[9].seq_len == 8192 && full[9].head_dim == 128));
+  CHECK((full[11].seq_len == 16384 && full[11].head_dim == 128));  // gpt-moe-s's context
+}
+
+TEST_CASE("calibrate::cuda_grouped_grid: local experts of three models", "[calibrate]") {
+  const auto quick = calibrate::cuda_grouped_grid(true);
+  REQUIRE(quick.size() == 2);
+  CHECK((quick[1].experts == 8 && quick[1].per_expert.tokens == 2048 && quick[1].per_expert.d_model == 1024));
+  const auto full = calibrate::cuda_grouped_grid(false);
+  REQUIRE(full.size() == 9);  // 3 expert sets x 3 token counts
+  // Mixtral-8x7B at EP 2: 8 / 2 = 4 local experts of 4096 x 14336 (its HF config).
+  CHECK((full[0].experts == 4 && full[0].per_expert.d_model == 4096 && full[0].per_expert.ffn == 14336));
+  // DeepSeek-V3 at EP 8: 256 / 8 = 32 experts of 7168 x 2048 (moe_intermediate_size).
+  CHECK((full[3].experts == 32 && full[3].per_expert.tokens == 128 && full[3].per_expert.ffn == 2048));
+  CHECK((full[8].experts == 64 && full[8].per_expert.tokens == 2048 && full[8].per_expert.ffn == 1408));
+}
+
+TEST_CASE("calibrate::cuda_cast_elements: multiples of the cast's 8-element vectors", "[calibrate]") {
+  const auto full = calibrate::cuda_cast_elements(false);
+  REQUIRE(full.size() == 7);  // 2^16, 2^18, ..., 2^28
+  CHECK(full.front() == 65536);
+  CHECK(full.back() == 268435456);
+  for (std::size_t n : full) CHECK(n % 8 == 0);
+  CHECK(calibrate::cuda_cast_elements(true) == std::vector<std::size_t>{1048576, 16777216});
 }

@@ -148,4 +148,9 @@ TEST_CASE("exec::cuda_plan::proxy_copy_bytes: size x nccl-tests' bus factor", "[
   CHECK(exec::cuda_plan::proxy_copy_bytes({OpClass::P2P, 1000.0, {3, 1}}) == 1000.0);
   // a group of one moves nothing
   CHECK(exec::cuda_plan::proxy_copy_bytes({OpClass::AllReduce, 1048576.0, {2}}) == 0.0);
+  // A symmetric graph's member of an alltoall priced over 4 ranks: 3/4 of 4 MiB = 3 MiB,
+  // though the graph holds only this rank of the group.
+  CHECK(exec::cuda_plan::proxy_copy_bytes({OpClass::A2A, 4194304.0, {0}, 4}) == 3145728.0);
+  // A multi-rank graph's priced group equals its members: unchanged.
+  CHECK(exec::cuda_plan::proxy_copy_bytes({OpClass::AllGather, 1000.0, {0, 1}, 2}) == 500.0);
 }
