@@ -142,7 +142,33 @@ def contention(moeplan):
     print()
 
 
-FAMILIES = {"foldmoe": foldmoe, "fsmoe": fsmoe, "flowmoe": flowmoe, "folding": folding, "contention": contention}
+def published(moeplan):
+    """The per-row tables of 'Published Megatron-Core runs' (bench published --json)."""
+    runs = run_json(moeplan, ["bench", "published", "--json"])["runs"]
+    print("`moeplan bench published --json`:\n")
+    print("| id | model | mapping | global batch | measured s | predicted s | error | predicted GiB | peak GiB |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in runs:
+        if not r["id"].startswith("S1-"):
+            continue
+        peak = r.get("measured_peak_alloc_gib")
+        print(f"| {r['id']} | {r['model']} | {r['mapping']} | {r['global_batch']} | {r['measured_iteration_s']:.4f} | "
+              f"{r['predicted_iteration_s']:.4f} | {r['error_pct']:+.1f}% | {r['predicted_memory_gib']:.1f} | "
+              f"{peak if peak is not None else '-'} |")
+    print("\nThe other rows (iteration seconds: `gbs x seq / (tokens/s/GPU x GPUs)`; no published peak memory):\n")
+    print("| id | model | cluster | GPUs | mapping | global batch | measured s | predicted s | error | predicted GiB |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in runs:
+        if r["id"].startswith("S1-"):
+            continue
+        print(f"| {r['id']} | {r['model']} | {r['cluster']} | {r['gpus']} | {r['mapping']} | {r['global_batch']} | "
+              f"{r['measured_iteration_s']:.4f} | {r['predicted_iteration_s']:.4f} | {r['error_pct']:+.1f}% | "
+              f"{r['predicted_memory_gib']:.1f} |")
+    print()
+
+
+FAMILIES = {"foldmoe": foldmoe, "fsmoe": fsmoe, "flowmoe": flowmoe, "folding": folding, "contention": contention,
+            "published": published}
 
 
 def main():

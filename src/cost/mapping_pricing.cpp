@@ -10,6 +10,8 @@
 #include <moeplan/cost/deepep.hpp>
 #include <moeplan/cost/expert_pricing.hpp>
 #include <moeplan/cost/fp8_casts.hpp>
+#include <moeplan/cost/memory_bound_kernels.hpp>
+#include <moeplan/cost/model_ends.hpp>
 #include <moeplan/cost/recompute_pricing.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/model_stats.hpp>
@@ -100,6 +102,10 @@ double LayerPrices::layers_per_chunk() const {
 LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, const MappingConfig& in,
                          const MemoryModel& mem) {
   pricings.fetch_add(1, std::memory_order_relaxed);
+  if (!costs.has(OpClass::Elementwise, model::LinkClass::Local))
+    throw_input_error("costs", "the profile has no elementwise line: the Megatron-style family prices the norms, "
+                               "activations, token permutation, loss and optimizer step on it (datasheet-profile "
+                               "derives one from the GPU's memory bandwidth; calibrate --backend cuda measures one)");
   const model::ModelSpec& m = s.model;
   LayerPrices out;
   out.config = in;
@@ -255,10 +261,30 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   out.experts_backward_ms = experts_bwd;
   out.a2a_ms = a2a;
   out.etp_comm_ms = etp_agrs;
+  // The memory-bound kernels (docs/cost-model.md, "Memory-bound kernels").
+  const BlockTokens block_tokens{tokens_local / as_double(c.tp), tokens_local, as_double(c.tp)};
+  const auto elementwise_ms = [&](double bytes) { return costs.compute(OpClass::Elementwise, bytes).value; };
+  {
+    const PassBytes common = block_common_bytes(m, block_tokens);
+    out.block_memory_forward_ms = elementwise_ms(common.forward);
+    out.block_memory_backward_ms = elementwise_ms(common.backward);
+    if (moe_blocks) {
+      const PassBytes ffn = moe_ffn_bytes(m, block_tokens, moe, as_double(c.ep));
+      out.moe_memory_forward_ms = elementwise_ms(ffn.forward);
+      out.moe_memory_backward_ms = elementwise_ms(ffn.backward);
+    }
+    if (out.dense_blocks) {
+      const PassBytes ffn = dense_ffn_bytes(m, block_tokens);
+      out.dense_memory_forward_ms = elementwise_ms(ffn.forward);
+      out.dense_memory_backward_ms = elementwise_ms(ffn.backward);
+    }
+  }
+  out.ends = price_model_ends(costs, m, block_tokens, tp_g);
   // An MoE block's compute, then its communication, per direction.
-  const double compute_forward = att_fwd + router + experts_fwd + att_cast.forward.value + moe_cast.forward.value;
-  const double compute_backward =
-      2 * att_fwd + 2 * router + experts_bwd + att_cast.backward.value + moe_cast.backward.value;
+  const double compute_forward = att_fwd + router + experts_fwd + att_cast.forward.value + moe_cast.forward.value +
+                                 out.block_memory_forward_ms + out.moe_memory_forward_ms;
+  const double compute_backward = 2 * att_fwd + 2 * router + experts_bwd + att_cast.backward.value +
+                                  moe_cast.backward.value + out.block_memory_backward_ms + out.moe_memory_backward_ms;
   out.layer_forward_ms = compute_forward + tp_fwd + cp_exposed + a2a + etp_agrs;
   out.layer_backward_ms = compute_backward + tp_fwd + cp.backward_ms + a2a + etp_agrs;
   out.layer_comm_ms = tp_fwd + cp_exposed + a2a + etp_agrs;
@@ -289,10 +315,12 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
                                                    : DenseFfnTimes{Milliseconds{0}, Milliseconds{0}};
   out.dense_ffn_ms = dense_ffn.forward.value;
   out.dense_ffn_backward_ms = dense_ffn.backward.value;
+  const double dense_memory_forward = out.block_memory_forward_ms + out.dense_memory_forward_ms;
+  const double dense_memory_backward = out.block_memory_backward_ms + out.dense_memory_backward_ms;
   out.dense_layer_forward_ms = att_fwd + tp_fwd + cp_exposed + dense_ffn.forward.value + tp_fwd +
-                               att_cast.forward.value + out.dense_ffn_cast_forward_ms;
+                               att_cast.forward.value + out.dense_ffn_cast_forward_ms + dense_memory_forward;
   out.dense_layer_backward_ms = 2 * att_fwd + tp_fwd + cp.backward_ms + dense_ffn.backward.value + tp_fwd +
-                                att_cast.backward.value + out.dense_ffn_cast_backward_ms;
+                                att_cast.backward.value + out.dense_ffn_cast_backward_ms + dense_memory_backward;
   // Recomputation (docs/cost-model.md, "Recomputation"): the forward work
   // each recomputed submodule (or, under full, each recomputed block) runs
   // again in the backward pass, before its gradients.
@@ -325,8 +353,11 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
       const double kv_up = as_double(mla.kv_lora_rank) * heads * as_double(mla.qk_nope_head_dim + mla.v_head_dim);
       parts.mla_up_proj_ms = costs.compute(linear, 2.0 * tokens_local * (q_up + kv_up) / as_double(c.tp)).value;
     }
-    parts.dense_mlp_ms = out.dense_blocks ? dense_ffn.forward.value + tp_fwd + out.dense_ffn_cast_forward_ms : 0.0;
-    parts.moe_layer_ms = moe_blocks ? router + experts_fwd + a2a + etp_agrs + moe_cast.forward.value : 0.0;
+    parts.dense_mlp_ms = out.dense_blocks ? dense_ffn.forward.value + tp_fwd + out.dense_ffn_cast_forward_ms +
+                                                out.dense_memory_forward_ms
+                                          : 0.0;
+    parts.moe_layer_ms =
+        moe_blocks ? router + experts_fwd + a2a + etp_agrs + moe_cast.forward.value + out.moe_memory_forward_ms : 0.0;
     if (moe_blocks && m.moe.num_shared_experts > 0) {
       const double gemms = m.moe.expert_type == model::FfnType::SwiGlu ? 3.0 : 2.0;
       parts.shared_experts_ms =
@@ -358,16 +389,18 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   }
   if (fsdp && out.dense_blocks) {
     const double compute_forward_dense =
-        att_fwd + dense_ffn.forward.value + att_cast.forward.value + out.dense_ffn_cast_forward_ms;
+        att_fwd + dense_ffn.forward.value + att_cast.forward.value + out.dense_ffn_cast_forward_ms +
+        dense_memory_forward;
     const double compute_backward_dense =
-        2 * att_fwd + dense_ffn.backward.value + att_cast.backward.value + out.dense_ffn_cast_backward_ms;
+        2 * att_fwd + dense_ffn.backward.value + att_cast.backward.value + out.dense_ffn_cast_backward_ms +
+        dense_memory_backward;
     const FsdpBlockTimes block = fsdp_block_times(costs, block_params(m, c, false), b, dp_cp_g, edp_g,
                                                   compute_forward_dense, compute_backward_dense);
     out.dense_layer_forward_ms += block.forward_exposed;
     out.dense_layer_backward_ms += block.backward_exposed;
     out.dense_fsdp_exposed_ms = block.forward_exposed + block.backward_exposed;
   }
-  // LM head (first/last stage) is left to the chunk costs of every stage alike.
+  // The ends (embedding, LM head and loss) go to the first and last chunks (plan/mapping_run.cpp).
   out.p2p_ms = c.pp > 1 ? comm(costs, OpClass::P2P, pp_pair, act_bytes / as_double(c.tp)) : 0.0;
   out.p2p_bytes = c.pp > 1 ? act_bytes / as_double(c.tp) : 0.0;
   // Distributed optimizer (Megatron-Core DDP): after a stage's last backward,
@@ -385,6 +418,11 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
                      comm(costs, OpClass::ReduceScatter, edp_g, held.expert * 4) +
                      comm(costs, OpClass::AllGather, edp_g, held.expert * b);
   out.optimizer_bytes = (held.dense + held.expert) * (4 + b);
+  // The Adam update of the rank's shard (memory_bound_kernels.hpp): the
+  // distributed optimizer shards dense parameters over dp x cp, experts over edp.
+  out.optimizer_update_ms = elementwise_ms(
+      optimizer_step_bytes(held.dense / as_double(c.dp * c.cp) + held.expert / as_double(c.edp)));
+  out.optimizer_ms += out.optimizer_update_ms;
   // The layers' share of the gradient reduce-scatter (the ends' embedding and
   // LM head gradients are left out): what an overlap schedule can hide under
   // the last backward pass (the joint search).

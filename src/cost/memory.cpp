@@ -323,7 +323,12 @@ double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, c
         }
       }
     }
-    activations = std::max(activations, kept * in_flight);
+    // The last stage also holds, while one micro-batch's loss runs, its
+    // logits (tokens x vocab / tp at b bytes) and the fp32 copy the
+    // cross-entropy turns into the softmax it keeps for the backward
+    // (Megatron-Core's vocab_parallel_cross_entropy: 4 B each).
+    const double logits = stage == c.pp - 1 ? (b + 4.0) * tokens_local * as_double(m.vocab_size) / as_double(c.tp) : 0.0;
+    activations = std::max(activations, kept * in_flight + logits);
   }
   bytes += activations;
   // The group being recomputed holds all its activations once, during its backward.

@@ -39,9 +39,11 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
   pipe.chunk.forward_flops = layers_per_chunk * l.layer_forward_flops;
   pipe.chunk.backward_flops = layers_per_chunk * l.layer_backward_flops;
   pipe.chunk.p2p_bytes = l.p2p_bytes;
-  if (l.dense_blocks || !c.chunk_layers.empty()) {
-    // Chunks differ (dense blocks, or a pipeline layout's uneven stages): each
-    // virtual stage sums its own blocks. An overlap's saving (the joint search)
+  {
+    // Each virtual stage sums its own blocks (dense blocks and a pipeline
+    // layout's uneven stages make chunks differ), and the first and last hold
+    // the model's ends: the embedding, and the final norm, LM head and loss
+    // (Megatron-Core's pre_process and post_process stages). An overlap's saving (the joint search)
     // was priced for chunks of MoE blocks: each MoE block keeps its share of
     // it, dense blocks have nothing to overlap.
     MOEPLAN_CHECK(static_cast<std::int64_t>(l.chunk_layers.size()) == c.pp * c.vpp, "a block count per chunk");
@@ -63,6 +65,14 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
       }
       first += count;
     }
+    sched::PipelineChunkCost& head = pipe.chunks.front();
+    head.forward_ms += l.ends.first_forward_ms;
+    head.backward_ms += l.ends.first_backward_ms;
+    sched::PipelineChunkCost& tail = pipe.chunks.back();
+    tail.forward_ms += l.ends.last_forward_ms;
+    tail.backward_ms += l.ends.last_backward_ms;
+    tail.forward_flops += l.ends.head_forward_flops;
+    tail.backward_flops += 2 * l.ends.head_forward_flops;
   }
   pipe.optimizer_ms = l.optimizer_ms - saved.optimizer_saved_ms;
   pipe.optimizer_bytes = l.optimizer_bytes;
@@ -104,6 +114,15 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
   // The optimizer step, and under Megatron-FSDP each block's exposed gathers and reduce-scatter.
   out.breakdown.dp_ms = l.optimizer_ms + per_stage * l.fsdp_exposed_ms + per_stage_dense * l.dense_fsdp_exposed_ms;
   out.breakdown.recompute_ms = per_stage * l.recompute_ms + per_stage_dense * l.dense_recompute_ms;
+  // The memory-bound kernels inside the blocks join their parts: the norms,
+  // residual adds and rotary the attention's, the router, permutation and
+  // activations the FFN's.
+  out.breakdown.attention_ms +=
+      (per_stage + per_stage_dense) * (l.block_memory_forward_ms + l.block_memory_backward_ms);
+  out.breakdown.moe_compute_ms += per_stage * (l.moe_memory_forward_ms + l.moe_memory_backward_ms) +
+                                  per_stage_dense * (l.dense_memory_forward_ms + l.dense_memory_backward_ms);
+  out.breakdown.model_ends_ms = as_double(l.micro_batches) * (l.ends.first_forward_ms + l.ends.first_backward_ms +
+                                                              l.ends.last_forward_ms + l.ends.last_backward_ms);
   // Stage 0's idle time (summarize's bubble: makespan less compute busy), less
   // its optimizer step (counted in dp_ms).
   out.breakdown.pp_bubble_ms = std::max(0.0, (times->makespan_ms - times->stage0_compute_busy_ms) - pipe.optimizer_ms);

@@ -74,6 +74,7 @@ Json mapping_to_json(const MappingResult& f) {
   b.set("dp_ms", f.breakdown.dp_ms);
   b.set("pp_bubble_ms", f.breakdown.pp_bubble_ms);
   b.set("recompute_ms", f.breakdown.recompute_ms);
+  b.set("model_ends_ms", f.breakdown.model_ends_ms);
   j.set("breakdown", b);
   return j;
 }

@@ -13,6 +13,7 @@
 #include <moeplan/cost/cost_model.hpp>
 #include <moeplan/cost/mapping.hpp>
 #include <moeplan/cost/memory.hpp>
+#include <moeplan/cost/model_ends.hpp>
 #include <moeplan/model/specs.hpp>
 
 namespace moeplan::cost {
@@ -56,6 +57,19 @@ struct LayerPrices {
   double experts_cast_backward_ms = 0;
   double dense_ffn_cast_forward_ms = 0;
   double dense_ffn_cast_backward_ms = 0;
+  /// Memory-bound kernels (memory_bound_kernels.hpp) on the elementwise line,
+  /// included in the block times: every block's norms, residual adds and
+  /// rotary embedding; an MoE block's router softmax, permutation and expert
+  /// activations; a dense block's MLP activation.
+  double block_memory_forward_ms = 0;
+  double block_memory_backward_ms = 0;
+  double moe_memory_forward_ms = 0;
+  double moe_memory_backward_ms = 0;
+  double dense_memory_forward_ms = 0;
+  double dense_memory_backward_ms = 0;
+  /// The model's ends per micro-batch (model_ends.hpp): the embedding on the
+  /// first virtual stage, final norm, LM head and loss on the last.
+  EndTimes ends;
   /// Recomputation (schedule.recompute): the forward work an MoE block and a
   /// dense block rerun in their backward pass, included in the backward times.
   double recompute_ms = 0;
@@ -74,8 +88,10 @@ struct LayerPrices {
   double p2p_ms = 0;     ///< one stage-to-stage activation transfer (0 with pp = 1)
   double p2p_bytes = 0;
   /// The distributed optimizer's step: gradient ReduceScatter and parameter
-  /// AllGather over dp x cp (dense) and edp (experts), for the stage holding the most.
+  /// AllGather over dp x cp (dense) and edp (experts), and the Adam update of
+  /// the rank's shard on the elementwise line, for the stage holding the most.
   double optimizer_ms = 0;
+  double optimizer_update_ms = 0;  ///< of which the Adam update of the shard
   double optimizer_bytes = 0;       ///< gradient and parameter bytes it moves
   double layer_gradient_rs_ms = 0;  ///< its gradient ReduceScatter of the layers' parameters (not the ends')
   /// Of the step, what Megatron's --overlap-grad-reduce / --overlap-param-gather

@@ -27,6 +27,9 @@ struct MappingBreakdown {
   double dp_ms = 0;
   double pp_bubble_ms = 0;    ///< pipeline idle time of the stage
   double recompute_ms = 0;    ///< forward work rerun by recomputation (schedule.recompute), all micro-batches
+  /// The model's ends, all micro-batches: the embedding (first stage) and the
+  /// final norm, LM head and loss (last stage), each on its own stage.
+  double model_ends_ms = 0;
 };
 
 /// @brief One pipeline stage as run (ms): the work an overlap schedule can

@@ -140,7 +140,8 @@ plan::Savings FoldingRecord::savings(const plan::PlanResult& r) const {
            {"agrs_ms", b.agrs_ms, c.agrs_ms},
            {"dp_ms", b.dp_ms, c.dp_ms},
            {"pp_bubble_ms", b.pp_bubble_ms, c.pp_bubble_ms},
-           {"recompute_ms", b.recompute_ms, c.recompute_ms}}};
+           {"recompute_ms", b.recompute_ms, c.recompute_ms},
+           {"model_ends_ms", b.model_ends_ms, c.model_ends_ms}}};
 }
 
 plan::SearchPicture FoldingRecord::picture(const model::ScenarioSpec& scenario, const plan::PlanResult& r,

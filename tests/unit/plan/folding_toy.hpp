@@ -51,13 +51,36 @@ inline model::ScenarioSpec toy_scenario() {
                                       cost_line(OpClass::AllGather, LinkClass::Intra, 2, 0.0, 1e-3),
                                       cost_line(OpClass::ReduceScatter, LinkClass::Intra, 2, 0.0, 1e-3),
                                       cost_line(OpClass::A2A, LinkClass::Intra, 2, 0.0, 1e-3),
-                                      cost_line(OpClass::P2P, LinkClass::Intra, 2, 0.0, 1e-2)},
+                                      cost_line(OpClass::P2P, LinkClass::Intra, 2, 0.0, 1e-2),
+                                      // Memory-bound kernels at 1e-14 ms per byte (100 TB/s): a toy's few
+                                      // hundred bytes cost 1e-12 ms, so the by-hand block times below hold
+                                      // without them (memory_bound_kernels_test prices them by hand).
+                                      cost_line(OpClass::Elementwise, LinkClass::Local, 1, 0.0, 1e-14),
+                                      // The loss's all-reduces over tp (model_ends.hpp), twice the
+                                      // ReduceScatter's slope (a ring all-reduce is a reduce-scatter and an all-gather).
+                                      cost_line(OpClass::AllReduce, LinkClass::Intra, 2, 0.0, 2e-3)},
                                      1.0};
   s.workload.seq_len = 8;
   s.workload.micro_batch_size = 1;
   s.workload.global_batch_size = 1;
   s.schedule.family = "folding";
   return s;
+}
+
+// The toy's model ends for one micro-batch (model_ends.hpp), by hand, with
+// t the tokens the attention sees (8 / cp) and the vocabulary (8) over tp:
+// - the LM head GEMM forward and its two gradient GEMMs, 2 t d V / tp FLOPs
+//   each at 1e-3 ms per FLOP: 3 x 2 t 4 8 / tp x 1e-3 = 0.192 t / tp ms;
+// - over tp = 2 only: the embedding's ReduceScatter and gradient AllGather,
+//   the head's input AllGather and gradient ReduceScatter, t d b = 8 t bytes
+//   each at 1e-3 ms per byte (4 x 0.008 t), and the loss's all-reduces of
+//   4 t and 8 t bytes at 2e-3 (0.024 t);
+// - the memory-bound kernels: bytes at 1e-14 ms, nothing at this scale.
+// tp 2, t 8: 0.768 + 0.256 + 0.192 = 1.216; tp 1, t 8: 1.536; tp 1, t 4:
+// 0.768; tp 2, t 4: 0.384 + 0.128 + 0.096 = 0.608.
+inline double toy_ends_ms(double t, int tp) {
+  const double head = 0.192 * t / tp;
+  return tp == 1 ? head : head + 4 * 0.008 * t + 0.024 * t;
 }
 
 inline cost::MappingConfig mapping(std::int64_t tp, std::int64_t cp, std::int64_t pp, std::int64_t ep, std::int64_t etp) {
@@ -72,16 +95,13 @@ inline cost::MappingConfig mapping(std::int64_t tp, std::int64_t cp, std::int64_
 
 
 // The toy with twice the GPU peak. Only MFU's denominator moves (times come
-// from the profile's lines): at 1e6 FLOP/s the toy already runs at MFU 0.99
-// (its model FLOPs count an LM head its time leaves out), so any communication
-// an overlap hides would read as an MFU above 1, which price_mapping refuses.
-// The overlap families all-reduce gradients (the folding search reduce-scatters
-// them): an AllReduce line, twice the ReduceScatter's slope (a ring all-reduce
-// is a reduce-scatter and an all-gather), which the folding prices never use.
+// from the profile's lines): the toy ran at MFU 0.99 at 1e6 FLOP/s before its
+// LM head was priced, so any communication an overlap hides would read as an
+// MFU above 1, which price_mapping refuses. (The overlap families all-reduce
+// gradients on the toy's AllReduce line.)
 inline model::ScenarioSpec toy_scenario_for_overlap() {
   model::ScenarioSpec s = toy_scenario();
   s.cluster.gpu.peak_flops_per_s_bf16 = 2e6;
-  s.profile->costs.push_back(cost_line(model::OpClass::AllReduce, model::LinkClass::Intra, 2, 0.0, 2e-3));
   return s;
 }
 

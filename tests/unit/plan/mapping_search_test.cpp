@@ -21,6 +21,7 @@ using model::LinkClass;
 using model::OpClass;
 
 using moeplan::testing::mapping;
+using moeplan::testing::toy_ends_ms;
 using moeplan::testing::toy_scenario;
 
 namespace {
@@ -68,6 +69,8 @@ TEST_CASE("plan::search_mappings prices a dense model: no experts, etp = tp (toy
   //   = 1224 B = 1.224 ms.
   //   tp 2 cp 1: 4.260 + 0.512                   = 4.772
   //   tp 1 cp 2: 4.260 + 0.442 + 0.884 + 1.224   = 6.810
+  // and the model's ends (folding_toy.hpp, toy_ends_ms): tp 2 over 8 tokens,
+  // tp 1 over 4 (cp 2).
   model::ScenarioSpec s = dense_toy();
   REQUIRE(s.model.is_dense());
   const cost::CostModel costs(*s.profile);
@@ -78,11 +81,11 @@ TEST_CASE("plan::search_mappings prices a dense model: no experts, etp = tp (toy
     CHECK(found[0].config.tp == 2);
     CHECK(found[0].config.cp == 1);
     CHECK(found[0].config.etp == 2);
-    CHECK(found[0].iteration_ms == Approx(4.772));
+    CHECK(found[0].iteration_ms == Approx(4.772 + toy_ends_ms(8, 2)));
     CHECK(found[1].config.tp == 1);
     CHECK(found[1].config.cp == 2);
     CHECK(found[1].config.etp == 1);
-    CHECK(found[1].iteration_ms == Approx(6.810));
+    CHECK(found[1].iteration_ms == Approx(6.810 + toy_ends_ms(4, 1)));
     for (const plan::MappingResult& r : found) {
       CHECK(r.config.ep == 1);
       CHECK(r.breakdown.a2a_ms == 0);
@@ -113,11 +116,13 @@ TEST_CASE("plan::price_mapping: each CP exchange's exposed time (dense toy, by h
     t.parallel.hierarchical_cp_sizes = std::move(sizes);
     return plan::price_mapping(t, costs, mapping(1, 2, 1, 1, 1)).iteration_ms;
   };
-  CHECK(iteration("p2p", {}) == Approx(6.810));
-  CHECK(iteration("a2a", {}) == Approx(5.740));
-  CHECK(iteration("allgather", {}) == Approx(5.868));
-  CHECK(iteration("a2a+p2p", {2, 1}) == Approx(5.740));
-  CHECK(iteration("a2a+p2p", {1, 2}) == Approx(6.810));
+  // Each plus the model's ends at tp 1 over 4 tokens (toy_ends_ms).
+  const double ends = toy_ends_ms(4, 1);
+  CHECK(iteration("p2p", {}) == Approx(6.810 + ends));
+  CHECK(iteration("a2a", {}) == Approx(5.740 + ends));
+  CHECK(iteration("allgather", {}) == Approx(5.868 + ends));
+  CHECK(iteration("a2a+p2p", {2, 1}) == Approx(5.740 + ends));
+  CHECK(iteration("a2a+p2p", {1, 2}) == Approx(6.810 + ends));
   // Sizes whose product is not cp, and a2a with heads that do not split
   // (2 heads over cp 4 is not possible on 2 GPUs: one K/V head instead).
   CHECK_THROWS_WITH(iteration("a2a+p2p", {2, 2}), Catch::Contains("multiply to cp 2"));
@@ -187,13 +192,15 @@ TEST_CASE("plan::search_mappings: folding EP into TP beats every coupled mapping
       CHECK(got[i].iteration_ms == Approx(want[i].iteration_ms));
     }
   };
-  check(folded, {{2, 1, 2, 1, 4.836},
-                 {2, 1, 1, 2, 4.964},
-                 {2, 1, 1, 1, 5.476},
-                 {1, 2, 2, 1, 6.794},
-                 {1, 2, 1, 2, 6.922},
-                 {1, 2, 1, 1, 7.434}});
-  check(coupled, {{2, 1, 1, 2, 4.964}, {1, 2, 2, 1, 6.794}, {1, 2, 1, 1, 7.434}});
+  // Each plus the model's ends (toy_ends_ms): tp 2 over 8 tokens, tp 1 over 4 (cp 2).
+  const double tp2 = toy_ends_ms(8, 2), cp2 = toy_ends_ms(4, 1);
+  check(folded, {{2, 1, 2, 1, 4.836 + tp2},
+                 {2, 1, 1, 2, 4.964 + tp2},
+                 {2, 1, 1, 1, 5.476 + tp2},
+                 {1, 2, 2, 1, 6.794 + cp2},
+                 {1, 2, 1, 2, 6.922 + cp2},
+                 {1, 2, 1, 1, 7.434 + cp2}});
+  check(coupled, {{2, 1, 1, 2, 4.964 + tp2}, {1, 2, 2, 1, 6.794 + cp2}, {1, 2, 1, 1, 7.434 + cp2}});
   // The optimizer step of the cp = 2 mappings runs on dp x cp = 2 ranks even though dp = 1.
   CHECK(folded[3].config.dp == 1);
   CHECK(folded[3].breakdown.dp_ms == Approx(0.888));
@@ -201,7 +208,8 @@ TEST_CASE("plan::search_mappings: folding EP into TP beats every coupled mapping
 }
 
 TEST_CASE("plan::price_mapping: MFU from its formula (toy, by hand)", "[plan][folding]") {
-  // The winning toy mapping (tp 2, ep 2) takes 4.836 ms (derivation above).
+  // The winning toy mapping (tp 2, ep 2) takes 4.836 ms (derivation above)
+  // and its ends 1.216 ms (toy_ends_ms): 6.052 ms.
   // Model FLOPs per token: 2 x (LM head V d = 32 + attention weights 2 d h k +
   // 2 d g k = 64 + router d E = 8 + top-1 expert 2 d F = 64) = 336, plus causal
   // attention 2 x layers x s x h k = 2 x 1 x 8 x 4 = 64: 400. One iteration
@@ -209,8 +217,8 @@ TEST_CASE("plan::price_mapping: MFU from its formula (toy, by hand)", "[plan][fo
   const model::ScenarioSpec s = toy_scenario();
   const cost::CostModel costs(*s.profile);
   const plan::MappingResult r = plan::price_mapping(s, costs, mapping(2, 1, 1, 2, 1));
-  REQUIRE(r.iteration_ms == Approx(4.836));
-  CHECK(r.mfu == Approx(9600.0 / (4.836e-3 * 2 * 1e6)));  // 0.99256
+  REQUIRE(r.iteration_ms == Approx(6.052));
+  CHECK(r.mfu == Approx(9600.0 / (6.052e-3 * 2 * 1e6)));  // 0.79312
   // Held: attention 64 / 2 + norms 8 + router 8 + embedding and LM head
   // 2 x 32 / 2 + final norm 4 = 84 dense; 1 expert of 64 parameters.
   const cost::HeldParams held = cost::held_params(s.model, r.config);
@@ -230,14 +238,16 @@ TEST_CASE("plan::price_mapping: dense blocks (first_k_dense) cost and hold their
   // x 4 x 8 = 1024 FLOPs: forward 2.84 ms, backward 5.68 ms. P2P of 8 x 4 x 2 =
   // 64 bytes: 0.64 ms. One micro-batch: F0 + send + F1 + B1 + send + B0 =
   // 2.84 + 0.64 + 2.968 + 5.936 + 0.64 + 5.68 = 18.704 ms (every block MoE:
-  // 19.088 ms).
+  // 19.088 ms), plus the model's ends: the embedding on stage 0 (nothing at
+  // tp 1), the LM head on stage 1 (toy_ends_ms(8, 1) = 1.536 ms), both on the
+  // one micro-batch's path.
   model::ScenarioSpec s = two_block_toy();
   const cost::CostModel costs(*s.profile);
   const plan::MappingResult r = plan::price_mapping(s, costs, mapping(1, 1, 2, 1, 1));
-  CHECK(r.iteration_ms == Approx(18.704));
+  CHECK(r.iteration_ms == Approx(18.704 + toy_ends_ms(8, 1)));
   model::ScenarioSpec all_moe = s;
   all_moe.model.moe_layer = {true, true};
-  CHECK(plan::price_mapping(all_moe, costs, mapping(1, 1, 2, 1, 1)).iteration_ms == Approx(19.088));
+  CHECK(plan::price_mapping(all_moe, costs, mapping(1, 1, 2, 1, 1)).iteration_ms == Approx(19.088 + toy_ends_ms(8, 1)));
   // Held: stage 0 = attention 64 + norms 8 + dense FFN 2 x 4 x 8 = 64 + embedding
   // 32 = 168; stage 1 = attention 64 + norms 8 + router 8 + LM head 32 + final
   // norm 4 = 116 dense and 2 experts of 64 = 128: the larger stage, 244.
@@ -248,8 +258,9 @@ TEST_CASE("plan::price_mapping: dense blocks (first_k_dense) cost and hold their
   // micro-batch's activations: 34 x 8 x 4 = 1088 B per block x (15 + 19 x 8 /
   // 16) / 34 for either block (expert top-1 x 8 / 4d = dense 8 / 4d = 0.5):
   // 784; the MoE block (stage 1, the larger) also keeps its pre-MLP norm's
-  // output, 2 x 1088 / 34 = 64 B: 848.
-  CHECK(r.memory_bytes_per_gpu == Approx(244 * 6 + 116 * 12 + 128 * 12 + 848));
+  // output, 2 x 1088 / 34 = 64 B: 848; and, the last stage, one
+  // micro-batch's logits and their fp32 copy, (2 + 4) x 8 tokens x 8 = 384 B.
+  CHECK(r.memory_bytes_per_gpu == Approx(244 * 6 + 116 * 12 + 128 * 12 + 848 + 384));
   // The breakdown is the MoE stage's: 3 x 1.816 ms of attention, 1.024 + 2.048 + 3 x 0.128 of MoE compute.
   CHECK(r.breakdown.attention_ms == Approx(3 * 1.816));
   CHECK(r.breakdown.moe_compute_ms == Approx(1.024 + 2.048 + 3 * 0.128));
@@ -297,14 +308,21 @@ TEST_CASE("plan::price_mapping: dense gradients and optimizer shards over dp x c
   auto ag_rs_ms = [](double bytes, double n) { return 0.015 + bytes * (n - 1) / n / (450e9 * 0.8) * 1e3; };
   const double dense_ms = ag_rs_ms(4 * dense, 4) + ag_rs_ms(2 * dense, 4);     // 14.38 ms
   const double expert_ms = ag_rs_ms(4 * expert, 2) + ag_rs_ms(2 * expert, 2);  // 25.72 ms
-  CHECK(r.breakdown.dp_ms == Approx(dense_ms + expert_ms));                    // 40.09 ms
+  // The Adam update of the rank's shard (memory_bound_kernels.hpp: 38 B per
+  // parameter) on the datasheet's elementwise line: 0.5 x 3350 GB/s, 0.01 ms
+  // startup; dense parameters sharded over dp x cp = 4, experts over edp = 2.
+  auto adam_ms = [](double params) { return 0.01 + 38 * params / (3350e9 * 0.5) * 1e3; };
+  const double update_ms = adam_ms(dense / 4 + expert / 2);  // 41.49 ms
+  CHECK(r.breakdown.dp_ms == Approx(dense_ms + expert_ms + update_ms));  // 81.58 ms
 
   // The shared expert's bytes are in the dense sync: without it, the dense
   // collectives lose 7 x 110,100,480 parameters x 6 B over the 4 dp x cp ranks.
   model::ScenarioSpec no_shared = s;
   no_shared.model.moe.num_shared_experts = 0;
   const plan::MappingResult r0 = plan::price_mapping(no_shared, costs, c);
-  CHECK(r.breakdown.dp_ms - r0.breakdown.dp_ms == Approx(7 * shared * 6 * 3 / 4 / (450e9 * 0.8) * 1e3));  // 9.63 ms
+  // Its update loses them too (38 B each, over the 4 ranks of its shard).
+  CHECK(r.breakdown.dp_ms - r0.breakdown.dp_ms ==
+        Approx(7 * shared * 6 * 3 / 4 / (450e9 * 0.8) * 1e3 + 38 * 7 * shared / 4 / (3350e9 * 0.5) * 1e3));  // 14.0 ms
 
   // Memory: 2 B bf16 weight + 4 B fp32 gradient per parameter held, 12 B of
   // fp32 master weight and Adam moments sharded over dp x cp = 4 (dense) and
@@ -419,7 +437,7 @@ TEST_CASE("plan::price_mapping: an unfused attention kernel stores 5 a s^2 b byt
     return plan::price_mapping(t, costs, mapping(1, 1, 2, 1, 1)).memory_bytes_per_gpu;
   };
   const double flash = memory("none", "flash");
-  CHECK(flash == Approx(244 * 6 + 116 * 12 + 128 * 12 + 848));  // the case above's bytes
+  CHECK(flash == Approx(244 * 6 + 116 * 12 + 128 * 12 + 848 + 384));  // the case above's bytes
   CHECK(memory("none", "unfused") == Approx(flash + 640));
   CHECK(memory("selective", "unfused") == Approx(flash));  // selective recomputes the attention core
 }
@@ -463,7 +481,10 @@ model::ScenarioSpec fp8_toy(model::Precision precision) {
   s.workload.precision = precision;
   s.cluster.gpu.peak_flops_per_s_fp8 = 2e6;
   s.profile->costs.push_back(moeplan::testing::cost_line(OpClass::GemmFp8, LinkClass::Local, 1, 0.0, 0.5e-3));
-  s.profile->costs.push_back(moeplan::testing::cost_line(OpClass::Elementwise, LinkClass::Local, 1, 0.0, 1e-4));
+  // The casts' line, 1e-4 ms per byte: the toy's memory-bound kernels cost
+  // time too, in BF16 as in FP8, so the cases below compare the two on it.
+  for (model::LinearCostSpec& line : s.profile->costs)
+    if (line.op == OpClass::Elementwise) line.beta_ms_per_unit = 1e-4;
   return s;
 }
 
@@ -485,18 +506,21 @@ TEST_CASE("plan::price_mapping under FP8: linear GEMMs at the FP8 line, casts on
   // Communication as in BF16: 2 (0.128 + 0.064) = 0.384 ms.
   //   delayed:    0.972 + 1.944 + 0.128 + 0.384 = 3.428
   //   tensorwise: 0.972 + 1.944 + 0.192 + 0.384 = 3.492
+  // against 4.836 in BF16: -1.408 and -1.344. Both also run the same
+  // memory-bound kernels, model ends and optimizer update (the same bytes on
+  // the same line), which the differences leave out.
   const cost::MappingConfig c = mapping(2, 1, 1, 2, 1);
-  const model::ScenarioSpec bf16 = toy_scenario();
+  const model::ScenarioSpec bf16 = fp8_toy(model::Precision::Bf16);
   const plan::MappingResult base = plan::price_mapping(bf16, cost::CostModel(*bf16.profile), c);
-  REQUIRE(base.iteration_ms == Approx(4.836));
   const model::ScenarioSpec delayed = fp8_toy(model::Precision::Fp8Delayed);
   const plan::MappingResult d = plan::price_mapping(delayed, cost::CostModel(*delayed.profile), c);
-  CHECK(d.iteration_ms == Approx(3.428));
+  CHECK(d.iteration_ms - base.iteration_ms == Approx(3.428 - 4.836));
   // The breakdown's parts hold their casts: attention 3 x (0.256 + 0.396) +
-  // its casts (48 + 32) x 4 B and 80 x 4 B = 0.032 + 0.032 ms.
-  CHECK(d.breakdown.attention_ms == Approx(3 * 0.652 + 0.064));
+  // its casts (48 + 32) x 4 B and 80 x 4 B = 0.032 + 0.032 ms, against 3 x (0.512 + 0.396) in BF16.
+  CHECK(d.breakdown.attention_ms - base.breakdown.attention_ms == Approx(3 * 0.652 + 0.064 - 3 * 0.908));
   const model::ScenarioSpec tensorwise = fp8_toy(model::Precision::Fp8Tensorwise);
-  CHECK(plan::price_mapping(tensorwise, cost::CostModel(*tensorwise.profile), c).iteration_ms == Approx(3.492));
+  CHECK(plan::price_mapping(tensorwise, cost::CostModel(*tensorwise.profile), c).iteration_ms - base.iteration_ms ==
+        Approx(3.492 - 4.836));
   // Memory: FP8 keeps each linear weight's two FP8 copies, +2 B x (attention
   // 64 / tp 2 + one local expert 2 d F = 64) = +192 B, and saves the linear
   // inputs in FP8: of the layer's 34 s b h / tp = 544 B, attention 15/34 -> 13/34
@@ -530,7 +554,7 @@ TEST_CASE("an FP8 precision needs FP8 tensor cores, MX ones for mxfp8, and a pro
   mx.cluster.gpu.mx_formats = true;
   CHECK(refused(mx) == "accepted");
   model::ScenarioSpec no_line = s;
-  no_line.profile->costs.pop_back();  // the elementwise line
+  std::erase_if(no_line.profile->costs, [](const model::LinearCostSpec& l) { return l.op == OpClass::Elementwise; });
   CHECK_THAT(refused(no_line), Catch::Contains("elementwise line"));
   model::ScenarioSpec fp32 = s;
   fp32.model.dtype_bytes = 4;
@@ -551,8 +575,11 @@ TEST_CASE("plan::price_mapping with a pipeline layout: uneven stages in the 1F1B
   // input. Layout [1, 2] (stage 0 one block, stage 1 two):
   //   S1 F1 ends f + p + 2f; B1 + 2b; F2 + 2f; B2 + 2b = 5f + p + 4b;
   //   S0 B1 starts at 3f + 2p + 2b, ends + b; B2 starts at 5f + 2p + 4b: 5f + 2p + 5b.
+  // The last chunk also runs the LM head and loss, hf forward and hb backward
+  // (stage 1's F and B grow by them; the embedding costs nothing at tp 1),
+  // twice on the path: 5f + 2p + 5b + 2 (hf + hb).
   // Layout [2, 1]: the same recurrence with the other block counts (below).
-  // dp x cp = edp = 1: no optimizer traffic.
+  // dp x cp = edp = 1: no optimizer traffic, and its update ~1e-10 ms.
   model::ScenarioSpec s = toy_scenario();
   s.model.num_layers = 3;
   s.model.moe_layer = {true, true, true};
@@ -562,14 +589,17 @@ TEST_CASE("plan::price_mapping with a pipeline layout: uneven stages in the 1F1B
   c.chunk_layers = {1, 2};
   const cost::LayerPrices l = cost::price_layers(s, costs, c);
   REQUIRE(l.micro_batches == 2);
-  REQUIRE(l.optimizer_ms == 0);
+  REQUIRE(l.optimizer_ms == Approx(0).margin(1e-9));
   const double f = l.layer_forward_ms, b = l.layer_backward_ms, p = l.p2p_ms;
+  const double hf = l.ends.last_forward_ms, hb = l.ends.last_backward_ms;
+  REQUIRE(hf + hb == Approx(toy_ends_ms(8, 1)));
   REQUIRE(p > 0);
-  CHECK(plan::run_pipeline(l, costs, s.limits).iteration_ms == Approx(5 * f + 2 * p + 5 * b));
+  CHECK(plan::run_pipeline(l, costs, s.limits).iteration_ms == Approx(5 * f + 2 * p + 5 * b + 2 * (hf + hb)));
   // [2, 1]: S0 F1 [0, 2f], F2 [2f, 4f]; S1 F1 from 2f + p, B1 then F2 (input at 4f + p), B2;
   // S0 B1 after F2 and S1's B1 + p; S0 B2 after its B1 and S1's B2 + p.
-  const double s1_f1_end = 3 * f + p, s1_b1_end = s1_f1_end + b;
-  const double s1_f2_end = std::max(4 * f + p, s1_b1_end) + f, s1_b2_end = s1_f2_end + b;
+  // Stage 1's chunk is one block and the head: f + hf forward, b + hb backward.
+  const double s1_f1_end = 3 * f + p + hf, s1_b1_end = s1_f1_end + b + hb;
+  const double s1_f2_end = std::max(4 * f + p, s1_b1_end) + f + hf, s1_b2_end = s1_f2_end + b + hb;
   const double s0_b1_end = std::max(4 * f, s1_b1_end + p) + 2 * b;
   const double s0_b2_end = std::max(s0_b1_end, s1_b2_end + p) + 2 * b;
   c.chunk_layers = {2, 1};
@@ -607,7 +637,8 @@ TEST_CASE("plan::price_mapping prices a sliding window's pairs, and refuses it w
   // The toy's one block with a window of 3 tokens over its 8: queries 1..8 see
   // min(j, 3) = 1 + 2 + 3 x 6 = 21 pairs, not 36. Core FLOPs at tp 2: 22 x 21 / 2
   // = 231 (0.231 ms on the attention line) instead of 396: forward once and
-  // backward twice, 3 x (0.396 - 0.231) = 0.495 ms less than 4.836 (tp 2 cp 1 ep 2 etp 1).
+  // backward twice, 3 x (0.396 - 0.231) = 0.495 ms less than 4.836 (tp 2 cp 1 ep 2 etp 1),
+  // plus the model's ends (toy_ends_ms(8, 2)).
   CHECK(cost::windowed_pairs(8, 8, 3) == 21);
   CHECK(cost::windowed_pairs(4, 8, 3) == 12);  // the last 4 queries: 3 each
   CHECK(cost::windowed_pairs(8, 8, 100) == cost::causal_pairs(8, 8));
@@ -617,7 +648,7 @@ TEST_CASE("plan::price_mapping prices a sliding window's pairs, and refuses it w
   // Twice the peak: only MFU's denominator (the toy runs at MFU 0.99 unwindowed).
   s.cluster.gpu.peak_flops_per_s_bf16 = 2e6;
   const cost::CostModel costs(*s.profile);
-  CHECK(plan::price_mapping(s, costs, mapping(2, 1, 1, 2, 1)).iteration_ms == Approx(4.836 - 0.495));
+  CHECK(plan::price_mapping(s, costs, mapping(2, 1, 1, 2, 1)).iteration_ms == Approx(4.836 - 0.495 + toy_ends_ms(8, 2)));
   // Under context parallelism the ring passes every earlier block: not built for a window.
   CHECK_THROWS_WITH(plan::price_mapping(s, costs, mapping(1, 2, 1, 2, 1)),
                     Catch::Contains("context parallelism with sliding-window attention"));
@@ -642,10 +673,11 @@ TEST_CASE("plan::price_mapping prices chunked attention's pairs, and refuses it 
   s.model.attention_chunk_size = 3;
   s.model.chunk_layer = {true};
   // Core FLOPs at tp 2: 22 x 15 / 2 = 165 (0.165 ms) instead of 396: forward
-  // once and backward twice, 3 x (0.396 - 0.165) = 0.693 ms less than 4.836.
+  // once and backward twice, 3 x (0.396 - 0.165) = 0.693 ms less than 4.836
+  // (and the model's ends, toy_ends_ms(8, 2)).
   s.cluster.gpu.peak_flops_per_s_bf16 = 2e6;  // only MFU's denominator, as for the window
   const cost::CostModel costs(*s.profile);
-  CHECK(plan::price_mapping(s, costs, mapping(2, 1, 1, 2, 1)).iteration_ms == Approx(4.836 - 0.693));
+  CHECK(plan::price_mapping(s, costs, mapping(2, 1, 1, 2, 1)).iteration_ms == Approx(4.836 - 0.693 + toy_ends_ms(8, 2)));
   // MFU's model FLOPs: the one block's context per token is 15 / 8 - 1/2 = 1.375
   // tokens instead of 8 / 2 = 4.
   model::ModelSpec full = s.model;
@@ -679,17 +711,19 @@ TEST_CASE("plan::price_mapping with Megatron's data-parallel overlap (toy, by ha
   //   --overlap-grad-reduce:                      7.434 - 0.832 = 6.602
   //   and --overlap-param-gather:                 6.602 - 0.416 = 6.186
   //   compute slowed 1.5 x beside them: + 0.5 x (0.832 + 0.416) = 6.810
+  // each plus the model's ends over the 4 tokens of cp 2 (toy_ends_ms(4, 1)).
   model::ScenarioSpec s = toy_scenario();
   const cost::MappingConfig c = mapping(1, 2, 1, 1, 1);
-  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(7.434));
+  const double ends = toy_ends_ms(4, 1);
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(7.434 + ends));
   s.schedule.overlap_grad_reduce = true;
   const plan::MappingResult rs = plan::price_mapping(s, cost::CostModel(*s.profile), c);
-  CHECK(rs.iteration_ms == Approx(6.602));
+  CHECK(rs.iteration_ms == Approx(6.602 + ends));
   CHECK(rs.breakdown.dp_ms == Approx(1.656 - 0.832));
   s.schedule.overlap_param_gather = true;
-  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(6.186));
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(6.186 + ends));
   s.profile->overlap_compute_slowdown = 1.5;
-  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(6.810));
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(6.810 + ends));
 }
 
 TEST_CASE("plan::price_mapping with Megatron's 1F1B A2A overlap (toy, by hand)", "[plan][folding][a2a-overlap]") {
@@ -701,21 +735,23 @@ TEST_CASE("plan::price_mapping with Megatron's 1F1B A2A overlap (toy, by hand)",
   // pass's compute, which is longer): 2 micro-batches x (0.032 + 0.032) = 0.128.
   //   9.672 - 0.128 = 9.544; the breakdown's a2a: 2 x 2 x 0.064 - 0.128 = 0.128.
   // Compute slowed 1.5 x beside it: 9.544 + 0.5 x 0.128 = 9.608.
+  // Each micro-batch also runs the model's ends (toy_ends_ms(8, 2)).
   model::ScenarioSpec s = toy_scenario();
   s.workload.global_batch_size = 2;
-  s.cluster.gpu.peak_flops_per_s_bf16 = 2e6;  // MFU's denominator only (the toy runs at MFU 0.99)
+  s.cluster.gpu.peak_flops_per_s_bf16 = 2e6;  // MFU's denominator only
   const cost::MappingConfig c = mapping(2, 1, 1, 2, 1);
-  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(9.672));
+  const double ends = toy_ends_ms(8, 2);
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(9.672 + 2 * ends));
   s.schedule.a2a_overlap = true;
   const plan::MappingResult r = plan::price_mapping(s, cost::CostModel(*s.profile), c);
-  CHECK(r.iteration_ms == Approx(9.544));
+  CHECK(r.iteration_ms == Approx(9.544 + 2 * ends));
   CHECK(r.breakdown.a2a_ms == Approx(0.128));
   s.profile->overlap_compute_slowdown = 1.5;
-  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(9.608));
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(9.608 + 2 * ends));
   // One micro-batch: nothing to pair, nothing hidden.
   s.workload.global_batch_size = 1;
   s.profile->overlap_compute_slowdown = 1.0;
-  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(4.836));
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(4.836 + ends));
 }
 
 namespace {
@@ -726,8 +762,8 @@ namespace {
 model::ScenarioSpec one_stage_toy(const model::RecomputeSpec& recompute) {
   model::ScenarioSpec s = two_block_toy();
   s.workload.global_batch_size = 2;
-  s.profile->costs.push_back(
-      testing::cost_line(model::OpClass::Elementwise, model::LinkClass::Local, 1, 0.0, 1e-3));
+  for (model::LinearCostSpec& line : s.profile->costs)
+    if (line.op == model::OpClass::Elementwise) line.beta_ms_per_unit = 1e-3;
   s.schedule.recompute = recompute;
   return s;
 }
@@ -784,7 +820,7 @@ TEST_CASE("plan::price_mapping: what each recomputed module frees (toy, by hand)
 TEST_CASE("plan::price_mapping: recomputation reruns forward work in the backward pass (toy, by hand)",
           "[plan][folding][recompute]") {
   // The pipeline of the case above (pp 2, one micro-batch): 18.704 ms without
-  // recomputation. Each block's attention core: its attention 1.816 ms less
+  // recomputation, and the LM head's 1.536 (toy_ends_ms(8, 1)), which none reruns. Each block's attention core: its attention 1.816 ms less
   // the projections' 1,024 FLOPs (1.024 ms) = 0.792 ms. The MoE layer: the MoE
   // block's forward 2.968 less its attention = 1.152 ms (router and experts;
   // one-rank groups move nothing). The dense MLP: 1,024 FLOPs = 1.024 ms.
@@ -795,14 +831,15 @@ TEST_CASE("plan::price_mapping: recomputation reruns forward work in the backwar
     t.schedule.recompute = r;
     return plan::price_mapping(t, costs, mapping(1, 1, 2, 1, 1)).iteration_ms;
   };
-  CHECK(iteration({}) == Approx(18.704));
-  CHECK(iteration(selective({})) == Approx(18.704 + 2 * 0.792));  // core_attn in both blocks
-  CHECK(iteration(selective({"moe"})) == Approx(18.704 + 1.152));
-  CHECK(iteration(selective({"mlp", "moe"})) == Approx(18.704 + 1.152 + 1.024));
+  const double base = 18.704 + toy_ends_ms(8, 1);
+  CHECK(iteration({}) == Approx(base));
+  CHECK(iteration(selective({})) == Approx(base + 2 * 0.792));  // core_attn in both blocks
+  CHECK(iteration(selective({"moe"})) == Approx(base + 1.152));
+  CHECK(iteration(selective({"mlp", "moe"})) == Approx(base + 1.152 + 1.024));
   // full: each block's backward reruns its whole forward, 2.968 and 2.84 ms.
-  CHECK(iteration(full("uniform", 1)) == Approx(18.704 + 2.968 + 2.84));
+  CHECK(iteration(full("uniform", 1)) == Approx(base + 2.968 + 2.84));
   // block, 0 blocks per chunk: nothing recomputed.
-  CHECK(iteration(full("block", 0)) == Approx(18.704));
+  CHECK(iteration(full("block", 0)) == Approx(base));
   model::ScenarioSpec t = s;
   t.schedule.recompute = selective({"moe"});
   CHECK(plan::price_mapping(t, costs, mapping(1, 1, 2, 1, 1)).breakdown.recompute_ms == Approx(1.152));
@@ -949,7 +986,10 @@ model::ScenarioSpec deepep_toy() {
                       testing::cost_line(OpClass::A2A, LinkClass::Intra, 8, 0.0, 1e-4),
                       // tensor parallelism's, for the mappings the AlltoAll prices and DeepEP refuses
                       testing::cost_line(OpClass::AllGather, LinkClass::Intra, 8, 0.0, 1e-4),
-                      testing::cost_line(OpClass::ReduceScatter, LinkClass::Intra, 8, 0.0, 1e-4)};
+                      testing::cost_line(OpClass::ReduceScatter, LinkClass::Intra, 8, 0.0, 1e-4),
+                      testing::cost_line(OpClass::AllReduce, LinkClass::Intra, 8, 0.0, 2e-4),
+                      // memory-bound kernels at 100 TB/s: nothing at the toy's bytes (folding_toy.hpp)
+                      testing::cost_line(OpClass::Elementwise, LinkClass::Local, 1, 0.0, 1e-14)};
   return s;
 }
 
@@ -969,19 +1009,21 @@ TEST_CASE("plan::price_mapping with Megatron-FSDP: memory (toy, by hand)", "[pla
   //   x 18 / 2 = 1872; the working set, two blocks' weights gathered (2 x 2 B)
   //   and one block's fp32 gradient (4 B): 208 x 8 = 1664. 816 + 1872 + 1664 +
   //   424 = 4776 B: one block is all the working set, more than it saves.
+  // Both also hold one micro-batch's logits and their fp32 copy: (2 + 4) x 4
+  // tokens x 8 = 192 B.
   model::ScenarioSpec s = toy_scenario();
   const cost::CostModel costs(*s.profile);
   const cost::MappingConfig c = mapping(1, 2, 1, 1, 1);
-  CHECK(plan::price_mapping(s, costs, c).memory_bytes_per_gpu == Approx(3736));
-  CHECK(plan::price_mapping(fully_sharded(s), costs, c).memory_bytes_per_gpu == Approx(4776));
+  CHECK(plan::price_mapping(s, costs, c).memory_bytes_per_gpu == Approx(3736 + 192));
+  CHECK(plan::price_mapping(fully_sharded(s), costs, c).memory_bytes_per_gpu == Approx(4776 + 192));
   // Four MoE blocks (pp 1): distributed optimizer (4 x 80 + 68 = 388 dense,
   // 4 x 128 = 512 experts): 900 x 6 + 388 x 6 + 512 x 6 = 10800, + 4 x 424
   // activations = 12496 B. Megatron-FSDP: 816 + (320 + 512) x 9 + 1664 = 9968,
   // + 1696 = 11664 B: 832 B less.
   s.model.num_layers = 4;
   s.model.moe_layer = {true, true, true, true};
-  CHECK(plan::price_mapping(s, costs, c).memory_bytes_per_gpu == Approx(12496));
-  CHECK(plan::price_mapping(fully_sharded(s), costs, c).memory_bytes_per_gpu == Approx(11664));
+  CHECK(plan::price_mapping(s, costs, c).memory_bytes_per_gpu == Approx(12496 + 192));
+  CHECK(plan::price_mapping(fully_sharded(s), costs, c).memory_bytes_per_gpu == Approx(11664 + 192));
   // tp 2 ep 2 (dp x cp = edp = 1): nothing is sharded or gathered, the same bytes as without.
   s = toy_scenario();
   const cost::MappingConfig alone = mapping(2, 1, 1, 2, 1);
@@ -1000,13 +1042,15 @@ TEST_CASE("plan::price_mapping with Megatron-FSDP: per-block collectives hidden 
   // 0.416 + 0.832 = 1.248. The step keeps the ends' 68 parameters: 68 x 6 B = 0.408 ms.
   //   4.452 + 1.326 + 0.408 = 6.186 ms; dp_ms 0.408.
   // Compute slowed 1.5 x beside them: + 0.5 x (0.416 + 1.248) = 7.018.
+  // Every iteration below also runs the model's ends (toy_ends_ms(4, 1)).
+  const double ends = toy_ends_ms(4, 1);
   model::ScenarioSpec s = fully_sharded(toy_scenario());
   const cost::MappingConfig c = mapping(1, 2, 1, 1, 1);
   const plan::MappingResult hidden = plan::price_mapping(s, cost::CostModel(*s.profile), c);
-  CHECK(hidden.iteration_ms == Approx(6.186));
+  CHECK(hidden.iteration_ms == Approx(6.186 + ends));
   CHECK(hidden.breakdown.dp_ms == Approx(0.408));
   s.profile->overlap_compute_slowdown = 1.5;
-  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(7.018));
+  CHECK(plan::price_mapping(s, cost::CostModel(*s.profile), c).iteration_ms == Approx(7.018 + ends));
   // AllGather and ReduceScatter 10 x slower: gathers 4.16 ms, reduce-scatter
   // 8.32 ms. Forward exposes 4.16 - 1.484 = 2.676, backward 4.16 + 8.32 -
   // 2.968 = 9.512; the ends' step 4.08.
@@ -1015,9 +1059,9 @@ TEST_CASE("plan::price_mapping with Megatron-FSDP: per-block collectives hidden 
   const model::ScenarioSpec slow = slow_data_parallel_links(toy_scenario());
   const cost::CostModel slow_costs(*slow.profile);
   const plan::MappingResult exposed = plan::price_mapping(fully_sharded(slow), slow_costs, c);
-  CHECK(exposed.iteration_ms == Approx(22.046));
+  CHECK(exposed.iteration_ms == Approx(22.046 + ends));
   CHECK(exposed.breakdown.dp_ms == Approx(16.268));
-  CHECK(plan::price_mapping(slow, slow_costs, c).iteration_ms == Approx(22.338));
+  CHECK(plan::price_mapping(slow, slow_costs, c).iteration_ms == Approx(22.338 + ends));
 }
 
 TEST_CASE("plan::price_mapping with Megatron-FSDP: a dense block's collectives (toy, by hand)",
@@ -1030,19 +1074,21 @@ TEST_CASE("plan::price_mapping with Megatron-FSDP: a dense block's collectives (
   // reduce-scatters 136 x 4 B = 0.544 ms, all hidden (0.272 < 1.420, 0.816 <
   // 2.840); the MoE block's are hidden as in the one-block toy. The ends' step
   // 0.408: 8.712 + 2.652 + 0.408 = 11.772 ms. Without FSDP the step is
-  // (136 + 80 + 68) x 6 B + 128 x 6 B = 2.472 ms: 13.836 ms.
+  // (136 + 80 + 68) x 6 B + 128 x 6 B = 2.472 ms: 13.836 ms. Each plus the
+  // model's ends over 4 tokens (toy_ends_ms(4, 1)).
+  const double ends = toy_ends_ms(4, 1);
   model::ScenarioSpec s = two_block_toy();
   const cost::MappingConfig c = mapping(1, 2, 1, 1, 1);
   const cost::CostModel costs(*s.profile);
-  CHECK(plan::price_mapping(s, costs, c).iteration_ms == Approx(13.836));
-  CHECK(plan::price_mapping(fully_sharded(s), costs, c).iteration_ms == Approx(11.772));
+  CHECK(plan::price_mapping(s, costs, c).iteration_ms == Approx(13.836 + ends));
+  CHECK(plan::price_mapping(fully_sharded(s), costs, c).iteration_ms == Approx(11.772 + ends));
   // 10 x slower links: the dense block exposes 2.72 - 1.42 = 1.30 forward and
   // 2.72 + 5.44 - 2.84 = 5.32 backward, the MoE block 2.676 + 9.512 = 12.188,
   // the ends' step 4.08: 8.712 + 2.652 + 6.62 + 12.188 + 4.08 = 34.252 ms;
   // dp_ms 4.08 + 6.62 + 12.188 = 22.888.
   const model::ScenarioSpec slow = slow_data_parallel_links(two_block_toy());
   const plan::MappingResult r = plan::price_mapping(fully_sharded(slow), cost::CostModel(*slow.profile), c);
-  CHECK(r.iteration_ms == Approx(34.252));
+  CHECK(r.iteration_ms == Approx(34.252 + ends));
   CHECK(r.breakdown.dp_ms == Approx(22.888));
 }
 

@@ -1,0 +1,58 @@
+#pragma once
+// The memory-bound kernels of a Megatron-Core / Transformer Engine training
+// iteration (docs/cost-model.md, "Memory-bound kernels"): the HBM bytes each
+// reads and writes, counted from the shapes, per rank and micro-batch. The
+// profile's elementwise line prices the bytes (cost_model.hpp); nothing here
+// knows a time. GEMMs and the attention core are priced elsewhere.
+
+#include <moeplan/cost/workload_sizing.hpp>
+#include <moeplan/model/specs.hpp>
+
+namespace moeplan::cost {
+
+/// @brief HBM bytes read + written in a forward and in a backward pass.
+struct PassBytes {
+  double forward = 0;
+  double backward = 0;
+};
+
+/// @brief Where a block's tokens are, on one rank, per micro-batch.
+struct BlockTokens {
+  /// Tokens outside attention and the MLP: micro_batch x seq / cp / tp
+  /// (sequence parallelism): what the norms and residual adds see.
+  double sequence_tokens = 0;
+  /// Tokens the attention sees (micro_batch x seq / cp) with heads / tp.
+  double attention_tokens = 0;
+  double tp = 1;
+};
+
+/// Every block's: its two norms, two residual adds and the rotary embedding of
+/// its queries and keys.
+PassBytes block_common_bytes(const model::ModelSpec& m, const BlockTokens& t);
+
+/// An MoE block's FFN side: the router's softmax and top-k, the token
+/// permutation before the experts and its inverse after them, the routed
+/// experts' activation, the shared experts' activation and their sum. `ep`:
+/// the expert-parallel group (num_experts / ep local experts).
+PassBytes moe_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t, const MoeLayerSizes& moe, double ep);
+
+/// A dense block's MLP activation.
+PassBytes dense_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t);
+
+/// The first stage's: the word embedding's lookup and its gradient's accumulation.
+PassBytes embedding_bytes(const model::ModelSpec& m, const BlockTokens& t);
+
+/// The last stage's, besides its GEMMs: the final norm, and Megatron-Core's
+/// vocabulary-parallel cross-entropy over attention_tokens x vocab / tp logits.
+PassBytes output_layer_bytes(const model::ModelSpec& m, const BlockTokens& t);
+
+/// Bytes per logit of Megatron-Core's unfused vocabulary-parallel cross-entropy.
+inline constexpr double kCrossEntropyForwardBytes = 38.0;
+inline constexpr double kCrossEntropyBackwardBytes = 14.0;
+
+/// The optimizer step on the `params` parameters a rank's shard updates.
+double optimizer_step_bytes(double params);
+/// Bytes per parameter of that step (see the definition).
+inline constexpr double kAdamStepBytesPerParam = 38.0;
+
+}  // namespace moeplan::cost

@@ -1,0 +1,133 @@
+#include <moeplan/cost/memory_bound_kernels.hpp>
+
+#include <moeplan/core/units.hpp>
+
+namespace moeplan::cost {
+namespace {
+
+double gated_share(const model::FfnType t) { return t == model::FfnType::SwiGlu ? 1.0 : 0.0; }
+
+// An activation over `elements` hidden elements: GELU reads its input and
+// writes its output (2 b); SwiGLU reads the gate and the up half (2 x f) and
+// writes f (3 b). Backward: GELU reads the input and the output gradient and
+// writes the input gradient (3 b); SwiGLU reads both halves and the output
+// gradient and writes both halves' gradients (5 b).
+PassBytes activation_pass_bytes(model::FfnType type, double elements, double b) {
+  const double g = gated_share(type);
+  return {(2.0 + g) * elements * b, (3.0 + 2.0 * g) * elements * b};
+}
+
+}  // namespace
+
+PassBytes block_common_bytes(const model::ModelSpec& m, const BlockTokens& t) {
+  const double b = as_double(m.dtype_bytes);
+  const double x = t.sequence_tokens * as_double(m.d_model);  // one hidden state of the rank
+  PassBytes out;
+  // Two norms (RMSNorm or LayerNorm, Transformer Engine's kernels): forward
+  // reads x and writes y; backward reads x and dy and writes dx (the per-token
+  // statistics and the weight gradient's partial sums are O(tokens), left out).
+  out.forward += 2 * 2.0 * x * b;
+  out.backward += 2 * 3.0 * x * b;
+  // Two residual adds (Megatron's fused bias-dropout-add: dropout 0 in
+  // current recipes): forward reads the residual and the branch, writes the
+  // sum; backward, the residual's gradient and the branch's meet in one add.
+  out.forward += 2 * 3.0 * x * b;
+  out.backward += 2 * 3.0 * x * b;
+  // Rotary embedding (Transformer Engine's fused RoPE) of the queries and keys
+  // of this rank's heads, read and written; its backward rotates the
+  // gradients the same way. MLA rotates only the rope part: h query heads and
+  // one key shared by the heads, qk_rope_head_dim wide. Models with learned
+  // positions (max_position_embeddings) have none.
+  if (m.max_position_embeddings == 0) {
+    const double rotated =
+        m.mla ? (as_double(m.num_heads) / t.tp + 1.0) * as_double(m.mla->qk_rope_head_dim)
+              : as_double(m.num_heads + m.num_kv_heads) / t.tp * as_double(m.head_dim);
+    out.forward += 2.0 * t.attention_tokens * rotated * b;
+    out.backward += 2.0 * t.attention_tokens * rotated * b;
+  }
+  return out;
+}
+
+PassBytes moe_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t, const MoeLayerSizes& moe, double ep) {
+  const double b = as_double(m.dtype_bytes);
+  const double d = as_double(m.d_model);
+  const double tokens = moe.tokens_per_rank;
+  const double copies = tokens * as_double(m.moe.top_k);  // the top-k copies this rank sends
+  PassBytes out;
+  // Router: softmax (or sigmoid) and top-k over E fp32 scores per token
+  // (Megatron-Core computes the routing in fp32): forward writes and reads the
+  // probabilities and reads them for top-k, 12 B per score; backward reads the
+  // probabilities and their gradient and writes the scores' gradient, 12 B.
+  const double scores = tokens * as_double(m.moe.num_experts);
+  out.forward += 12.0 * scores;
+  out.backward += 12.0 * scores;
+  // Permutation (Megatron-Core's alltoall dispatcher): the top-k copies of each
+  // token gathered into expert order before the dispatch, read and written
+  // (2 b per element); after it, the received copies sorted by local expert
+  // when the rank holds more than one. The inverse after the experts: the
+  // sort undone, then each token's k copies read, weighted by their
+  // probabilities and summed into one (k + 1 elements per token). Backward
+  // mirrors each (a gather's gradient is the sum, and the sum's the gather).
+  const double local_experts = as_double(m.moe.num_experts) / ep;
+  const double sort = local_experts > 1 ? 2.0 * moe.expert_slots * d * b : 0.0;
+  const double permute = 2.0 * copies * d * b + sort;
+  const double unpermute = sort + (copies + tokens) * d * b;
+  out.forward += permute + unpermute;
+  out.backward += permute + unpermute;
+  // The routed experts' activation over their token slots (with etp the slots
+  // gathered over etp and the hidden split over it: the same elements).
+  const PassBytes routed =
+      activation_pass_bytes(m.moe.expert_type, moe.expert_slots * as_double(m.moe.expert_ffn_hidden), b);
+  out.forward += routed.forward;
+  out.backward += routed.backward;
+  // Shared experts: an MLP on every token of the attention side (split over
+  // tp), its output added to the routed experts' (read 2, write 1).
+  if (m.moe.num_shared_experts > 0) {
+    const PassBytes shared = activation_pass_bytes(
+        m.moe.expert_type,
+        t.attention_tokens * as_double(m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden) / t.tp, b);
+    out.forward += shared.forward + 3.0 * tokens * d * b;
+    out.backward += shared.backward + 3.0 * tokens * d * b;
+  }
+  return out;
+}
+
+PassBytes dense_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t) {
+  // The MLP's input is gathered over tp (sequence parallelism) and its hidden split over it.
+  return activation_pass_bytes(m.ffn_type, t.attention_tokens * as_double(m.ffn_hidden) / t.tp, as_double(m.dtype_bytes));
+}
+
+PassBytes embedding_bytes(const model::ModelSpec& m, const BlockTokens& t) {
+  const double b = as_double(m.dtype_bytes);
+  // Vocabulary-parallel lookup: each tp rank reads the rows of its part of the
+  // vocabulary and writes a full hidden state per token (zeros elsewhere),
+  // reduced over tp. Backward: the gathered gradient read and added into the
+  // fp32 main gradient of the rows (read and written, 4 + 4 B).
+  const double x = t.attention_tokens * as_double(m.d_model);
+  return {2.0 * x * b, x * (b + 8.0)};
+}
+
+PassBytes output_layer_bytes(const model::ModelSpec& m, const BlockTokens& t) {
+  const double b = as_double(m.dtype_bytes);
+  const double x = t.sequence_tokens * as_double(m.d_model);
+  const double logits = t.attention_tokens * as_double(m.vocab_size) / t.tp;
+  // The final norm (as a block's), then Megatron-Core's unfused
+  // vocab_parallel_cross_entropy (tensor_parallel/cross_entropy.py) per logit:
+  // forward, the cast to fp32 (read 2, write 4), the max (read 4), the max
+  // subtracted in place (8), exp in place (8), the sum (4) and the division
+  // into the softmax it keeps (8): 38 B; backward, the softmax times the
+  // output gradient in place (8) and the cast's gradient back to bf16 (read 4,
+  // write 2): 14 B. (At 2-byte logits; the casts' bytes assume them.)
+  return {2.0 * x * b + kCrossEntropyForwardBytes * logits, 3.0 * x * b + kCrossEntropyBackwardBytes * logits};
+}
+
+double optimizer_step_bytes(double params) {
+  // Megatron-Core's distributed optimizer on its shard: the gradient norm for
+  // clipping reads the fp32 gradients (4 B); Adam (Transformer Engine's /
+  // Apex's multi-tensor FusedAdam) reads the fp32 master weight, gradient and
+  // both moments (16 B) and writes the weight and moments (12 B); the updated
+  // master weights are copied into the bf16 model weights (read 4, write 2).
+  return kAdamStepBytesPerParam * params;
+}
+
+}  // namespace moeplan::cost

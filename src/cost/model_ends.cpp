@@ -1,0 +1,43 @@
+#include <moeplan/cost/model_ends.hpp>
+
+#include <moeplan/core/units.hpp>
+#include <moeplan/cost/gemm_shape_model.hpp>
+
+namespace moeplan::cost {
+
+EndTimes price_model_ends(const CostModel& costs, const model::ModelSpec& m, const BlockTokens& t,
+                          const GroupShape& tp_group) {
+  using model::OpClass;
+  const double b = as_double(m.dtype_bytes);
+  const double hidden_bytes = t.attention_tokens * as_double(m.d_model) * b;  // the gathered hidden states
+  const auto elementwise = [&](double bytes) { return costs.compute(OpClass::Elementwise, bytes).value; };
+  const auto collective = [&](OpClass op, double bytes) { return costs.communication(op, tp_group, bytes).value; };
+  EndTimes out;
+  // First stage: the vocabulary-parallel lookup, its output reduce-scattered
+  // over tp (sequence parallelism); backward, the gradient all-gathered and
+  // accumulated into the rows.
+  const PassBytes embedding = embedding_bytes(m, t);
+  out.first_forward_ms = elementwise(embedding.forward) + collective(OpClass::ReduceScatter, hidden_bytes);
+  out.first_backward_ms = elementwise(embedding.backward) + collective(OpClass::AllGather, hidden_bytes);
+  // Last stage: the final norm's output all-gathered over tp, the LM head
+  // GEMM (tokens x d times d x vocab / tp), the loss; the loss's max and its
+  // predicted logit and exp-sum all-reduced over tp (fp32 per token: 4 B, then 8 B).
+  // Backward: the head's input- and weight-gradient GEMMs, the input gradient
+  // reduce-scattered.
+  GemmShape head;
+  head.m = t.attention_tokens;
+  head.n = as_double(m.vocab_size) / t.tp;
+  head.k = as_double(m.d_model);
+  head.element_bytes = b;
+  const PassBytes loss = output_layer_bytes(m, t);
+  out.last_forward_ms = collective(OpClass::AllGather, hidden_bytes) + costs.gemm(head).value +
+                        elementwise(loss.forward) + collective(OpClass::AllReduce, 4.0 * t.attention_tokens) +
+                        collective(OpClass::AllReduce, 8.0 * t.attention_tokens);
+  out.last_backward_ms = elementwise(loss.backward) + costs.gemm(input_gradient_shape(head)).value +
+                         costs.gemm(weight_gradient_shape(head)).value +
+                         collective(OpClass::ReduceScatter, hidden_bytes);
+  out.head_forward_flops = gemm_flops(head);
+  return out;
+}
+
+}  // namespace moeplan::cost

@@ -1,0 +1,126 @@
+// The memory-bound kernels' bytes and the model's ends (memory_bound_kernels.hpp,
+// model_ends.hpp): every expected value is counted by hand in the comment beside it.
+
+#include <catch2/catch.hpp>
+
+#include <moeplan/cost/cost_model.hpp>
+#include <moeplan/cost/memory_bound_kernels.hpp>
+#include <moeplan/cost/model_ends.hpp>
+
+#include "../test_support.hpp"
+
+using namespace moeplan;
+
+namespace {
+
+// d 4, 2 heads and 2 KV heads of 2, bf16, rotary positions, vocabulary 8;
+// 2 GELU experts of hidden 8, top-1; a dense MLP of hidden 8.
+model::ModelSpec small_model() {
+  model::ModelSpec m;
+  m.num_layers = 1;
+  m.d_model = 4;
+  m.num_heads = 2;
+  m.num_kv_heads = 2;
+  m.head_dim = 2;
+  m.ffn_hidden = 8;
+  m.vocab_size = 8;
+  m.norm_type = model::NormType::RmsNorm;
+  m.dtype_bytes = 2;
+  m.moe.num_experts = 2;
+  m.moe.top_k = 1;
+  m.moe.expert_type = model::FfnType::GeluFfn;
+  m.moe.expert_ffn_hidden = 8;
+  return m;
+}
+
+// 8 tokens a micro-batch at tp 2 (sequence parallel: 4 outside attention).
+constexpr cost::BlockTokens kTokens{4, 8, 2};
+
+}  // namespace
+
+TEST_CASE("block_common_bytes: two norms, two residual adds, rotary q and k", "[cost][memory-bound]") {
+  const model::ModelSpec m = small_model();
+  // x = 4 tokens x d 4 = 16 elements of 2 B. Norms: forward 2 x (read + write)
+  // = 2 x 2 x 16 x 2 = 128, backward 2 x 3 x 16 x 2 = 192. Residual adds: 2 x 3
+  // x 16 x 2 = 192 each pass. Rotary: (2 + 2) heads / tp 2 x 2 = 4 elements per
+  // token of the 8 the attention sees, read and written: 2 x 8 x 4 x 2 = 128 each pass.
+  const cost::PassBytes b = cost::block_common_bytes(m, kTokens);
+  CHECK(b.forward == Approx(128 + 192 + 128));  // 448
+  CHECK(b.backward == Approx(192 + 192 + 128));  // 512
+  // Learned positions: no rotary.
+  model::ModelSpec learned = m;
+  learned.max_position_embeddings = 16;
+  CHECK(cost::block_common_bytes(learned, kTokens).forward == Approx(320));
+}
+
+TEST_CASE("moe_ffn_bytes: router, permutation and its inverse, expert activation", "[cost][memory-bound]") {
+  const model::ModelSpec m = small_model();
+  cost::MoeLayerSizes moe;
+  moe.tokens_per_rank = 4;
+  moe.expert_slots = 4;
+  // Router: 4 tokens x 2 experts = 8 fp32 scores x 12 B = 96 each pass.
+  // ep 2, one local expert (no sort): permute 2 x 4 copies x 4 x 2 B = 64,
+  // unpermute (4 copies + 4 tokens) x 4 x 2 B = 64: 128 each pass. GELU over 4
+  // slots x 8 = 32 elements: forward 2 x 32 x 2 = 128, backward 3 x 32 x 2 = 192.
+  const cost::PassBytes ep2 = cost::moe_ffn_bytes(m, kTokens, moe, 2);
+  CHECK(ep2.forward == Approx(96 + 128 + 128));   // 352
+  CHECK(ep2.backward == Approx(96 + 128 + 192));  // 416
+  // ep 1: both experts local, the received copies sorted by expert and back,
+  // 2 x 4 slots x 4 x 2 B = 64 each way: +128 per pass.
+  CHECK(cost::moe_ffn_bytes(m, kTokens, moe, 1).forward == Approx(352 + 128));
+  // SwiGLU: forward 3 x 32 x 2 = 192, backward 5 x 32 x 2 = 320.
+  model::ModelSpec swiglu = m;
+  swiglu.moe.expert_type = model::FfnType::SwiGlu;
+  const cost::PassBytes g = cost::moe_ffn_bytes(swiglu, kTokens, moe, 2);
+  CHECK(g.forward == Approx(96 + 128 + 192));
+  CHECK(g.backward == Approx(96 + 128 + 320));
+}
+
+TEST_CASE("dense_ffn_bytes, embedding_bytes, output_layer_bytes, optimizer_step_bytes", "[cost][memory-bound]") {
+  const model::ModelSpec m = small_model();
+  // Dense GELU over 8 tokens x 8 / tp 2 = 32 elements: 128 forward, 192 backward.
+  CHECK(cost::dense_ffn_bytes(m, kTokens).forward == Approx(128));
+  CHECK(cost::dense_ffn_bytes(m, kTokens).backward == Approx(192));
+  // Embedding: 8 tokens x 4 = 32 elements, read and written (2 x 32 x 2 = 128);
+  // backward the gradient read (2 B) and added into fp32 rows (8 B): 320.
+  CHECK(cost::embedding_bytes(m, kTokens).forward == Approx(128));
+  CHECK(cost::embedding_bytes(m, kTokens).backward == Approx(320));
+  // Output: the final norm (64 forward, 96 backward) and 8 tokens x 8 / 2 = 32
+  // logits at 38 B forward, 14 B backward.
+  CHECK(cost::output_layer_bytes(m, kTokens).forward == Approx(64 + 38 * 32));   // 1280
+  CHECK(cost::output_layer_bytes(m, kTokens).backward == Approx(96 + 14 * 32));  // 544
+  // Adam: 4 + 16 + 12 + 6 = 38 B per parameter of the shard.
+  CHECK(cost::optimizer_step_bytes(100) == Approx(3800));
+}
+
+TEST_CASE("price_model_ends: the embedding on the first stage, head and loss on the last", "[cost][memory-bound]") {
+  using model::LinkClass;
+  using model::OpClass;
+  using testing::cost_line;
+  const model::ModelSpec m = small_model();
+  const model::CostProfileSpec profile{"toy",
+                                       "toy",
+                                       {cost_line(OpClass::Gemm, LinkClass::Local, 1, 0.0, 1e-3),
+                                        cost_line(OpClass::Elementwise, LinkClass::Local, 1, 0.0, 1e-3),
+                                        cost_line(OpClass::AllGather, LinkClass::Intra, 2, 0.0, 1e-3),
+                                        cost_line(OpClass::ReduceScatter, LinkClass::Intra, 2, 0.0, 1e-3),
+                                        cost_line(OpClass::AllReduce, LinkClass::Intra, 2, 0.0, 2e-3)},
+                                       1.0};
+  const cost::CostModel costs(profile);
+  const cost::GroupShape tp{2, 2, 2, 1, 1};
+  const cost::EndTimes e = cost::price_model_ends(costs, m, kTokens, tp);
+  // The gathered hidden states: 8 x 4 x 2 B = 64 B, 0.064 ms on AllGather or ReduceScatter.
+  // First: the lookup's 128 B (0.128 ms) and its ReduceScatter; backward 320 B and the AllGather.
+  CHECK(e.first_forward_ms == Approx(0.128 + 0.064));
+  CHECK(e.first_backward_ms == Approx(0.320 + 0.064));
+  // Last: AllGather 0.064, the head 2 x 8 x 4 x 8 / 2 = 256 FLOPs (0.256 ms),
+  // 1280 B (1.280 ms), all-reduces of 4 x 8 = 32 B and 64 B at 2e-3 (0.064 +
+  // 0.128). Backward: 544 B, two GEMMs of 256 FLOPs, the ReduceScatter.
+  CHECK(e.last_forward_ms == Approx(0.064 + 0.256 + 1.280 + 0.064 + 0.128));  // 1.792
+  CHECK(e.last_backward_ms == Approx(0.544 + 2 * 0.256 + 0.064));             // 1.120
+  CHECK(e.head_forward_flops == Approx(256));
+  // One rank of tp: no collectives, the whole vocabulary: head 512 FLOPs, 64 logits.
+  const cost::BlockTokens alone{8, 8, 1};
+  const cost::EndTimes one = cost::price_model_ends(costs, m, alone, cost::GroupShape{});
+  CHECK(one.last_forward_ms == Approx(0.512 + (2 * 32 * 2 + 38 * 64) * 1e-3));  // 0.512 + 2.560
+}
