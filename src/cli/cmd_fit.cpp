@@ -117,6 +117,11 @@ void run_datasheet(const DatasheetOptions& o, CliContext& context) {
   const model::ClusterSpec cluster = io::load_cluster(o.cluster);
   const std::string name = o.name.empty() ? cluster.name + "-datasheet" : o.name;
   const model::CostProfileSpec profile = cost::datasheet_profile(cluster, name, assumptions);
+  // The GEMM efficiency the profile used: the cluster file's own for this GPU, when it gives one.
+  const cost::DatasheetAssumptions used = cost::for_gpu(cluster.gpu, assumptions);
+  const std::string gemm = cluster.gpu.gemm_efficiency && assumptions.dtype == cost::ComputeDtype::Half
+                               ? fmt::format("{} (the cluster file's gpu.gemm_efficiency)", used.gemm_efficiency)
+                               : fmt::format("{}", used.gemm_efficiency);
   model::validate(profile);
   context.outputs.add(
       o.output,
@@ -126,7 +131,7 @@ void run_datasheet(const DatasheetOptions& o, CliContext& context) {
                                "memory-bound kernels {} of memory bandwidth; startup: compute {} ms, intra {} ms,\n"
                                "inter {} ms. Sources: docs/cost-model.md.\n"
                                "Sizes are bytes (communication, elementwise) or FLOPs (compute); times ms.",
-                               cluster.name, o.dtype, assumptions.gemm_efficiency, assumptions.attention_efficiency,
+                               cluster.name, o.dtype, gemm, assumptions.attention_efficiency,
                                assumptions.link_efficiency, assumptions.elementwise_efficiency, assumptions.compute_alpha_ms, assumptions.intra_alpha_ms,
                                assumptions.inter_alpha_ms)));
   context.out << "wrote " << o.output << '\n';

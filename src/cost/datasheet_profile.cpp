@@ -40,8 +40,16 @@ constexpr std::int64_t kSimtTile = 128;
 
 }  // namespace
 
+DatasheetAssumptions for_gpu(const model::GpuSpec& gpu, DatasheetAssumptions a) {
+  // A measured or published tensor-core GEMM efficiency of this GPU replaces
+  // the generic one; the fp32 (CUDA-core) GEMMs keep it.
+  if (a.dtype == ComputeDtype::Half && gpu.gemm_efficiency) a.gemm_efficiency = *gpu.gemm_efficiency;
+  return a;
+}
+
 std::optional<model::GemmShapeModelSpec> datasheet_gemm_shape(const model::GpuSpec& gpu,
-                                                              const DatasheetAssumptions& a) {
+                                                              const DatasheetAssumptions& assumed) {
+  const DatasheetAssumptions a = for_gpu(gpu, assumed);
   if (!gpu.sm_count || !gpu.memory_bytes_per_s) return std::nullopt;
   const double half_peak = gpu.peak_flops_per_s_bf16 > 0 ? gpu.peak_flops_per_s_bf16 : gpu.peak_flops_per_s_fp16;
   const double peak = a.dtype == ComputeDtype::Half ? half_peak : gpu.peak_flops_per_s_fp32;
@@ -75,7 +83,8 @@ std::optional<model::GemmShapeModelSpec> datasheet_gemm_shape(const model::GpuSp
 }
 
 model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, const std::string& name,
-                                         const DatasheetAssumptions& a) {
+                                         const DatasheetAssumptions& assumed) {
+  const DatasheetAssumptions a = for_gpu(cluster.gpu, assumed);
   model::CostProfileSpec p;
   p.name = name;
   p.cluster = cluster.name;
@@ -86,9 +95,11 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
     throw_input_error(
         "gpu", fmt::format("cluster {} has no peak FLOP/s for the chosen dtype", quoted_for_error(cluster.name)));
   const char* dtype = a.dtype == ComputeDtype::Half ? "half-precision tensor" : "fp32";
+  const char* gemm_from = a.gemm_efficiency != assumed.gemm_efficiency ? " (gpu.gemm_efficiency)" : "";
   p.costs.push_back(line(
       model::OpClass::Gemm, model::LinkClass::Local, 1, a.compute_alpha_ms, kMsPerSecond / (peak * a.gemm_efficiency),
-      fmt::format("{} {} peak {:.4g} TFLOP/s x efficiency {}", gpu.name, dtype, peak / 1e12, a.gemm_efficiency)));
+      fmt::format("{} {} peak {:.4g} TFLOP/s x efficiency {}{}", gpu.name, dtype, peak / 1e12, a.gemm_efficiency,
+                  gemm_from)));
   p.costs.push_back(line(
       model::OpClass::Attention, model::LinkClass::Local, 1, a.compute_alpha_ms,
       kMsPerSecond / (peak * a.attention_efficiency),
@@ -98,8 +109,8 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
   if (a.dtype == ComputeDtype::Half && gpu.peak_flops_per_s_fp8 > 0)
     p.costs.push_back(line(model::OpClass::GemmFp8, model::LinkClass::Local, 1, a.compute_alpha_ms,
                            kMsPerSecond / (gpu.peak_flops_per_s_fp8 * a.gemm_efficiency),
-                           fmt::format("{} FP8 tensor peak {:.4g} TFLOP/s x efficiency {}", gpu.name,
-                                       gpu.peak_flops_per_s_fp8 / 1e12, a.gemm_efficiency)));
+                           fmt::format("{} FP8 tensor peak {:.4g} TFLOP/s x efficiency {}{}", gpu.name,
+                                       gpu.peak_flops_per_s_fp8 / 1e12, a.gemm_efficiency, gemm_from)));
   if (gpu.memory_bytes_per_s)
     p.costs.push_back(line(model::OpClass::Elementwise, model::LinkClass::Local, 1, a.compute_alpha_ms,
                            kMsPerSecond / (*gpu.memory_bytes_per_s * a.elementwise_efficiency),

@@ -122,6 +122,12 @@ model::GpuSpec to_spec(const pb::Gpu& gpu) {
   }
   if (gpu.has_gemm_tile_m()) g.gemm_tile_m = gpu.gemm_tile_m();
   if (gpu.has_gemm_tile_n()) g.gemm_tile_n = gpu.gemm_tile_n();
+  if (gpu.has_gemm_efficiency()) {
+    if (!(gpu.gemm_efficiency() > 0 && gpu.gemm_efficiency() <= 1))
+      throw_input_error("gemm_efficiency",
+                        fmt::format("a share of the tensor peak: must be in (0, 1], got {}", gpu.gemm_efficiency()));
+    g.gemm_efficiency = gpu.gemm_efficiency();
+  }
   return g;
 }
 

@@ -24,9 +24,9 @@ std::vector<OptionRule> make_rules() {
                  "datasheet-profile`, or fit one with `moeplan fit`)",
                  [](S) { return true; }});
   for (const char* f : {"cluster.gpu.sm_count", "cluster.gpu.memory_gbytes_per_s", "cluster.gpu.gemm_tile_m",
-                        "cluster.gpu.gemm_tile_n"})
+                        "cluster.gpu.gemm_tile_n", "cluster.gpu.gemm_efficiency"})
     r.push_back({f, "every scenario",
-                 "times come from the cost profile; these enter the GEMM shape model of `moeplan "
+                 "times come from the cost profile; these enter the GEMM lines and shape model of `moeplan "
                  "datasheet-profile` only",
                  [](S) { return true; }});
   // FP8 (docs/cost-model.md, "FP8"): the GPU's FP8 abilities say whether it can

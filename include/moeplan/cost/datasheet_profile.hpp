@@ -27,6 +27,10 @@ struct DatasheetAssumptions {
   double inter_alpha_ms = 0.03;       ///< NCCL small-message latency across nodes
 };
 
+/// The assumptions for this GPU: its own measured or published gemm_efficiency
+/// (cluster file) in place of the generic one, for half-precision tensor GEMMs.
+DatasheetAssumptions for_gpu(const model::GpuSpec& gpu, DatasheetAssumptions assumptions);
+
 /// The GEMM shape model of a GPU from its datasheet: units = SMs, the peak of
 /// the chosen dtype, memory bandwidth, the cluster file's tile (else CUTLASS's
 /// default 128 x 256), the gemm line's efficiency and startup. Empty when the

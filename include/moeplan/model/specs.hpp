@@ -105,6 +105,9 @@ struct GpuSpec {
   std::optional<std::int64_t> gemm_tile_n = std::nullopt;
   double peak_flops_per_s_fp8 = 0;  ///< dense FP8 tensor peak; 0: no FP8 tensor cores
   bool mx_formats = false;          ///< MX block scaling in the tensor cores (Blackwell)
+  /// Share of the half-precision (and FP8) tensor peak the GPU's training
+  /// GEMMs reach, measured or published; absent: datasheet-profile's generic assumption.
+  std::optional<double> gemm_efficiency;
 };
 
 /// @brief A link class: per-direction bandwidth of one port and ports per node.

@@ -14,8 +14,22 @@ TEST_CASE("cost::datasheet_profile derives lines from the cluster's datasheet", 
   const model::ClusterSpec dgx = io::load_cluster("dgx-h100");
   const model::CostProfileSpec p = cost::datasheet_profile(dgx, "x", {});
   const cost::CostModel costs(p);
-  // GEMM at 989.5 TFLOP/s x 0.6: 1e12 FLOPs take 1e3 / (989.5e12 x 0.6) x 1e12 ms + 0.01 ms startup.
-  CHECK(costs.compute(model::OpClass::Gemm, 1e12).value == Approx(0.01 + 1e3 / (989.5 * 0.6)));
+  // GEMM at 989.5 TFLOP/s x the cluster file's measured 0.77 (gpu.gemm_efficiency): 1e12 FLOPs take
+  // 1e3 / (989.5e12 x 0.77) x 1e12 ms + 0.01 ms startup; FP8 at 1979 x 0.77.
+  REQUIRE(dgx.gpu.gemm_efficiency == 0.77);
+  CHECK(costs.compute(model::OpClass::Gemm, 1e12).value == Approx(0.01 + 1e3 / (989.5 * 0.77)));
+  CHECK(costs.compute(model::OpClass::GemmFp8, 1e12).value == Approx(0.01 + 1e3 / (1979 * 0.77)));
+  REQUIRE(p.gemm_shape);
+  CHECK(p.gemm_shape->efficiency == 0.77);
+  // Without it, the generic 0.6; the fp32 CUDA-core GEMMs keep 0.6 either way (67 TFLOP/s).
+  model::ClusterSpec generic = dgx;
+  generic.gpu.gemm_efficiency.reset();
+  CHECK(cost::CostModel(cost::datasheet_profile(generic, "x", {})).compute(model::OpClass::Gemm, 1e12).value ==
+        Approx(0.01 + 1e3 / (989.5 * 0.6)));
+  cost::DatasheetAssumptions fp32;
+  fp32.dtype = cost::ComputeDtype::Fp32;
+  CHECK(cost::CostModel(cost::datasheet_profile(dgx, "x", fp32)).compute(model::OpClass::Gemm, 1e12).value ==
+        Approx(0.01 + 1e3 / (67 * 0.6)));
   // Intra allreduce over 8 GPUs: busbw = 450 GB/s x 0.8 = 360 GB/s; factor 2 x 7/8.
   CHECK(costs.predict(model::OpClass::AllReduce, model::LinkClass::Intra, 8, 1e9).value ==
         Approx(0.015 + 1e9 * 1.75 / 360e9 * 1e3));
@@ -71,18 +85,19 @@ struct Datasheet {
   std::int64_t inter_ports_per_node;
   double fp8_tflops;           // dense FP8 tensor peak (0: none)
   double memory_gbytes_per_s;  // HBM bandwidth
+  double gemm_efficiency;      // the cluster file's gpu.gemm_efficiency, else the generic 0.6
 };
 
 constexpr Datasheet kBundled[] = {
-    {"dgx-h100", 128, 8, 989.5, true, 3600, 400, 8, 1979, 3350},
-    {"foldmoe-g5", 2, 8, 125, true, 252, 100, 1, 0, 600},
-    {"flowmoe-cluster1", 2, 8, 35.6, false, 126, 100, 1, 0, 936},
-    {"flowmoe-cluster2", 4, 2, 13.4, false, 126, 10, 1, 0, 616},
-    {"fsmoe-testbed-a", 6, 8, 38.7, false, 900, 200, 1, 0, 768},
-    {"fsmoe-testbed-b", 8, 4, 13.4, false, 126, 100, 1, 0, 616},
-    {"dgx-a100", 128, 8, 312, true, 2400, 200, 8, 0, 2039},
-    {"dgx-h200", 128, 8, 989.5, true, 3600, 400, 8, 1979, 4800},
-    {"dgx-b200", 128, 8, 2250, true, 7200, 400, 8, 4500, 8000},
+    {"dgx-h100", 128, 8, 989.5, true, 3600, 400, 8, 1979, 3350, 0.77},
+    {"foldmoe-g5", 2, 8, 125, true, 252, 100, 1, 0, 600, 0.6},
+    {"flowmoe-cluster1", 2, 8, 35.6, false, 126, 100, 1, 0, 936, 0.6},
+    {"flowmoe-cluster2", 4, 2, 13.4, false, 126, 10, 1, 0, 616, 0.6},
+    {"fsmoe-testbed-a", 6, 8, 38.7, false, 900, 200, 1, 0, 768, 0.6},
+    {"fsmoe-testbed-b", 8, 4, 13.4, false, 126, 100, 1, 0, 616, 0.6},
+    {"dgx-a100", 128, 8, 312, true, 2400, 200, 8, 0, 2039, 0.6},
+    {"dgx-h200", 128, 8, 989.5, true, 3600, 400, 8, 1979, 4800, 0.77},
+    {"dgx-b200", 128, 8, 2250, true, 7200, 400, 8, 4500, 8000, 0.49},
 };
 
 struct ExpectedLine {
@@ -94,15 +109,16 @@ struct ExpectedLine {
 };
 
 // The datasheet arithmetic, one formula per line (docs/cost-model.md): compute
-// beta = 1 / (peak x efficiency) in ms per FLOP, GEMM 0.6 and attention 0.4;
+// beta = 1 / (peak x efficiency) in ms per FLOP, GEMM the GPU's (its cluster
+// file's gpu.gemm_efficiency, else 0.6) and attention 0.4;
 // links at 0.8 of line rate; intra lines over one node's n GPUs at one GPU port,
 // times nccl-tests' bus factor ((n - 1) / n, allreduce 2 (n - 1) / n); inter
 // ring collectives over all g GPUs at the node's NIC bandwidth (ports x port);
 // an inter AlltoAll sends the (g - n) / g of a GPU's buffer bound off-node
 // through its 1/n share of the NICs; a P2P pair gets one GPU port inside a node
 // and one NIC port across nodes. Startups: compute 0.01, intra 0.015, inter 0.03 ms.
-// FP8 GEMMs (half-precision profiles of GPUs with an FP8 peak) at 0.6 of the
-// FP8 peak; memory-bound kernels at 0.5 of the HBM bandwidth, per byte.
+// FP8 GEMMs (half-precision profiles of GPUs with an FP8 peak) at the GEMM
+// efficiency of the FP8 peak; memory-bound kernels at 0.5 of the HBM bandwidth, per byte.
 std::vector<ExpectedLine> datasheet_lines(const Datasheet& d) {
   const double peak_flops_per_ms = d.peak_tflops * 1e12 / 1e3;
   const double intra_bytes_per_ms = 0.8 * d.intra_gbit_s * 1e9 / 8 / 1e3;
@@ -112,7 +128,7 @@ std::vector<ExpectedLine> datasheet_lines(const Datasheet& d) {
   const double g = n * static_cast<double>(d.nodes);
   const std::int64_t world = d.gpus_per_node * d.nodes;
   std::vector<ExpectedLine> lines{
-      {OpClass::Gemm, LinkClass::Local, 1, std::nullopt, 0.01, 1 / (0.6 * peak_flops_per_ms)},
+      {OpClass::Gemm, LinkClass::Local, 1, std::nullopt, 0.01, 1 / ((d.half ? d.gemm_efficiency : 0.6) * peak_flops_per_ms)},
       {OpClass::Attention, LinkClass::Local, 1, std::nullopt, 0.01, 1 / (0.4 * peak_flops_per_ms)},
       {OpClass::A2A, LinkClass::Intra, d.gpus_per_node, d.gpus_per_node, 0.015, (n - 1) / n / intra_bytes_per_ms},
       {OpClass::AllGather, LinkClass::Intra, d.gpus_per_node, d.gpus_per_node, 0.015, (n - 1) / n / intra_bytes_per_ms},
@@ -129,7 +145,8 @@ std::vector<ExpectedLine> datasheet_lines(const Datasheet& d) {
       {OpClass::Elementwise, LinkClass::Local, 1, std::nullopt, 0.01, 1 / (0.5 * d.memory_gbytes_per_s * 1e9 / 1e3)},
   };
   if (d.half && d.fp8_tflops > 0)
-    lines.push_back({OpClass::GemmFp8, LinkClass::Local, 1, std::nullopt, 0.01, 1 / (0.6 * d.fp8_tflops * 1e12 / 1e3)});
+    lines.push_back(
+        {OpClass::GemmFp8, LinkClass::Local, 1, std::nullopt, 0.01, 1 / (d.gemm_efficiency * d.fp8_tflops * 1e12 / 1e3)});
   return lines;
 }
 
@@ -200,10 +217,11 @@ TEST_CASE("bundled datasheet profiles follow the datasheet arithmetic, line by l
     CHECK(c2[7].beta_ms == Approx(1.5e-6).epsilon(1e-12));
     CHECK(c2[10].beta_ms == Approx(1.75e-6).epsilon(1e-12));
     CHECK(c2[11].beta_ms == Approx(1e-6).epsilon(1e-12));
-    // dgx-h100: GEMM 1e3 / (989.5e12 x 0.6) = 1.68435e-12 ms per FLOP; NVLink
-    // 450 GB/s x 0.8 = 360 GB/s: intra allreduce 1.75 / 360e9 x 1e3 = 4.8611e-9 ms per byte.
+    // dgx-h100: GEMM 1e3 / (989.5e12 x 0.77) = 1.31248e-12 ms per FLOP (its measured
+    // gemm_efficiency); NVLink 450 GB/s x 0.8 = 360 GB/s: intra allreduce 1.75 / 360e9 x 1e3
+    // = 4.8611e-9 ms per byte.
     const std::vector<ExpectedLine> dgx = datasheet_lines(kBundled[0]);
-    CHECK(dgx[0].beta_ms == Approx(1.6843523665e-12).epsilon(1e-9));
+    CHECK(dgx[0].beta_ms == Approx(1.3124823635e-12).epsilon(1e-9));
     CHECK(dgx[5].beta_ms == Approx(4.8611111111e-9).epsilon(1e-9));
   }
   SECTION("the datasheet lines copied into the paper profiles of FSMoE's testbeds") {
