@@ -401,6 +401,26 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
     out.dense_fsdp_exposed_ms = block.forward_exposed + block.backward_exposed;
   }
   // The ends (embedding, LM head and loss) go to the first and last chunks (plan/mapping_run.cpp).
+  // Multi-token prediction (docs/cost-model.md, "The model's ends"): each
+  // module on the last stage runs the norms of the hidden state and of the
+  // next tokens' embedding (memory-bound, as a block's), their 2d x d
+  // projection (column-parallel: a x 2d x d / tp, in the linear layers'
+  // precision), one block as priced above (the MoE block when the model has
+  // one) and a loss through the shared LM head; the next tokens' embedding
+  // lookup and the head cost what the model's ends do.
+  if (m.mtp_num_layers > 0) {
+    const double k = as_double(m.mtp_num_layers);
+    const double projection_flops = 2.0 * tokens_local * 2.0 * d * d / as_double(c.tp);
+    const double projection = costs.compute(fp8 ? OpClass::GemmFp8 : OpClass::Gemm, projection_flops).value;
+    const double x = block_tokens.sequence_tokens * d * b;
+    const bool moe_block = !m.is_dense();
+    out.mtp_forward_ms =
+        k * ((moe_block ? out.layer_forward_ms : out.dense_layer_forward_ms) + projection +
+             elementwise_ms(2 * 2.0 * x) + out.ends.first_forward_ms + out.ends.last_forward_ms);
+    out.mtp_backward_ms =
+        k * ((moe_block ? out.layer_backward_ms : out.dense_layer_backward_ms) + 2.0 * projection +
+             elementwise_ms(2 * 3.0 * x) + out.ends.first_backward_ms + out.ends.last_backward_ms);
+  }
   out.p2p_ms = c.pp > 1 ? comm(costs, OpClass::P2P, pp_pair, act_bytes / as_double(c.tp)) : 0.0;
   out.p2p_bytes = c.pp > 1 ? act_bytes / as_double(c.tp) : 0.0;
   // Distributed optimizer (Megatron-Core DDP): after a stage's last backward,

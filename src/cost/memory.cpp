@@ -74,11 +74,27 @@ HeldParams stage_held_params(const model::ModelSpec& m, const MappingConfig& c, 
   HeldParams here;
   here.dense = n.moe * (attention + norms + router + shared) + n.dense * (attention + norms + dense_ffn) + end_params;
   here.expert = n.moe * parts.experts;
+  // The last stage's multi-token prediction modules (an end: Megatron-Core
+  // places them with the loss): each its three norms, the 2d x d projection
+  // (split over tp) and one block, the model's MoE block when it has one.
+  double mtp_linear = 0;
+  if (ends && stage == c.pp - 1 && m.mtp_num_layers > 0) {
+    const double k = as_double(m.mtp_num_layers);
+    const double projection = 2.0 * d * d / as_double(c.tp);
+    const bool moe_block = !m.is_dense();
+    here.dense += k * (3.0 * as_double(model::norm_params(m)) + projection + attention + norms +
+                       (moe_block ? router + shared : dense_ffn));
+    here.expert += moe_block ? k * parts.experts : 0.0;
+    const model::AttentionParams att_w = model::attention_matmul_weights(m);
+    mtp_linear = k * (projection + as_double(att_w.split) / as_double(c.tp) + as_double(att_w.replicated) +
+                      (moe_block ? shared + parts.experts : dense_ffn));
+  }
   // The linear layers' weights: the attention GEMMs' (down-projections whole,
   // the rest split over tp; biases left out), FFNs and experts.
   const model::AttentionParams att = model::attention_matmul_weights(m);
   const double attention_linear = as_double(att.split) / as_double(c.tp) + as_double(att.replicated);
-  here.linear = (n.moe + n.dense) * attention_linear + n.moe * shared + n.dense * dense_ffn + here.expert;
+  here.linear = (n.moe + n.dense) * attention_linear + n.moe * shared + n.dense * dense_ffn + n.moe * parts.experts +
+                mtp_linear;
   return here;
 }
 
@@ -323,6 +339,10 @@ double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, c
         }
       }
     }
+    // The last stage's multi-token prediction blocks keep a block's activations
+    // each (moeplan's recomputation options act on the decoder's blocks only).
+    if (stage == c.pp - 1)
+      kept += as_double(m.mtp_num_layers) * (m.is_dense() ? per_dense_layer : per_layer);
     // The last stage also holds, while one micro-batch's loss runs, its
     // logits (tokens x vocab / tp at b bytes) and the fp32 copy the
     // cross-entropy turns into the softmax it keeps for the backward

@@ -56,6 +56,10 @@ std::vector<model::OptionRule> layer_schedule_option_rules() {
                  "the FoldMoE, FSMoE and FlowMoE schedules price causal attention over the whole sequence; the "
                  "folding family prices chunked attention",
                  [](S) { return true; }});
+  r.push_back({"model.mtp_num_layers", "",
+               "multi-token prediction modules run on the last pipeline stage after the blocks, priced by the "
+               "folding family; the FoldMoE, FSMoE and FlowMoE schedules time the blocks alone",
+               [](S s) { return s.model.mtp_num_layers > 0; }});
   r.push_back({"model.attention_sinks", "",
                "sinks are parameters without a GEMM: they enter folding's memory check; the other families' "
                "schedules price time, not memory",

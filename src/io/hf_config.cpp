@@ -504,18 +504,24 @@ void write_group_routing(Config& c, ModelText& w) {
   if (const auto chosen = c.integer_if("topk_group")) w.field("topk_groups", *chosen, "topk_group");
 }
 
-// Multi-token prediction modules (DeepSeek-V3's, GLM-4.5's): not in the model
-// format, so imported only when the request drops them, and said in a note.
-void drop_mtp(Config& c, const HfImportOptions& options, std::vector<std::string>& notes) {
+// Multi-token prediction modules (DeepSeek-V3's, GLM-4.5's; arXiv 2412.19437
+// section 2.2): kept as model.mtp_num_layers (priced by the folding family on
+// the last stage), or left out when the request drops them; said in a note either way.
+void write_mtp(Config& c, ModelText& w, const HfImportOptions& options, std::vector<std::string>& notes) {
   const auto mtp = c.integer_if("num_nextn_predict_layers", 0);
   if (!mtp || *mtp == 0) return;
-  if (!options.drop_mtp)
-    c.fail("num_nextn_predict_layers",
-           fmt::format("{} multi-token prediction module(s) (DeepSeek-V3, arXiv 2412.19437 section 2.2) are not "
-                       "in the model format; {} imports the main model alone, as the published totals count it",
-                       *mtp, option_ref("request.drop_mtp")));
-  notes.push_back(fmt::format("dropped ({}): {} multi-token prediction module(s) of num_nextn_predict_layers",
-                              option_ref("request.drop_mtp"), *mtp));
+  if (*mtp < 0) c.fail("num_nextn_predict_layers", "must not be negative");
+  if (options.drop_mtp) {
+    notes.push_back(fmt::format("dropped ({}): {} multi-token prediction module(s) of num_nextn_predict_layers",
+                                option_ref("request.drop_mtp"), *mtp));
+    return;
+  }
+  w.field("mtp_num_layers", *mtp, "num_nextn_predict_layers");
+  notes.push_back(fmt::format(
+      "kept: {} multi-token prediction module(s) of num_nextn_predict_layers, each a block, a 2d x d projection and "
+      "three norms, sharing the embedding and LM head (the checkpoint stores copies of both, which the count "
+      "leaves out); {} drops them",
+      *mtp, option_ref("request.drop_mtp")));
 }
 
 // GLM-4.5 (transformers' Glm4MoeForCausalLM): grouped-query attention with
@@ -527,7 +533,7 @@ void drop_mtp(Config& c, const HfImportOptions& options, std::vector<std::string
 // topk_group); partial_rotary_factor rotates part of each head, no work.
 void write_glm4_moe(Config& c, ModelText& w, const HfImportOptions& options, std::vector<std::string>& notes) {
   const Common common = write_common(c, w, false, "", false, true);
-  drop_mtp(c, options, notes);
+  write_mtp(c, w, options, notes);
   c.find("partial_rotary_factor");  // read: which part of a head rotates changes no FLOP count of moeplan's
   if (c.boolean_if("use_qk_norm").value_or(false))
     notes.push_back("GLM-4.5's per-head Q and K RMSNorms (2 x head_dim weights per block) are not in the model format "
@@ -553,7 +559,7 @@ void write_glm4_moe(Config& c, ModelText& w, const HfImportOptions& options, std
 
 void write_deepseek(Config& c, ModelText& w, const HfImportOptions& options, std::vector<std::string>& notes) {
   const Common common = write_common(c, w, true);
-  drop_mtp(c, options, notes);
+  write_mtp(c, w, options, notes);
   // The configuration classes default first_k_dense_replace to 3 (V3) or 0
   // (V2) and q_lora_rank to 1536: the keys must be written (q_lora_rank may be null).
   if (!c.written("q_lora_rank"))

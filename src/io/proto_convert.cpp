@@ -284,6 +284,11 @@ model::ModelSpec to_spec(const pb::Model& m) {
   s.ffn_hidden = at_most(m.ffn_hidden(), kMaxHidden, "ffn_hidden");
   s.moe_layer = moe_layer_flags(m, s.num_layers);
   s.attention_sinks = m.attention_sinks();
+  if (m.has_mtp_num_layers()) {
+    // DeepSeek-V3 has one; Megatron-Core takes any count, each a whole block.
+    s.mtp_num_layers = at_most(m.mtp_num_layers(), s.num_layers, "mtp_num_layers");
+    if (s.mtp_num_layers < 0) throw_input_error("mtp_num_layers", "must not be negative");
+  }
   if (m.has_sliding_window() || m.sliding_window_layers_size() > 0) {
     s.sliding_window = at_most(required(m.has_sliding_window(), m.sliding_window(), "sliding_window"), kMaxSeq,
                                "sliding_window");

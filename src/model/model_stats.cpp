@@ -76,6 +76,18 @@ ParamCounts count_params(const ModelSpec& m) {
   const std::int64_t common = attention_params_per_layer(m) + 2 * norm_params(m);
   c.total = c.embedding + norm_params(m);  // final norm
   c.active_per_token = c.total;
+  // Multi-token prediction modules (DeepSeek-V3, Megatron-Core's MTP): the
+  // hidden state's and the embedding's norms, the 2d x d projection, one
+  // block and its final norm; the embedding and LM head are shared.
+  if (m.mtp_num_layers > 0) {
+    const bool moe_block = !m.is_dense();
+    const std::int64_t own = 3 * norm_params(m) + 2 * m.d_model * m.d_model + common;
+    const std::int64_t ffn = moe_block ? router + m.moe.num_experts * expert + shared
+                                       : ffn_params(m.d_model, m.ffn_hidden, m.ffn_type, m.linear_bias);
+    const std::int64_t ffn_active = moe_block ? router + m.moe.top_k * expert + shared : ffn;
+    c.total += m.mtp_num_layers * (own + ffn);
+    c.active_per_token += m.mtp_num_layers * (own + ffn_active);
+  }
   for (std::int64_t layer = 0; layer < m.num_layers; ++layer) {
     if (m.moe_layer[static_cast<std::size_t>(layer)]) {
       c.total += common + router + m.moe.num_experts * expert + shared;

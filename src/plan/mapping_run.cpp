@@ -69,8 +69,8 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
     head.forward_ms += l.ends.first_forward_ms;
     head.backward_ms += l.ends.first_backward_ms;
     sched::PipelineChunkCost& tail = pipe.chunks.back();
-    tail.forward_ms += l.ends.last_forward_ms;
-    tail.backward_ms += l.ends.last_backward_ms;
+    tail.forward_ms += l.ends.last_forward_ms + l.mtp_forward_ms;
+    tail.backward_ms += l.ends.last_backward_ms + l.mtp_backward_ms;
     tail.forward_flops += l.ends.head_forward_flops;
     tail.backward_flops += 2 * l.ends.head_forward_flops;
   }
@@ -121,8 +121,9 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
       (per_stage + per_stage_dense) * (l.block_memory_forward_ms + l.block_memory_backward_ms);
   out.breakdown.moe_compute_ms += per_stage * (l.moe_memory_forward_ms + l.moe_memory_backward_ms) +
                                   per_stage_dense * (l.dense_memory_forward_ms + l.dense_memory_backward_ms);
-  out.breakdown.model_ends_ms = as_double(l.micro_batches) * (l.ends.first_forward_ms + l.ends.first_backward_ms +
-                                                              l.ends.last_forward_ms + l.ends.last_backward_ms);
+  out.breakdown.model_ends_ms =
+      as_double(l.micro_batches) * (l.ends.first_forward_ms + l.ends.first_backward_ms + l.ends.last_forward_ms +
+                                    l.ends.last_backward_ms + l.mtp_forward_ms + l.mtp_backward_ms);
   // Stage 0's idle time (summarize's bubble: makespan less compute busy), less
   // its optimizer step (counted in dp_ms).
   out.breakdown.pp_bubble_ms = std::max(0.0, (times->makespan_ms - times->stage0_compute_busy_ms) - pipe.optimizer_ms);

@@ -70,6 +70,11 @@ struct LayerPrices {
   /// The model's ends per micro-batch (model_ends.hpp): the embedding on the
   /// first virtual stage, final norm, LM head and loss on the last.
   EndTimes ends;
+  /// Multi-token prediction modules (model.mtp_num_layers), per micro-batch,
+  /// on the last virtual stage: each a block, its projection and norms, the
+  /// next tokens' embedding and a loss through the LM head.
+  double mtp_forward_ms = 0;
+  double mtp_backward_ms = 0;
   /// Recomputation (schedule.recompute): the forward work an MoE block and a
   /// dense block rerun in their backward pass, included in the backward times.
   double recompute_ms = 0;

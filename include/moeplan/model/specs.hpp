@@ -83,6 +83,9 @@ struct ModelSpec {
   std::int64_t num_chunk_layers() const;
   /// One flag per block, true where the FFN is an MoE layer.
   std::vector<bool> moe_layer;
+  /// Multi-token prediction modules (DeepSeek-V3), after the last block, on
+  /// the last pipeline stage; the embedding and LM head are the model's.
+  std::int64_t mtp_num_layers = 0;
 
   std::int64_t num_moe_layers() const;
   /// A dense model (no `moe` in its file): no experts, every block's FFN is ffn_hidden wide.

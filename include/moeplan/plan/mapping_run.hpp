@@ -28,7 +28,8 @@ struct MappingBreakdown {
   double pp_bubble_ms = 0;    ///< pipeline idle time of the stage
   double recompute_ms = 0;    ///< forward work rerun by recomputation (schedule.recompute), all micro-batches
   /// The model's ends, all micro-batches: the embedding (first stage) and the
-  /// final norm, LM head and loss (last stage), each on its own stage.
+  /// final norm, LM head and loss (last stage), each on its own stage, and the
+  /// last stage's multi-token prediction modules.
   double model_ends_ms = 0;
 };
 

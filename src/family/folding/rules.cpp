@@ -182,6 +182,7 @@ class FoldingRules final : public model::FamilyRules {
                                         "model.sliding_window_layers",
                                         "model.attention_chunk_size",
                                         "model.attention_chunk_layers",
+                                        "model.mtp_num_layers",
                                         "model.attention_sinks",
                                         "model.moe.first_k_dense",
                                         "workload.global_batch_size",

@@ -9,9 +9,12 @@ source "$src/tests/cli/lib.sh"
 
 # Issue 18 item 5: import-hf writes a model from a Hugging Face config.json (tests/data/hf/SOURCES.md).
 hf=$src/tests/data/hf
-check "import-hf deepseek-v3 without --drop-mtp" 2 "$bin" import-hf "$hf/deepseek-v3.json" -o "$tmp/dsv3.textproto"
-expect_err "import-hf names the MTP key" "deepseek-v3.json: num_nextn_predict_layers: 1 multi-token prediction module(s)"
-is_true "import-hf refused writes nothing" test ! -e "$tmp/dsv3.textproto"
+# Issue 26 item 4: the multi-token prediction module is kept (model.mtp_num_layers) unless dropped.
+check "import-hf deepseek-v3 keeps its MTP module" 0 "$bin" import-hf "$hf/deepseek-v3.json" -o "$tmp/dsv3-mtp.textproto"
+is_true "import-hf writes mtp_num_layers" grep -q "^mtp_num_layers: 1" "$tmp/dsv3-mtp.textproto"
+# 671,026,404,352 + one MTP module of 11,610,067,968 (hf_config_test): 682.636 B, the card's 685B less the checkpoint's
+# copies of the embedding and head.
+is_true "import-hf counts the MTP module" grep -q "682.636 B total" "$tmp/out"
 check "import-hf deepseek-v3 --drop-mtp" 0 "$bin" import-hf "$hf/deepseek-v3.json" -o "$tmp/dsv3.textproto" --drop-mtp --json
 cp "$tmp/out" "$tmp/dsv3.json"
 # Issue 26 item 3: a dense Llama imports (no moe) and plans on the folding family.

@@ -269,7 +269,7 @@ TEST_CASE("io::import_hf_config refuses what the model format cannot express, na
   CHECK_THAT(refusal(edited("qwen3-30b-a3b", "attention_bias", "true")), StartsWith("attention_bias: biases on Q, K"));
   CHECK_THAT(refusal(edited("deepseek-v3", "attention_bias", "true"), {"", true}),
              StartsWith("attention_bias: biases on MLA"));
-  CHECK_THAT(refusal(read_file(hf_file("deepseek-v3"))), StartsWith("num_nextn_predict_layers: 1 multi-token prediction"));
+  CHECK(refusal(read_file(hf_file("deepseek-v3"))).empty());  // its MTP module kept (the case below)
   CHECK(refusal(read_file(hf_file("deepseek-v3")), {"", true}).empty());
   CHECK_THAT(refusal(edited("mixtral-8x7b", "torch_dtype", "\"int8\"")), StartsWith("torch_dtype: 'int8' is not"));
   CHECK_THAT(refusal(edited("mixtral-8x7b", "torch_dtype", "")), StartsWith("torch_dtype: required"));
@@ -373,8 +373,7 @@ TEST_CASE("io::import_hf_config reads GLM-4.5: Q/K/V biases, a dense first block
   // 45 x 265,312,256 + 243,554,304 + 1,241,518,080 = 13,424,123,904 active,
   // 12,182,609,920 without the embedding table and the head (the card's "12B",
   // rounded). Its one MTP layer is dropped on request, as the card's totals leave it out.
-  CHECK_THAT(refusal(read_file(hf_file("glm-4.5-air"))),
-             Catch::StartsWith("num_nextn_predict_layers: 1 multi-token prediction"));
+  CHECK(moeplan::io::import_hf_config(hf_file("glm-4.5-air")).model.mtp_num_layers == 1);  // kept unless dropped
   const moeplan::io::HfImport g = moeplan::io::import_hf_config(hf_file("glm-4.5-air"), {"", true});
   CHECK(g.model_type == "glm4_moe");
   const moeplan::model::ModelSpec& m = g.model;
@@ -490,4 +489,27 @@ TEST_CASE("io::import_hf_config refuses by name the families whose attention it 
   CHECK_THAT(refusal(edited("deepseek-v3", "model_type", "\"deepseek_v32\"")),
              StartsWith("model_type: 'deepseek_v32' is refused") && Catch::Contains("sparse attention"));
   CHECK_THAT(refusal(edited("mixtral-8x7b", "model_type", "\"nemotron_h\"")), Catch::Contains("Mamba-2"));
+}
+
+TEST_CASE("io::import_hf_config keeps DeepSeek-V3's multi-token prediction module (by hand)", "[io][hf]") {
+  // One module (num_nextn_predict_layers 1): a block like the MoE blocks (MLA
+  // 187,107,328 + its two norms 14,336 + router 7168 x 256 = 1,835,008 + 256
+  // experts and one shared of 3 x 7168 x 2048 = 44,040,192 each: 11,507,286,016),
+  // its three norms 3 x 7168 and the 2d x d projection 102,760,448:
+  // 11,610,067,968. With the main model's 671,026,404,352: 682,636,472,320,
+  // within 1% of the card's 685B (whose MTP also stores copies of the embedding
+  // and head, 2 x 129280 x 7168, which Megatron-Core shares). Active: its block
+  // with 8 routed experts and the shared one, 688,100,352 more than 37,552,282,624.
+  const moeplan::io::HfImport kept = moeplan::io::import_hf_config(hf_file("deepseek-v3"));
+  CHECK(kept.model.mtp_num_layers == 1);
+  const moeplan::model::ParamCounts c = moeplan::model::count_params(kept.model);
+  CHECK(c.total == 682636472320);
+  CHECK(c.active_per_token == 38240382976);
+  CHECK(static_cast<double>(c.total) == Approx(685e9).epsilon(0.01));
+  REQUIRE_FALSE(kept.notes.empty());
+  bool said = false;
+  for (const std::string& n : kept.notes) said = said || n.find("kept: 1 multi-token prediction") != std::string::npos;
+  CHECK(said);
+  // The text written loads back with the module.
+  CHECK(moeplan::io::load_model_text("again.textproto", kept.text).mtp_num_layers == 1);
 }

@@ -1185,3 +1185,36 @@ TEST_CASE("price_layers refuses DeepEP where its kernels do not run as priced", 
   CHECK(refused(strided, mapping(1, 1, 1, 8, 1)).empty());
   CHECK(refused(s, mapping(2, 1, 1, 8, 1)).empty());
 }
+
+TEST_CASE("plan::price_mapping prices multi-token prediction on the last stage (toy, by hand)",
+          "[plan][folding][mtp]") {
+  // The toy at tp 2 cp 1 ep 2 etp 1: 4.836 ms and its ends 1.216 (toy_ends_ms(8, 2)).
+  // One MTP module on the (only) stage, per micro-batch:
+  //   forward: the MoE block 1.484 + TP 0.128 + EP 0.064 = 1.676; the projection
+  //   8 tokens x 2 d x d / tp = 2 x 8 x 8 x 4 / 2 = 256 FLOPs, 0.256 ms; the next
+  //   tokens' embedding (its ReduceScatter 0.064) and the head and loss (0.512,
+  //   folding_toy.hpp); norms at 1e-14 ms a byte: 2.508 ms.
+  //   backward: 3.160 + 2 x 0.256 + 0.064 + 0.576 = 4.312 ms.
+  // 6.052 + 2.508 + 4.312 = 12.872 ms.
+  model::ScenarioSpec s = toy_scenario();
+  s.model.mtp_num_layers = 1;
+  const cost::CostModel costs(*s.profile);
+  const plan::MappingResult r = plan::price_mapping(s, costs, mapping(2, 1, 1, 2, 1));
+  CHECK(r.iteration_ms == Approx(4.836 + toy_ends_ms(8, 2) + 2.508 + 4.312));
+  CHECK(r.breakdown.model_ends_ms == Approx(toy_ends_ms(8, 2) + 2.508 + 4.312));
+  // Held at tp 2, ep 2: the toy's 84 dense and 64 expert parameters, and the
+  // module's three norms 12, projection 2 d d / tp = 16, attention 64 / 2 = 32,
+  // the block's norms 8 and router 8 (76 dense), and its local expert 64.
+  const cost::HeldParams held = cost::held_params(s.model, r.config);
+  CHECK(held.dense == Approx(84 + 76));
+  CHECK(held.expert == Approx(64 + 64));
+  // The layer schedules time the blocks alone: refused by name.
+  model::ScenarioSpec foldmoe = s;
+  foldmoe.schedule.family = "foldmoe";
+  foldmoe.parallel.dp = 2;
+  foldmoe.parallel.edp = 2;
+  foldmoe.workload.global_batch_size = 2;
+  foldmoe.options.push_back("model.mtp_num_layers");  // as the loader records a field the files give
+  CHECK(testing::error_of([&] { model::validate(foldmoe); }).first == "model.mtp_num_layers");
+  CHECK_THROWS_WITH(model::validate(foldmoe), Catch::Contains("cannot act"));
+}
