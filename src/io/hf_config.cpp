@@ -79,8 +79,8 @@ std::vector<HfIgnoredKey> make_ignored_keys() {
 
 // The families import-hf reads: MoE, then dense (a model without `moe`).
 const std::vector<std::string> kModelTypes = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3",
-                                              "kimi_k2", "glm4_moe",  "gpt_oss",   "llama4",      "llama",
-                                              "mistral", "qwen2",     "qwen3"};
+                                              "kimi_k2", "glm4_moe",  "gpt_oss",   "llama4",      "olmoe",
+                                              "llama",   "mistral",   "qwen2",     "qwen3"};
 const std::set<std::string> kDenseTypes = {"llama", "mistral", "qwen2", "qwen3"};
 
 // Families whose attention (or its replacement) the model format cannot
@@ -351,6 +351,25 @@ void write_mixtral(Config& c, ModelText& w) {
   w.field("expert_type", "SWIGLU");
   w.field("expert_ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
   w.close();
+}
+
+// OLMoE (modeling_olmoe.py, OlmoeForCausalLM): every block MoE, num_experts
+// SwiGLU experts (OlmoeMLP: gate, up, down) of intermediate_size, top
+// num_experts_per_tok, no shared expert, a bias-free router; attention with
+// RMSNorms over the full Q and K projections (OlmoeAttention.q_norm, k_norm),
+// which the model format does not hold (a note). clip_qkv clamps values: no work.
+void write_olmoe(Config& c, ModelText& w, std::vector<std::string>& notes) {
+  write_common(c, w, false);
+  c.find("clip_qkv");
+  w.open("moe");
+  w.field("num_experts", c.integer("num_experts"), "num_experts");
+  w.field("top_k", c.integer("num_experts_per_tok"), "num_experts_per_tok");
+  w.field("dropless", "true");  // OlmoeSparseMoeBlock computes every routed token
+  w.field("expert_type", "SWIGLU");
+  w.field("expert_ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
+  w.close();
+  notes.push_back("OLMoE's Q and K RMSNorms (hidden_size and the KV width, weights per block) are not in the model "
+                  "format and not counted");
 }
 
 // Dense decoder families (modeling_llama.py, modeling_mistral.py,
@@ -779,6 +798,8 @@ HfImport import_hf_config_text(const std::string& path, const std::string& json,
     write_llama4(c, w, out.notes);
   else if (*type == "glm4_moe")
     write_glm4_moe(c, w, options, out.notes);
+  else if (*type == "olmoe")
+    write_olmoe(c, w, out.notes);
   else  // deepseek_v2, deepseek_v3 and kimi_k2 (Kimi-K2: DeepseekV3ForCausalLM's architecture, its own model_type)
     write_deepseek(c, w, options, out.notes);
   c.check_every_key_read(*type);

@@ -513,3 +513,26 @@ TEST_CASE("io::import_hf_config keeps DeepSeek-V3's multi-token prediction modul
   // The text written loads back with the module.
   CHECK(moeplan::io::load_model_text("again.textproto", kept.text).mtp_num_layers == 1);
 }
+
+TEST_CASE("io::import_hf_config reads OLMoE (by hand)", "[io][hf]") {
+  // allenai/OLMoE-1B-7B-0924 (tests/data/hf/SOURCES.md): d 2048, 16 blocks of
+  // 16 heads (MHA: 4 d^2 = 16,777,216), two RMSNorms 4096, router 2048 x 64 =
+  // 131,072 and 64 SwiGLU experts of 3 x 2048 x 1024 = 6,291,456 each
+  // (402,653,184): 419,565,568 a block, 6,713,049,088 for 16; the untied
+  // embedding and head 2 x 50304 x 2048 = 206,045,184 and the final norm 2048:
+  // 6,919,096,320 (+0.28% on the card's 6.9B). Active, top-8: 16 x (16,777,216
+  // + 4096 + 131,072 + 8 x 6,291,456) + 206,047,232 = 1,281,951,744 (-1.4% on 1.3B).
+  const moeplan::io::HfImport o = moeplan::io::import_hf_config(hf_file("olmoe-1b-7b"));
+  CHECK(o.model_type == "olmoe");
+  CHECK(o.model.num_moe_layers() == 16);
+  CHECK(o.model.moe.num_shared_experts == 0);
+  CHECK(o.model.dtype_bytes == 4);  // torch_dtype float32, as released
+  const moeplan::model::ParamCounts c = moeplan::model::count_params(o.model);
+  CHECK(c.total == 6919096320);
+  CHECK(c.active_per_token == 1281951744);
+  CHECK(static_cast<double>(c.total) == Approx(6.9e9).epsilon(0.01));
+  CHECK(static_cast<double>(c.active_per_token) == Approx(1.3e9).epsilon(0.03));
+  bool said = false;
+  for (const std::string& n : o.notes) said = said || n.find("Q and K RMSNorms") != std::string::npos;
+  CHECK(said);
+}
