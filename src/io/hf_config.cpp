@@ -80,7 +80,7 @@ std::vector<HfIgnoredKey> make_ignored_keys() {
 // The families import-hf reads: MoE, then dense (a model without `moe`).
 const std::vector<std::string> kModelTypes = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3",
                                               "kimi_k2", "glm4_moe",  "gpt_oss",   "llama4",      "olmoe",
-                                              "llama",   "mistral",   "qwen2",     "qwen3"};
+                                              "granitemoe", "llama",  "mistral",   "qwen2",       "qwen3"};
 const std::set<std::string> kDenseTypes = {"llama", "mistral", "qwen2", "qwen3"};
 
 // Families whose attention (or its replacement) the model format cannot
@@ -370,6 +370,24 @@ void write_olmoe(Config& c, ModelText& w, std::vector<std::string>& notes) {
   w.close();
   notes.push_back("OLMoE's Q and K RMSNorms (hidden_size and the KV width, weights per block) are not in the model "
                   "format and not counted");
+}
+
+// Granite MoE (modeling_granitemoe.py, GraniteMoeForCausalLM): every block MoE,
+// num_local_experts SwiGLU experts (GraniteMoeParallelExperts: input_linear
+// 2 x intermediate_size by hidden, output_linear back) of intermediate_size, top
+// num_experts_per_tok, a bias-free router (GraniteMoeTopKGating), no shared
+// expert. Its multipliers scale values and change no work.
+void write_granitemoe(Config& c, ModelText& w) {
+  write_common(c, w, false);
+  for (const char* key : {"embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"})
+    c.find(key);
+  w.open("moe");
+  w.field("num_experts", c.integer("num_local_experts"), "num_local_experts");
+  w.field("top_k", c.integer("num_experts_per_tok"), "num_experts_per_tok");
+  w.field("dropless", "true");  // GraniteMoeMoE computes every routed token
+  w.field("expert_type", "SWIGLU");
+  w.field("expert_ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
+  w.close();
 }
 
 // Dense decoder families (modeling_llama.py, modeling_mistral.py,
@@ -800,6 +818,8 @@ HfImport import_hf_config_text(const std::string& path, const std::string& json,
     write_glm4_moe(c, w, options, out.notes);
   else if (*type == "olmoe")
     write_olmoe(c, w, out.notes);
+  else if (*type == "granitemoe")
+    write_granitemoe(c, w);
   else  // deepseek_v2, deepseek_v3 and kimi_k2 (Kimi-K2: DeepseekV3ForCausalLM's architecture, its own model_type)
     write_deepseek(c, w, options, out.notes);
   c.check_every_key_read(*type);

@@ -536,3 +536,23 @@ TEST_CASE("io::import_hf_config reads OLMoE (by hand)", "[io][hf]") {
   for (const std::string& n : o.notes) said = said || n.find("Q and K RMSNorms") != std::string::npos;
   CHECK(said);
 }
+
+TEST_CASE("io::import_hf_config reads Granite MoE (by hand)", "[io][hf]") {
+  // ibm-granite/granite-3.1-3b-a800m-instruct (tests/data/hf/SOURCES.md): d
+  // 1536, 32 blocks of 24 heads of 64 and 8 KV heads (Q and O 1536^2 each, K and
+  // V 1536 x 512 each: 6,291,456), two RMSNorms 3072, router 1536 x 40 = 61,440,
+  // 40 SwiGLU experts of 3 x 1536 x 512 = 2,359,296 (94,371,840): 100,727,808 a
+  // block, 3,223,289,856 for 32; the tied embedding 49155 x 1536 = 75,502,080
+  // and the final norm 1536: 3,298,793,472 (-0.04% on 3.3B). Active, top-8:
+  // 32 x (6,291,456 + 3072 + 61,440 + 8 x 2,359,296) = 807,370,752, with the
+  // embedding and final norm 882,874,368; without the table 807,372,288 (+0.92% on 800M).
+  const moeplan::io::HfImport g = moeplan::io::import_hf_config(hf_file("granite-3.1-3b-a800m"));
+  CHECK(g.model_type == "granitemoe");
+  CHECK(g.model.tie_embeddings);
+  CHECK(g.model.num_moe_layers() == 32);
+  const moeplan::model::ParamCounts c = moeplan::model::count_params(g.model);
+  CHECK(c.total == 3298793472);
+  CHECK(c.active_per_token == 882874368);
+  CHECK(static_cast<double>(c.total) == Approx(3.3e9).epsilon(0.01));
+  CHECK(static_cast<double>(c.active_per_token - 49155 * 1536) == Approx(0.8e9).epsilon(0.03));
+}
