@@ -340,17 +340,24 @@ void refuse_sliding_window(Config& c, const std::string& key) {
                             *window));
 }
 
+// Every block's experts, as Mixtral, OLMoE and Granite MoE write them: the
+// count under `experts_key`, top num_experts_per_tok, dropless (each family's
+// block computes every routed token), SwiGLU of intermediate_size.
+void write_uniform_experts(Config& c, ModelText& w, const char* experts_key) {
+  w.open("moe");
+  w.field("num_experts", c.integer(experts_key), experts_key);
+  w.field("top_k", c.integer("num_experts_per_tok"), "num_experts_per_tok");
+  w.field("dropless", "true");
+  w.field("expert_type", "SWIGLU");
+  w.field("expert_ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
+  w.close();
+}
+
 void write_mixtral(Config& c, ModelText& w) {
   write_common(c, w, false);
   // MixtralConfig's sliding_window defaults to None: full attention.
   refuse_sliding_window(c, "sliding_window");
-  w.open("moe");
-  w.field("num_experts", c.integer("num_local_experts"), "num_local_experts");
-  w.field("top_k", c.integer("num_experts_per_tok"), "num_experts_per_tok");
-  w.field("dropless", "true");  // Mixtral routes without a capacity (MixtralSparseMoeBlock)
-  w.field("expert_type", "SWIGLU");
-  w.field("expert_ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
-  w.close();
+  write_uniform_experts(c, w, "num_local_experts");  // MixtralSparseMoeBlock routes without a capacity
 }
 
 // OLMoE (modeling_olmoe.py, OlmoeForCausalLM): every block MoE, num_experts
@@ -361,13 +368,7 @@ void write_mixtral(Config& c, ModelText& w) {
 void write_olmoe(Config& c, ModelText& w, std::vector<std::string>& notes) {
   write_common(c, w, false);
   c.find("clip_qkv");
-  w.open("moe");
-  w.field("num_experts", c.integer("num_experts"), "num_experts");
-  w.field("top_k", c.integer("num_experts_per_tok"), "num_experts_per_tok");
-  w.field("dropless", "true");  // OlmoeSparseMoeBlock computes every routed token
-  w.field("expert_type", "SWIGLU");
-  w.field("expert_ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
-  w.close();
+  write_uniform_experts(c, w, "num_experts");  // OlmoeSparseMoeBlock computes every routed token
   notes.push_back("OLMoE's Q and K RMSNorms (hidden_size and the KV width, weights per block) are not in the model "
                   "format and not counted");
 }
@@ -381,13 +382,7 @@ void write_granitemoe(Config& c, ModelText& w) {
   write_common(c, w, false);
   for (const char* key : {"embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"})
     c.find(key);
-  w.open("moe");
-  w.field("num_experts", c.integer("num_local_experts"), "num_local_experts");
-  w.field("top_k", c.integer("num_experts_per_tok"), "num_experts_per_tok");
-  w.field("dropless", "true");  // GraniteMoeMoE computes every routed token
-  w.field("expert_type", "SWIGLU");
-  w.field("expert_ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
-  w.close();
+  write_uniform_experts(c, w, "num_local_experts");  // GraniteMoeMoE computes every routed token
 }
 
 // Dense decoder families (modeling_llama.py, modeling_mistral.py,
