@@ -128,12 +128,12 @@ void run_datasheet(const DatasheetOptions& o, CliContext& context) {
       io::profile_to_textproto(
           profile, fmt::format("Derived from the datasheet numbers of cluster {} by `moeplan datasheet-profile`\n"
                                "(--dtype {}). Efficiencies: GEMM {}, attention {}, links {} of line rate,\n"
-                               "memory-bound kernels {} of memory bandwidth; startup: compute {} ms, intra {} ms,\n"
-                               "inter {} ms. Sources: docs/cost-model.md.\n"
+                               "memory-bound kernels {} of memory bandwidth; startup: compute {} ms, attention {} ms,\n"
+                               "each expert of a grouped GEMM {} ms, intra {} ms, inter {} ms. Sources: docs/cost-model.md.\n"
                                "Sizes are bytes (communication, elementwise) or FLOPs (compute); times ms.",
-                               cluster.name, o.dtype, gemm, assumptions.attention_efficiency,
-                               assumptions.link_efficiency, assumptions.elementwise_efficiency, assumptions.compute_alpha_ms, assumptions.intra_alpha_ms,
-                               assumptions.inter_alpha_ms)));
+                               cluster.name, o.dtype, gemm, used.attention_efficiency, used.link_efficiency,
+                               used.elementwise_efficiency, used.compute_alpha_ms, used.attention_alpha_ms,
+                               used.grouped_product_alpha_ms, used.intra_alpha_ms, used.inter_alpha_ms)));
   context.out << "wrote " << o.output << '\n';
 }
 

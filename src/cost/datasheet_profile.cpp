@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -44,6 +45,12 @@ DatasheetAssumptions for_gpu(const model::GpuSpec& gpu, DatasheetAssumptions a) 
   // A measured or published tensor-core GEMM efficiency of this GPU replaces
   // the generic one; the fp32 (CUDA-core) GEMMs keep it.
   if (a.dtype == ComputeDtype::Half && gpu.gemm_efficiency) a.gemm_efficiency = *gpu.gemm_efficiency;
+  if (a.dtype == ComputeDtype::Half) {
+    a.attention_efficiency = a.fused_attention_efficiency;
+    a.attention_alpha_ms = a.fused_attention_alpha_ms;
+  } else {
+    a.grouped_product_alpha_ms = 0;
+  }
   return a;
 }
 
@@ -72,6 +79,7 @@ std::optional<model::GemmShapeModelSpec> datasheet_gemm_shape(const model::GpuSp
   // The gemm line's efficiency: a GEMM that fills whole waves costs what the line says.
   g.efficiency = a.gemm_efficiency;
   g.alpha_ms = a.compute_alpha_ms;
+  g.product_alpha_ms = a.grouped_product_alpha_ms;
   g.provenance = model::Provenance::Datasheet;
   g.source = fmt::format("{}: {} SMs, {} peak {:.4g} TFLOP/s x efficiency {}, memory {:.4g} GB/s, tile {} x {}{}",
                          gpu.name, g.units, a.dtype == ComputeDtype::Half ? "half-precision tensor" : "fp32",
@@ -101,7 +109,7 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
       fmt::format("{} {} peak {:.4g} TFLOP/s x efficiency {}{}", gpu.name, dtype, peak / 1e12, a.gemm_efficiency,
                   gemm_from)));
   p.costs.push_back(line(
-      model::OpClass::Attention, model::LinkClass::Local, 1, a.compute_alpha_ms,
+      model::OpClass::Attention, model::LinkClass::Local, 1, a.attention_alpha_ms,
       kMsPerSecond / (peak * a.attention_efficiency),
       fmt::format("{} {} peak {:.4g} TFLOP/s x efficiency {}", gpu.name, dtype, peak / 1e12, a.attention_efficiency)));
   // FP8 GEMMs at the FP8 peak times the BF16 GEMMs' efficiency (an assumption
@@ -133,7 +141,11 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
   // A "node" below is the link domain (the NVLink domain, else the node), its
   // NICs its nodes' ports together (model::ClusterSpec::link_domain).
   const std::int64_t domain = cluster.link_domain();
-  const double intra_bw = cluster.intra_link.bandwidth_bytes_per_s * a.link_efficiency;
+  // The intra link's own NCCL figures (cluster file, measured or published) replace the generic ones.
+  const model::LinkSpec& intra = cluster.intra_link;
+  const std::optional<model::IntraCollectivesSpec>& nccl = cluster.intra_collectives;
+  const double intra_efficiency = nccl && nccl->efficiency ? *nccl->efficiency : a.link_efficiency;
+  const double intra_bw = intra.bandwidth_bytes_per_s * intra_efficiency;
   const double node_nic_bw = cluster.inter_link.bandwidth_bytes_per_s *
                              static_cast<double>(cluster.link_domain_ports()) * a.link_efficiency;
   const double n = static_cast<double>(domain);
@@ -142,8 +154,9 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
     const double g = static_cast<double>(group);
     return (g - 1.0) / std::max(g - n, 1.0) * node_nic_bw / n;
   };
-  const std::string intra_src = fmt::format("{} {:.4g} GB/s x efficiency {}", cluster.intra_link.name,
-                                            cluster.intra_link.bandwidth_bytes_per_s / 1e9, a.link_efficiency);
+  const std::string intra_src = fmt::format("{} {:.4g} GB/s x efficiency {}{}", intra.name,
+                                            intra.bandwidth_bytes_per_s / 1e9, intra_efficiency,
+                                            nccl && nccl->efficiency ? " (intra_collectives)" : "");
   const std::string inter_src =
       domain == cluster.gpus_per_node
           ? fmt::format("{} {} x {:.4g} GB/s per node, {} GPUs per node, x efficiency {}", cluster.inter_link.name,
@@ -153,12 +166,22 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
                         cluster.link_domain_ports(), cluster.inter_link.bandwidth_bytes_per_s / 1e9, domain,
                         a.link_efficiency);
   if (domain > 1) {
-    const std::int64_t g = domain;
-    for (model::OpClass op : collectives)
-      p.costs.push_back(line(op, model::LinkClass::Intra, g, a.intra_alpha_ms,
-                             bus_factor(op, g) * kMsPerSecond / intra_bw, intra_src, g));
+    // The startup of a collective over g ranks: fixed + step x (g - 1) (one
+    // per ring step) where the link gives a step, at g = 2, 4, ... up to the
+    // domain so that the cost model's nearest line has the group's own
+    // startup; else the generic startup on one line at the domain.
+    const double fixed = nccl && nccl->fixed_ms ? *nccl->fixed_ms : a.intra_alpha_ms;
+    const double step = nccl ? nccl->step_ms : 0.0;
+    std::vector<std::int64_t> groups;
+    if (step > 0)
+      for (std::int64_t g = 2; g < domain; g *= 2) groups.push_back(g);
+    groups.push_back(domain);
+    for (const std::int64_t g : groups)
+      for (model::OpClass op : collectives)
+        p.costs.push_back(line(op, model::LinkClass::Intra, g, fixed + step * static_cast<double>(g - 1),
+                               bus_factor(op, g) * kMsPerSecond / intra_bw, intra_src, g));
     p.costs.push_back(
-        line(model::OpClass::P2P, model::LinkClass::Intra, 2, a.intra_alpha_ms, kMsPerSecond / intra_bw, intra_src, 2));
+        line(model::OpClass::P2P, model::LinkClass::Intra, 2, fixed + step, kMsPerSecond / intra_bw, intra_src, 2));
   }
   if (cluster.world_size() > domain) {
     const std::int64_t g = cluster.world_size();

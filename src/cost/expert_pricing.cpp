@@ -57,11 +57,7 @@ Milliseconds expert_ffn_time(const CostModel& costs, const model::ModelSpec& m, 
   return Milliseconds{ms};
 }
 
-DenseFfnTimes dense_ffn_times(const CostModel& costs, const model::ModelSpec& m, double tokens, double tp,
-                              bool fp8) {
-  MOEPLAN_CHECK(tp > 0, "a positive tensor-parallel split");
-  std::vector<GemmShape> forward = ffn_forward_gemms(m.ffn_type, tokens, as_double(m.d_model),
-                                                     as_double(m.ffn_hidden) / tp, 1.0, as_double(m.dtype_bytes));
+LinearPassTimes linear_pass_times(const CostModel& costs, std::vector<GemmShape> forward, bool fp8) {
   for (GemmShape& g : forward) g.fp8 = fp8;
   if (!costs.gemm_shape_model()) {
     double flops = 0;
@@ -69,12 +65,21 @@ DenseFfnTimes dense_ffn_times(const CostModel& costs, const model::ModelSpec& m,
     const double ms = costs.compute(fp8 ? model::OpClass::GemmFp8 : model::OpClass::Gemm, flops).value;
     return {Milliseconds{ms}, Milliseconds{2 * ms}};
   }
-  DenseFfnTimes t{Milliseconds{0}, Milliseconds{0}};
+  LinearPassTimes t{Milliseconds{0}, Milliseconds{0}};
   for (const GemmShape& g : forward) {
     t.forward.value += costs.gemm(g).value;
     t.backward.value += costs.gemm(input_gradient_shape(g)).value + costs.gemm(weight_gradient_shape(g)).value;
   }
   return t;
+}
+
+DenseFfnTimes dense_ffn_times(const CostModel& costs, const model::ModelSpec& m, double tokens, double tp,
+                              bool fp8) {
+  MOEPLAN_CHECK(tp > 0, "a positive tensor-parallel split");
+  return linear_pass_times(costs,
+                           ffn_forward_gemms(m.ffn_type, tokens, as_double(m.d_model), as_double(m.ffn_hidden) / tp,
+                                             1.0, as_double(m.dtype_bytes)),
+                           fp8);
 }
 
 }  // namespace moeplan::cost

@@ -45,17 +45,21 @@ double gemm_compute_ms(const model::GemmShapeModelSpec& g, const GemmShape& s) {
 double gemm_memory_ms(const model::GemmShapeModelSpec& g, const GemmShape& s) {
   MOEPLAN_CHECK(s.element_bytes > 0, "a GEMM shape names its element size (the model's dtype_bytes)");
   const double operand_bytes = s.fp8 ? 1.0 : s.element_bytes;
-  const double bytes = s.batch * ((s.m * s.k + s.k * s.n) * operand_bytes + s.m * s.n * s.element_bytes);
+  const double output_bytes = s.accumulate_fp32 ? kFp32AccumulateBytes : s.element_bytes;
+  const double bytes = s.batch * ((s.m * s.k + s.k * s.n) * operand_bytes + s.m * s.n * output_bytes);
   return bytes / g.memory_bytes_per_s * kMsPerSecond;
 }
 
 double gemm_time_ms(const model::GemmShapeModelSpec& g, const GemmShape& s) {
-  return g.alpha_ms + std::max(gemm_compute_ms(g, s), gemm_memory_ms(g, s));
+  // A grouped GEMM's products each pay product_alpha (one launch per expert);
+  // a single GEMM pays alpha alone.
+  const double products = s.batch > 1 ? s.batch * g.product_alpha_ms : 0.0;
+  return g.alpha_ms + products + std::max(gemm_compute_ms(g, s), gemm_memory_ms(g, s));
 }
 
 // Transformer Engine's FP8 recipes run both gradients' GEMMs in FP8 too (E5M2
 // gradients under the hybrid format), so the flag carries over.
-GemmShape input_gradient_shape(const GemmShape& f) { return {f.m, f.k, f.n, f.batch, f.element_bytes, f.fp8}; }
-GemmShape weight_gradient_shape(const GemmShape& f) { return {f.k, f.n, f.m, f.batch, f.element_bytes, f.fp8}; }
+GemmShape input_gradient_shape(const GemmShape& f) { return {f.m, f.k, f.n, f.batch, f.element_bytes, f.fp8, false}; }
+GemmShape weight_gradient_shape(const GemmShape& f) { return {f.k, f.n, f.m, f.batch, f.element_bytes, f.fp8, true}; }
 
 }  // namespace moeplan::cost

@@ -191,16 +191,28 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   const double full_share = 1.0 - window_share - chunk_share;
   const double core_flops =
       full_share * full_core_flops + window_share * window_core_flops + chunk_share * chunk_core_flops;
-  const double core_ms =
-      full_share * costs.attention_core(m, local_seq, local_seq, full_core_flops).value +
-      (windows > 0 ? window_share * costs.attention_core(m, local_seq, local_seq, window_core_flops).value : 0.0) +
-      (chunks > 0 ? chunk_share * costs.attention_core(m, local_seq, local_seq, chunk_core_flops).value : 0.0);
+  // The core's forward, and its backward at twice the FLOPs as one kernel
+  // (the attention line's startup once per kernel, docs/cost-model.md).
+  const auto core_time = [&](double factor) {
+    return full_share * costs.attention_core(m, local_seq, local_seq, factor * full_core_flops).value +
+           (windows > 0 ? window_share * costs.attention_core(m, local_seq, local_seq, factor * window_core_flops).value
+                        : 0.0) +
+           (chunks > 0 ? chunk_share * costs.attention_core(m, local_seq, local_seq, factor * chunk_core_flops).value
+                       : 0.0);
+  };
+  const double core_ms = core_time(1.0);
+  const double core_backward_ms = core_time(2.0);
   // Under an FP8 recipe the linear layers' GEMMs (projections, FFNs, experts)
   // take FP8 operands; the core, the router and the LM head stay in BF16
   // (docs/cost-model.md, "FP8").
   const model::Precision precision = s.workload.precision;
   const bool fp8 = model::is_fp8(precision);
-  const double att_fwd = costs.compute(fp8 ? OpClass::GemmFp8 : OpClass::Gemm, proj_flops).value + core_ms;
+  // The projections as the GEMMs Megatron-Core runs (QKV, or MLA's down and
+  // up projections, and O), by shape when the profile has a shape model.
+  const LinearPassTimes projections =
+      linear_pass_times(costs, attention_linear_gemms(m, tokens_local, as_double(c.tp)), fp8);
+  const double att_fwd = projections.forward.value + core_ms;
+  const double att_bwd = projections.backward.value + core_backward_ms;
   const double act_bytes = tokens_local * d * b;  // one layer's activation on a tp group
   const double tp_fwd =
       comm(costs, OpClass::AllGather, tp_g, act_bytes) + comm(costs, OpClass::ReduceScatter, tp_g, act_bytes);
@@ -283,7 +295,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   // An MoE block's compute, then its communication, per direction.
   const double compute_forward = att_fwd + router + experts_fwd + att_cast.forward.value + moe_cast.forward.value +
                                  out.block_memory_forward_ms + out.moe_memory_forward_ms;
-  const double compute_backward = 2 * att_fwd + 2 * router + experts_bwd + att_cast.backward.value +
+  const double compute_backward = att_bwd + 2 * router + experts_bwd + att_cast.backward.value +
                                   moe_cast.backward.value + out.block_memory_backward_ms + out.moe_memory_backward_ms;
   out.layer_forward_ms = compute_forward + tp_fwd + cp_exposed + a2a + etp_agrs;
   out.layer_backward_ms = compute_backward + tp_fwd + cp.backward_ms + a2a + etp_agrs;
@@ -319,7 +331,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   const double dense_memory_backward = out.block_memory_backward_ms + out.dense_memory_backward_ms;
   out.dense_layer_forward_ms = att_fwd + tp_fwd + cp_exposed + dense_ffn.forward.value + tp_fwd +
                                att_cast.forward.value + out.dense_ffn_cast_forward_ms + dense_memory_forward;
-  out.dense_layer_backward_ms = 2 * att_fwd + tp_fwd + cp.backward_ms + dense_ffn.backward.value + tp_fwd +
+  out.dense_layer_backward_ms = att_bwd + tp_fwd + cp.backward_ms + dense_ffn.backward.value + tp_fwd +
                                 att_cast.backward.value + out.dense_ffn_cast_backward_ms + dense_memory_backward;
   // Recomputation (docs/cost-model.md, "Recomputation"): the forward work
   // each recomputed submodule (or, under full, each recomputed block) runs
@@ -392,7 +404,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
         att_fwd + dense_ffn.forward.value + att_cast.forward.value + out.dense_ffn_cast_forward_ms +
         dense_memory_forward;
     const double compute_backward_dense =
-        2 * att_fwd + dense_ffn.backward.value + att_cast.backward.value + out.dense_ffn_cast_backward_ms +
+        att_bwd + dense_ffn.backward.value + att_cast.backward.value + out.dense_ffn_cast_backward_ms +
         dense_memory_backward;
     const FsdpBlockTimes block = fsdp_block_times(costs, block_params(m, c, false), b, dp_cp_g, edp_g,
                                                   compute_forward_dense, compute_backward_dense);

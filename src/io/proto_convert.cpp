@@ -382,6 +382,15 @@ model::ClusterSpec to_spec(const pb::Cluster& c) {
   s.inter_link = nested("inter_link", [&] { return to_spec(c.inter_link()); });
   if (c.has_nvlink_domain_gpus())
     s.nvlink_domain_gpus = at_most(c.nvlink_domain_gpus(), kMaxNvlinkDomainGpus, "nvlink_domain_gpus");
+  if (c.has_intra_collectives())
+    s.intra_collectives = nested("intra_collectives", [&] {
+      const pb::IntraCollectives& n = c.intra_collectives();
+      model::IntraCollectivesSpec k;
+      if (n.has_efficiency()) k.efficiency = n.efficiency();
+      if (n.has_fixed_us()) k.fixed_ms = n.fixed_us() / 1e3;
+      k.step_ms = n.step_us() / 1e3;
+      return k;
+    });
   return s;
 }
 
@@ -404,6 +413,7 @@ model::GemmShapeModelSpec to_spec(const pb::GemmShapeModel& g) {
   }
   s.efficiency = required(g.has_efficiency(), g.efficiency(), "efficiency");
   s.alpha_ms = required(g.has_alpha_ms(), g.alpha_ms(), "alpha_ms");
+  if (g.has_product_alpha_ms()) s.product_alpha_ms = g.product_alpha_ms();
   s.provenance = provenance_of(g.provenance());
   s.source = g.source();
   if (g.has_r2()) s.r2 = g.r2();
@@ -713,6 +723,7 @@ pb::CostProfile to_proto(const model::CostProfileSpec& s) {
     if (g.peak_flops_per_s_fp8 > 0) out->set_peak_tflops_fp8(g.peak_flops_per_s_fp8 / 1e12);
     out->set_efficiency(g.efficiency);
     out->set_alpha_ms(g.alpha_ms);
+    if (g.product_alpha_ms > 0) out->set_product_alpha_ms(g.product_alpha_ms);
     out->set_provenance(to_proto(g.provenance));
     if (!g.source.empty()) out->set_source(g.source);
     if (g.r2) out->set_r2(*g.r2);

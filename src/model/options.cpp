@@ -29,6 +29,12 @@ std::vector<OptionRule> make_rules() {
                  "times come from the cost profile; these enter the GEMM lines and shape model of `moeplan "
                  "datasheet-profile` only",
                  [](S) { return true; }});
+  for (const char* f : {"cluster.intra_collectives.efficiency", "cluster.intra_collectives.fixed_us",
+                        "cluster.intra_collectives.step_us"})
+    r.push_back({f, "every scenario",
+                 "times come from the cost profile; NCCL's figures on the link enter the intra lines of `moeplan "
+                 "datasheet-profile` only",
+                 [](S) { return true; }});
   // FP8 (docs/cost-model.md, "FP8"): the GPU's FP8 abilities say whether it can
   // run a recipe and bound the profile's gemm_fp8 line; times come from the profile.
   r.push_back({"cluster.gpu.peak_tflops_fp8", "scenarios without an FP8 precision",
@@ -41,6 +47,10 @@ std::vector<OptionRule> make_rules() {
   r.push_back({"profile.gemm_shape.peak_tflops_fp8", "scenarios without an FP8 precision",
                "the GEMM shape model's FP8 peak prices GEMMs with FP8 operands, of which a BF16 scenario has none",
                [](S s) { return !is_fp8(s.workload.precision); }});
+  r.push_back({"profile.gemm_shape.product_alpha_ms", "scenarios whose ranks hold one expert each, or none",
+               "the launch of each expert's GEMM in a grouped GEMM over a rank's local experts; with one local "
+               "expert (num_experts <= ep) or a dense model there is no grouped GEMM",
+               [](S s) { return s.model.num_moe_layers() == 0 || s.model.moe.num_experts <= s.parallel.ep; }});
   r.push_back({"cluster.intra_link.ports_per_node", "every scenario",
                "intra-node collectives are priced by the profile's intra lines, per group size",
                [](S) { return true; }});

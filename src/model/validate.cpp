@@ -268,6 +268,21 @@ void validate(const ClusterSpec& c) {
     require(link->ports_per_node <= kMaxPortsPerNode, part + ".ports_per_node",
             fmt::format("{} ports per node is more than the plausible {}", link->ports_per_node, kMaxPortsPerNode));
   }
+  if (const auto& n = c.intra_collectives) {
+    if (n->efficiency)
+      require(std::isfinite(*n->efficiency) && *n->efficiency > 0 && *n->efficiency <= 1,
+              "intra_collectives.efficiency",
+              fmt::format("a share of the line rate: must be in (0, 1], got {}", *n->efficiency));
+    for (auto [value, field] : {std::pair{n->fixed_ms.value_or(0.0), "intra_collectives.fixed_us"},
+                                {n->step_ms, "intra_collectives.step_us"}})
+      require(std::isfinite(value) && value >= 0 && value < kMaxAlphaMs, field,
+              fmt::format("must be a finite time in [0, {}) us, got {}", kMaxAlphaMs * 1e3, value * 1e3));
+    // The startup of the largest group the lines price stays a plausible startup.
+    const double largest = n->fixed_ms.value_or(0.0) + n->step_ms * static_cast<double>(c.link_domain() - 1);
+    require(largest < kMaxAlphaMs, "intra_collectives.step_us",
+            fmt::format("a startup of {} ms over the {}-GPU domain is implausible: at most {} ms", largest,
+                        c.link_domain(), kMaxAlphaMs));
+  }
 }
 
 void validate_cost_line(const LinearCostSpec& c, const std::string& at) {
@@ -322,6 +337,9 @@ void validate_gemm_shape(const GemmShapeModelSpec& g, const std::string& at) {
           fmt::format("must be in (0, 1], got {}", g.efficiency));
   require(std::isfinite(g.alpha_ms) && g.alpha_ms >= 0 && g.alpha_ms < kMaxAlphaMs, at + ".alpha_ms",
           fmt::format("must be a finite time in [0, {}) ms, got {}", kMaxAlphaMs, g.alpha_ms));
+  require(std::isfinite(g.product_alpha_ms) && g.product_alpha_ms >= 0 && g.product_alpha_ms < kMaxAlphaMs,
+          at + ".product_alpha_ms",
+          fmt::format("must be a finite time in [0, {}) ms, got {}", kMaxAlphaMs, g.product_alpha_ms));
   if (g.r2) require(std::isfinite(*g.r2) && *g.r2 <= 1, at + ".r2", fmt::format("must be at most 1, got {}", *g.r2));
   require(g.points >= 0, at + ".points", fmt::format("must not be negative, got {}", g.points));
 }

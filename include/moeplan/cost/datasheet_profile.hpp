@@ -16,19 +16,32 @@ enum class ComputeDtype { Half, Fp32 };
 struct DatasheetAssumptions {
   ComputeDtype dtype = ComputeDtype::Half;
   double gemm_efficiency = 0.6;       ///< share of dense peak reached by cuBLAS training GEMMs
-  double attention_efficiency = 0.4;  ///< share of dense peak reached by fused attention kernels
+  double attention_efficiency = 0.4;  ///< share of dense peak reached by attention kernels (causal FLOPs)
   double link_efficiency = 0.8;       ///< NCCL bus bandwidth / line rate
   /// Share of HBM bandwidth a memory-bound kernel (FP8 casts) reaches: SimuMax's
   /// measured B200 system file (MooreThreads/SimuMax configs/system/, permutation
   /// kernels at ~0.5 of HBM bandwidth).
   double elementwise_efficiency = 0.5;
   double compute_alpha_ms = 0.01;     ///< kernel launch and tail, ~10 us
+  double attention_alpha_ms = 0.01;   ///< the attention line's startup
+  /// Half precision: Transformer Engine's fused attention (cuDNN / FlashAttention)
+  /// on the tensor cores, the line fitted to SimuMax's B200 FlashAttention
+  /// sweep (docs/cost-model.md, "Datasheet assumptions"); for_gpu puts them in
+  /// attention_efficiency and attention_alpha_ms.
+  double fused_attention_efficiency = 0.39;
+  double fused_attention_alpha_ms = 0.05;
+  /// Each expert's GEMM in a grouped GEMM (gemm_shape.product_alpha_ms, half
+  /// precision): fitted to SimuMax's B200 grouped-GEMM sweep (docs/cost-model.md).
+  double grouped_product_alpha_ms = 0.005;
   double intra_alpha_ms = 0.015;      ///< NCCL small-message latency inside a node
   double inter_alpha_ms = 0.03;       ///< NCCL small-message latency across nodes
 };
 
 /// The assumptions for this GPU: its own measured or published gemm_efficiency
 /// (cluster file) in place of the generic one, for half-precision tensor GEMMs.
+/// Half precision also takes the fused-attention line; fp32 (CUDA-core)
+/// profiles model the papers' own kernels, not Transformer Engine's: the
+/// generic attention line and no per-expert launch in grouped GEMMs.
 DatasheetAssumptions for_gpu(const model::GpuSpec& gpu, DatasheetAssumptions assumptions);
 
 /// The GEMM shape model of a GPU from its datasheet: units = SMs, the peak of

@@ -43,11 +43,19 @@ Milliseconds expert_ffn_time(const CostModel& costs, const model::ModelSpec& mod
                              const model::ParallelSpec& parallel, const MoeLayerSizes& sizes, bool backward,
                              double parts, bool fp8 = false);
 
-/// @brief A dense block's FFN on one rank, forward and backward.
-struct DenseFfnTimes {
+/// @brief Linear layers' GEMMs on one rank, forward and backward.
+struct LinearPassTimes {
   Milliseconds forward;
   Milliseconds backward;
 };
+/// A dense block's FFN on one rank.
+using DenseFfnTimes = LinearPassTimes;
+
+/// The forward GEMMs `forward` (each with FP8 operands when fp8) and their
+/// backward: with a shape model the sum of CostModel::gemm over them and, for
+/// the backward, over each one's input and weight gradients; without, the
+/// gemm line (gemm_fp8 with fp8) on their FLOPs, backward twice that.
+LinearPassTimes linear_pass_times(const CostModel& costs, std::vector<GemmShape> forward, bool fp8);
 
 /// A dense block's FFN over `tokens` rows, its hidden split over `tp`
 /// (Megatron's column- and row-parallel MLP): with a shape model the sum of

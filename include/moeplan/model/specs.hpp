@@ -120,6 +120,14 @@ struct LinkSpec {
   std::int64_t ports_per_node = 1;
 };
 
+/// @brief What NCCL reaches on a cluster's intra link, measured or published
+/// (cost::datasheet_profile's intra lines use it instead of the generic figures).
+struct IntraCollectivesSpec {
+  std::optional<double> efficiency;  ///< nccl-tests' bus bandwidth / line rate (absent: generic)
+  std::optional<double> fixed_ms;    ///< a collective's startup: fixed + step x (ranks - 1) (absent: generic)
+  double step_ms = 0;                ///< per ring step
+};
+
 /// @brief A homogeneous GPU cluster: nodes of identical GPUs, one intra and one inter link.
 struct ClusterSpec {
   std::string name;
@@ -130,6 +138,7 @@ struct ClusterSpec {
   LinkSpec inter_link;
   /// GPUs joined by one NVLink fabric, a multiple of gpus_per_node; 0: the node.
   std::int64_t nvlink_domain_gpus = 0;
+  std::optional<IntraCollectivesSpec> intra_collectives;
 
   std::int64_t world_size() const { return num_nodes * gpus_per_node; }
   /// The GPUs that reach each other over intra_link: consecutive ranks, the
@@ -256,6 +265,10 @@ struct GemmShapeModelSpec {
   std::optional<double> r2;               ///< of a fit to measured points
   std::int64_t points = 0;                ///< measured points fitted (0: not fitted)
   double peak_flops_per_s_fp8 = 0;        ///< GEMMs with FP8 operands; 0: the model prices none
+  /// Each product of a grouped GEMM (batch > 1) adds this: Transformer
+  /// Engine's grouped GEMM launches one cuBLAS GEMM per expert (0: one launch
+  /// for the whole batch, as a strided-batched GEMM).
+  double product_alpha_ms = 0;
 };
 
 /// @brief An attention task's time from its shape (docs/cost-model.md,

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/cost_model.hpp>
 #include <moeplan/cost/datasheet_profile.hpp>
@@ -86,6 +88,28 @@ TEST_CASE("cost::gemm_time_ms: roofline with wave quantization", "[cost]") {
     CHECK((di.m == 2048 && di.n == 256 && di.k == 512 && di.batch == 3));
     CHECK((dw.m == 256 && dw.n == 512 && dw.k == 2048 && dw.batch == 3));
     CHECK(cost::gemm_flops(di) + cost::gemm_flops(dw) == 2 * cost::gemm_flops(f));
+    // The weight gradient is added into fp32 (Megatron-Core's main_grad), the input gradient is not.
+    CHECK(dw.accumulate_fp32);
+    CHECK_FALSE(di.accumulate_fp32);
+  }
+  SECTION("a weight gradient accumulated in fp32 reads and writes C at 4 bytes each") {
+    // 128 x 128 output, k = 8 on 1e10 B/s (memory-bound, as above): A and B
+    // (128 x 8 + 8 x 128) x 2 B = 4,096 B, C 128 x 128 x (4 + 4) = 131,072 B:
+    // 135,168 B = 1.35168e-5 s, against 36,864 B written once at 2 bytes.
+    model::GemmShapeModelSpec slow = g;
+    slow.memory_bytes_per_s = 1e10;
+    cost::GemmShape s{128, 128, 8, 1, 2};
+    s.accumulate_fp32 = true;
+    CHECK(cost::gemm_memory_ms(slow, s) == Approx(0.0135168));
+    CHECK(cost::gemm_time_ms(slow, s) == Approx(0.01 + 0.0135168));
+  }
+  SECTION("a grouped GEMM pays product_alpha for each of its products") {
+    // 3 products of one tile: one wave (0.067108864 ms) + alpha 0.01 + 3 x 0.005;
+    // a single GEMM (batch 1) pays alpha alone.
+    model::GemmShapeModelSpec grouped = g;
+    grouped.product_alpha_ms = 0.005;
+    CHECK(cost::gemm_time_ms(grouped, {128, 128, 1024, 3, 2}) == Approx(0.01 + 0.015 + 0.067108864));
+    CHECK(cost::gemm_time_ms(grouped, {256, 256, 1024, 1, 2}) == Approx(0.077108864));
   }
 }
 
@@ -124,6 +148,12 @@ TEST_CASE("datasheet_gemm_shape derives the H100 block from its cluster file", "
   CHECK_FALSE(cost::datasheet_gemm_shape(bare, a));
   // And the profile carries it.
   CHECK(cost::datasheet_profile(cluster, "x", a).gemm_shape);
+  // Half precision: Transformer Engine's grouped GEMM, 0.005 ms per expert (the
+  // fit to SimuMax's B200 sweep); fp32 (the papers' own kernels): none.
+  CHECK(g->product_alpha_ms == 0.005);
+  cost::DatasheetAssumptions fp32 = a;
+  fp32.dtype = cost::ComputeDtype::Fp32;
+  CHECK(cost::datasheet_gemm_shape(cluster.gpu, cost::for_gpu(cluster.gpu, fp32))->product_alpha_ms == 0);
 }
 
 TEST_CASE("validate: a GEMM shape block out of range names its field", "[cost]") {
@@ -146,6 +176,9 @@ TEST_CASE("validate: a GEMM shape block out of range names its field", "[cost]")
   CHECK(field_of([](auto& g) { g.peak_flops_per_s = 1e30; }) == "gemm_shape.peak_tflops");
   CHECK(field_of([](auto& g) { g.memory_bytes_per_s = 0; }) == "gemm_shape.memory_gbytes_per_s");
   CHECK(field_of([](auto& g) { g.alpha_ms = -1; }) == "gemm_shape.alpha_ms");
+  CHECK(field_of([](auto& g) { g.product_alpha_ms = -1; }) == "gemm_shape.product_alpha_ms");
+  CHECK(field_of([](auto& g) { g.product_alpha_ms = std::numeric_limits<double>::infinity(); }) ==
+        "gemm_shape.product_alpha_ms");
 }
 
 TEST_CASE("fit_gemm_shape recovers efficiency and alpha from measured GEMMs", "[cost]") {
