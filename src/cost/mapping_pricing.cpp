@@ -57,18 +57,18 @@ struct FsdpBlockTimes {
 // Before its forward and again before its backward the block's weights are
 // all-gathered, and discarded after each (ZeRO-3: Rajbhandari et al. 2020,
 // sections 5.3 and 7.2.2; PyTorch FSDP2's reshard_after_forward default),
-// after its backward its fp32 gradients reduce-scattered (Megatron's fp32
-// main gradients), over dp x cp (dense) and edp (experts), every micro-batch. Prefetch issues them while the neighbouring block computes (one
+// after its backward its gradients reduce-scattered (Megatron's main
+// gradients: fp32, or bf16 under grad_reduce_in_bf16), over dp x cp (dense) and edp (experts), every micro-batch. Prefetch issues them while the neighbouring block computes (one
 // block's compute, per direction, hides them; both backward collectives share
 // the data-parallel links, so they add); the compute beside them slows by the
 // profile's overlap_compute_slowdown (the contention rule).
 FsdpBlockTimes fsdp_block_times(const CostModel& costs, const HeldParams& block, double weight_bytes,
-                                const GroupShape& dense_g, const GroupShape& expert_g, double compute_forward,
-                                double compute_backward) {
+                                double grad_bytes, const GroupShape& dense_g, const GroupShape& expert_g,
+                                double compute_forward, double compute_backward) {
   const double gather = comm(costs, OpClass::AllGather, dense_g, block.dense * weight_bytes) +
                         comm(costs, OpClass::AllGather, expert_g, block.expert * weight_bytes);
-  const double reduce = comm(costs, OpClass::ReduceScatter, dense_g, block.dense * 4) +
-                        comm(costs, OpClass::ReduceScatter, expert_g, block.expert * 4);
+  const double reduce = comm(costs, OpClass::ReduceScatter, dense_g, block.dense * grad_bytes) +
+                        comm(costs, OpClass::ReduceScatter, expert_g, block.expert * grad_bytes);
   const double slow = costs.overlap_compute_slowdown() - 1.0;
   const auto exposed = [&](double collectives, double compute) {
     return std::max(0.0, collectives - compute) + slow * std::min(collectives, compute);
@@ -391,9 +391,11 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   // reduce-scatter, behind its compute (recomputation left out: what it reruns
   // includes communication).
   const bool fsdp = model::fully_sharded(s.schedule);
+  const double grad_bytes = model::main_grad_bytes(s.schedule);
   if (fsdp && moe_blocks) {
     const FsdpBlockTimes block =
-        fsdp_block_times(costs, block_params(m, c, true), b, dp_cp_g, edp_g, compute_forward, compute_backward);
+        fsdp_block_times(costs, block_params(m, c, true), b, grad_bytes, dp_cp_g, edp_g, compute_forward,
+                         compute_backward);
     out.layer_forward_ms += block.forward_exposed;
     out.layer_backward_ms += block.backward_exposed;
     out.fsdp_exposed_ms = block.forward_exposed + block.backward_exposed;
@@ -406,7 +408,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
     const double compute_backward_dense =
         att_bwd + dense_ffn.backward.value + att_cast.backward.value + out.dense_ffn_cast_backward_ms +
         dense_memory_backward;
-    const FsdpBlockTimes block = fsdp_block_times(costs, block_params(m, c, false), b, dp_cp_g, edp_g,
+    const FsdpBlockTimes block = fsdp_block_times(costs, block_params(m, c, false), b, grad_bytes, dp_cp_g, edp_g,
                                                   compute_forward_dense, compute_backward_dense);
     out.dense_layer_forward_ms += block.forward_exposed;
     out.dense_layer_backward_ms += block.backward_exposed;
@@ -436,7 +438,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   out.p2p_ms = c.pp > 1 ? comm(costs, OpClass::P2P, pp_pair, act_bytes / as_double(c.tp)) : 0.0;
   out.p2p_bytes = c.pp > 1 ? act_bytes / as_double(c.tp) : 0.0;
   // Distributed optimizer (Megatron-Core DDP): after a stage's last backward,
-  // the fp32 gradients are reduce-scattered and the updated bf16 parameters
+  // the main gradients (fp32, or bf16 under grad_reduce_in_bf16) are reduce-scattered and the updated bf16 parameters
   // all-gathered. Every parameter that is not a routed expert (attention,
   // norms, router, shared experts, embeddings) is reduced over the
   // data-parallel group with context parallelism (dp x cp: CP ranks hold the
@@ -445,11 +447,11 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   // Under Megatron-FSDP the blocks' collectives ran with each block (above):
   // the step keeps the ends' (not FSDP units: docs/cost-model.md, "FSDP").
   const HeldParams held = fsdp ? held_params_of_ends(m, c) : held_params(m, c);
-  out.optimizer_ms = comm(costs, OpClass::ReduceScatter, dp_cp_g, held.dense * 4) +
+  out.optimizer_ms = comm(costs, OpClass::ReduceScatter, dp_cp_g, held.dense * grad_bytes) +
                      comm(costs, OpClass::AllGather, dp_cp_g, held.dense * b) +
-                     comm(costs, OpClass::ReduceScatter, edp_g, held.expert * 4) +
+                     comm(costs, OpClass::ReduceScatter, edp_g, held.expert * grad_bytes) +
                      comm(costs, OpClass::AllGather, edp_g, held.expert * b);
-  out.optimizer_bytes = (held.dense + held.expert) * (4 + b);
+  out.optimizer_bytes = (held.dense + held.expert) * (grad_bytes + b);
   // The Adam update of the rank's shard (memory_bound_kernels.hpp): the
   // distributed optimizer shards dense parameters over dp x cp, experts over edp.
   out.optimizer_update_ms = elementwise_ms(
@@ -459,8 +461,8 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   // LM head gradients are left out): what an overlap schedule can hide under
   // the last backward pass (the joint search).
   const HeldParams layers_only = fsdp ? HeldParams{} : held_params_of_layers(m, c);
-  out.layer_gradient_rs_ms = comm(costs, OpClass::ReduceScatter, dp_cp_g, layers_only.dense * 4) +
-                             comm(costs, OpClass::ReduceScatter, edp_g, layers_only.expert * 4);
+  out.layer_gradient_rs_ms = comm(costs, OpClass::ReduceScatter, dp_cp_g, layers_only.dense * grad_bytes) +
+                             comm(costs, OpClass::ReduceScatter, edp_g, layers_only.expert * grad_bytes);
   // Megatron-Core's overlap (docs/cost-model.md, "Data-parallel overlap"):
   // --overlap-grad-reduce launches each bucket's reduce-scatter as its
   // gradients are final, during the last micro-batch's backward pass, so the
@@ -507,7 +509,8 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
                          : m.dtype_bytes == 4 ? s.cluster.gpu.peak_flops_per_s_fp32
                                               : half_peak;
   out.world = world;
-  out.memory_bytes_per_gpu = memory_per_gpu(m, s.workload, recompute, s.schedule.attention_backend, fsdp, c);
+  out.memory_bytes_per_gpu = memory_per_gpu(m, s.workload, recompute, s.schedule.attention_backend, fsdp,
+                                            model::main_grad_bytes(s.schedule), c);
   out.fits = fits_in_memory(s.cluster.gpu, out.memory_bytes_per_gpu, mem);
   return out;
 }

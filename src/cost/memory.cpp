@@ -127,26 +127,27 @@ HeldParams largest_stage(const model::ModelSpec& m, const MappingConfig& c, bool
 // its ReduceScatter (FSDP reduce-scatters each unit's gradient after the
 // unit's backward: PyTorch FSDP2's documentation of fully_shard). A group of one
 // rank shards nothing and gathers nothing: that part is not counted.
-double fsdp_working_set(const model::ModelSpec& m, const MappingConfig& c) {
+double fsdp_working_set(const model::ModelSpec& m, const MappingConfig& c, double grad_bytes) {
   double largest = 0;
   for (const bool moe : {true, false}) {
     const HeldParams block = block_params(m, c, moe);
     const double gathered = (c.dp * c.cp > 1 ? block.dense : 0.0) + (c.edp > 1 ? block.expert : 0.0);
     largest = std::max(largest, gathered);
   }
-  return largest * (2.0 * as_double(m.dtype_bytes) + 4.0);
+  return largest * (2.0 * as_double(m.dtype_bytes) + grad_bytes);
 }
 
 // The weights, gradients and optimizer state one GPU holds.
-double model_state_bytes(const model::ModelSpec& m, const MappingConfig& c, bool fully_sharded) {
+double model_state_bytes(const model::ModelSpec& m, const MappingConfig& c, bool fully_sharded, double g) {
   const HeldParams held = held_params(m, c);
   const double b = as_double(m.dtype_bytes);
   const double dense_group = as_double(c.dp * c.cp), expert_group = as_double(c.edp);
-  // The distributed optimizer (ZeRO-1): bf16 weights (2 B) and fp32 gradients
-  // (4 B) per parameter held; fp32 master weights and Adam moments (12 B)
-  // sharded over the groups that reduce them: dp x cp (dense) and edp (experts).
+  // The distributed optimizer (ZeRO-1): bf16 weights (2 B) and main gradients
+  // (g: fp32 4 B, bf16 2 B under grad_reduce_in_bf16) per parameter held; fp32
+  // master weights and Adam moments (12 B) sharded over the groups that reduce
+  // them: dp x cp (dense) and edp (experts).
   const auto zero1 = [&](const HeldParams& h) {
-    return (h.dense + h.expert) * (b + 4.0) + h.dense * 12.0 / dense_group + h.expert * 12.0 / expert_group;
+    return (h.dense + h.expert) * (b + g) + h.dense * 12.0 / dense_group + h.expert * 12.0 / expert_group;
   };
   if (!fully_sharded) return zero1(held);
   // Megatron-FSDP (optim_grads_params, ZeRO-3: Rajbhandari et al. 2020,
@@ -161,10 +162,10 @@ double model_state_bytes(const model::ModelSpec& m, const MappingConfig& c, bool
   for (std::int64_t stage = 0; stage < c.pp; ++stage) {
     const HeldParams blocks = stage_held_params(m, c, stage, false);
     const HeldParams ends = stage_end_params(m, c, stage);
-    most = std::max(most, zero1(ends) + blocks.dense * (b + 4.0 + 12.0) / dense_group +
-                              blocks.expert * (b + 4.0 + 12.0) / expert_group);
+    most = std::max(most, zero1(ends) + blocks.dense * (b + g + 12.0) / dense_group +
+                              blocks.expert * (b + g + 12.0) / expert_group);
   }
-  return most + fsdp_working_set(m, c);
+  return most + fsdp_working_set(m, c, g);
 }
 
 }  // namespace
@@ -202,14 +203,15 @@ double params_per_gpu(const model::ModelSpec& m, const MappingConfig& c) {
 }
 
 double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, const model::RecomputeSpec& recompute,
-                      const std::string& attention_backend, bool fully_sharded, const MappingConfig& c) {
+                      const std::string& attention_backend, bool fully_sharded, double main_grad_bytes,
+                      const MappingConfig& c) {
   const HeldParams held = held_params(m, c);
   const double b = as_double(m.dtype_bytes);
   const double d = as_double(m.d_model);
   const double seq = as_double(w.seq_len);
   const double tokens_local = as_double(c.micro_batch) * seq / as_double(c.cp);
   const std::int64_t micro_batches = w.global_batch_size / (c.micro_batch * c.dp);
-  double bytes = model_state_bytes(m, c, fully_sharded);
+  double bytes = model_state_bytes(m, c, fully_sharded, main_grad_bytes);
   // FP8 recipes keep each linear weight's FP8 copies between micro-batches
   // (Transformer Engine caches them after the first): a row-wise and a
   // column-wise byte per weight (fp8_casts.hpp).

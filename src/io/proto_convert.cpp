@@ -650,6 +650,7 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
   s.schedule.overlap_grad_reduce = o.overlap_grad_reduce();
   s.schedule.overlap_param_gather = o.overlap_param_gather();
   s.schedule.a2a_overlap = o.a2a_overlap();
+  s.schedule.grad_reduce_in_bf16 = o.grad_reduce_in_bf16();
   if (o.has_data_parallel_sharding_strategy()) {
     // Megatron's other two strategies (no_shard: DDP; optim_grads: ZeRO-2) are not priced.
     const std::string& strategy = o.data_parallel_sharding_strategy();

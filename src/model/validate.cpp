@@ -503,6 +503,10 @@ void validate_data_parallel_sharding(const ScenarioSpec& s) {
   require(!fully_sharded(s.schedule) || !s.schedule.a2a_overlap, "schedule.a2a_overlap",
           "with schedule.data_parallel_sharding_strategy optim_grads_params is not modelled: Megatron-FSDP's "
           "prefetch and the 1F1B A2A overlap would hide behind the same compute");
+  // bf16 main gradients are a half-precision model's choice: a model of
+  // 4-byte weights keeps fp32 gradients whatever the flag says.
+  require(!s.schedule.grad_reduce_in_bf16 || s.model.dtype_bytes == 2, "schedule.grad_reduce_in_bf16",
+          fmt::format("bf16 gradients need a 2-byte model (model.dtype_bytes is {})", s.model.dtype_bytes));
 }
 }  // namespace
 

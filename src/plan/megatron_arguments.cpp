@@ -57,6 +57,7 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& g
       break;
   }
   if (scenario.schedule.a2a_overlap) out += " --overlap-moe-expert-parallel-comm";
+  if (scenario.schedule.grad_reduce_in_bf16) out += " --grad-reduce-in-bf16";
   const bool fsdp = model::fully_sharded(scenario.schedule);
   // Megatron-FSDP (the Megatron-FSDP user guide's required flags: it needs
   // --use-distributed-optimizer, written above, no gradient-accumulation

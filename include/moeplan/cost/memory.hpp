@@ -53,10 +53,11 @@ double params_per_gpu(const model::ModelSpec& model, const MappingConfig& c);
 /// FP8 and their weights' FP8 copies are kept (docs/cost-model.md, "FP8").
 /// `fully_sharded` (Megatron-FSDP's optim_grads_params): the blocks' weights
 /// and gradients are sharded with their optimizer state, plus the working set
-/// of the blocks being gathered (docs/cost-model.md, "FSDP").
+/// of the blocks being gathered (docs/cost-model.md, "FSDP"). `main_grad_bytes`:
+/// each held gradient's bytes (model::main_grad_bytes: 4, or 2 in bf16).
 double memory_per_gpu(const model::ModelSpec& model, const model::WorkloadSpec& workload,
                       const model::RecomputeSpec& recompute, const std::string& attention_backend,
-                      bool fully_sharded, const MappingConfig& c);
+                      bool fully_sharded, double main_grad_bytes, const MappingConfig& c);
 
 /// Whether `bytes` fit in the GPU less the model's reserve.
 bool fits_in_memory(const model::GpuSpec& gpu, double bytes, const MemoryModel& memory = {});

@@ -337,6 +337,11 @@ struct ScheduleSpec {
   bool overlap_grad_reduce = false;   ///< Megatron's --overlap-grad-reduce (folding)
   bool overlap_param_gather = false;  ///< Megatron's --overlap-param-gather (folding)
   bool a2a_overlap = false;           ///< Megatron's --overlap-moe-expert-parallel-comm (folding)
+  /// Megatron-LM's --grad-reduce-in-bf16 (Megatron-Core DDP grad_reduce_in_fp32
+  /// = false; folding): the main gradients held and reduced in bf16, where
+  /// Megatron-LM keeps them in fp32 under bf16 training (docs/cost-model.md,
+  /// "Gradient precision").
+  bool grad_reduce_in_bf16 = false;
   /// Megatron's --data-parallel-sharding-strategy (folding; docs/cost-model.md,
   /// "FSDP"): "optim" (default: the distributed optimizer, ZeRO-1, fp32 master
   /// weights and Adam moments sharded) or "optim_grads_params" (Megatron-FSDP,
@@ -355,6 +360,8 @@ struct ScheduleSpec {
 
 /// Whether the scenario shards weights and gradients too (Megatron-FSDP's optim_grads_params).
 inline bool fully_sharded(const ScheduleSpec& s) { return s.data_parallel_sharding_strategy == "optim_grads_params"; }
+/// Bytes of one main gradient: 4 (fp32, Megatron-LM's default under bf16), 2 with grad_reduce_in_bf16.
+inline double main_grad_bytes(const ScheduleSpec& s) { return s.grad_reduce_in_bf16 ? 2.0 : 4.0; }
 
 /// @brief Knobs a planner chose (CLI.md `plan` keys).
 struct PlanKnobs {

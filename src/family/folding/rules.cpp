@@ -167,6 +167,7 @@ class FoldingRules final : public model::FamilyRules {
                                         "schedule.overlap_grad_reduce",
                                         "schedule.overlap_param_gather",
                                         "schedule.a2a_overlap",
+                                        "schedule.grad_reduce_in_bf16",
                                         "schedule.data_parallel_sharding_strategy",
                                         "schedule.moe_dispatcher",
                                         "cluster.gpu.memory_gib",

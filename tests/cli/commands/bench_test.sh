@@ -88,10 +88,10 @@ for i in range(n):
         ok += d_pred != 0 and (d_meas < 0) == (d_pred < 0)
 expect(b["summary"]["pairs"] == pairs and b["summary"]["pairs_in_measured_order"] == ok, f"pairs {pairs}, in order {ok}")
 expect(pairs > 0, "the table has pairs to rank")
-# The accuracy gate (issue 27): docs/validation.md records median |error| 9.0%,
+# The accuracy gate (issue 27): docs/validation.md records median |error| 9.2%,
 # 48 of 55 pairs in the measured order and memory 3.4% for this table; a change
 # that loses more than 2 points of either error, or a pair, fails here.
-expect(b["summary"]["median_abs_error_pct"] <= 9.0 + 2, f"median |error| {b['summary']['median_abs_error_pct']:.2f}% (recorded 9.0%)")
+expect(b["summary"]["median_abs_error_pct"] <= 9.2 + 2, f"median |error| {b['summary']['median_abs_error_pct']:.2f}% (recorded 9.2%)")
 expect(b["summary"]["median_abs_memory_error_pct"] <= 3.4 + 2, f"memory median |error| {b['summary']['median_abs_memory_error_pct']:.2f}% (recorded 3.4%)")
 expect(b["summary"]["pairs_in_measured_order"] >= 48, f"{b['summary']['pairs_in_measured_order']} pairs in order (recorded 48)")
 done()

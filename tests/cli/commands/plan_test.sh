@@ -256,6 +256,11 @@ grep -q -- "--fp8-format hybrid --fp8-recipe tensorwise" "$tmp/out" && pass=$((p
 # Megatron's data-parallel overlap reaches its arguments; the joint search prices its own and refuses it.
 check "plan --emit megatron (overlap_grad_reduce)" 0 "$bin" plan folding-llama3-70b-64 --set schedule.overlap_grad_reduce=true --set schedule.overlap_param_gather=true --emit megatron
 grep -q -- "--overlap-grad-reduce --overlap-param-gather" "$tmp/out" && grep -q "behind the last backward pass" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the DP overlap"; }
+# bf16 gradients reach Megatron's arguments; a family that does not price them refuses the field.
+check "plan --emit megatron (grad_reduce_in_bf16)" 0 "$bin" plan folding-llama3-70b-64 --set schedule.grad_reduce_in_bf16=true --emit megatron
+grep -q -- "--grad-reduce-in-bf16" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without --grad-reduce-in-bf16"; }
+check "grad_reduce_in_bf16 on FoldMoE" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.grad_reduce_in_bf16=true
+expect_err "grad_reduce_in_bf16 named as the folding family's" "schedule.grad_reduce_in_bf16"
 # The DeepEP dispatcher reaches Megatron's arguments as its flex dispatcher on the DeepEP backend
 # (Megatron-LM's --moe-flex-dispatcher-backend, which replaced the deprecated --moe-enable-deepep).
 check "plan --emit megatron (deepep)" 0 "$bin" plan folding-qwen2-57b-a14b-64 --set schedule.moe_dispatcher=deepep --emit megatron
