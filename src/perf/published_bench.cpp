@@ -96,6 +96,40 @@ PublishedSummary summarize_published(const std::vector<io::PublishedRun>& runs,
       const double predicted = predictions[i].predicted_iteration_s - predictions[j].predicted_iteration_s;
       if ((measured < 0) == (predicted < 0) && predicted != 0) ++s.pairs_in_order;
     }
+  // Groups, in the table's order of their first row: which row would a planner
+  // restricted to the group's mappings pick, and did it run fastest?
+  std::vector<bool> grouped(runs.size(), false);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (grouped[i]) continue;
+    std::vector<std::size_t> group;
+    for (std::size_t j = i; j < runs.size(); ++j)
+      if (!grouped[j] && comparable_key(runs[j]) == comparable_key(runs[i])) {
+        grouped[j] = true;
+        group.push_back(j);
+      }
+    const bool several_mappings = std::any_of(group.begin(), group.end(), [&](std::size_t j) {
+      return mapping_of(runs[j]) != mapping_of(runs[i]);
+    });
+    if (!several_mappings) continue;
+    ++s.groups;
+    std::size_t fastest = group.front(), picked = group.front();
+    for (const std::size_t j : group) {
+      if (predictions[j].measured_iteration_s < predictions[fastest].measured_iteration_s) fastest = j;
+      if (predictions[j].predicted_iteration_s < predictions[picked].predicted_iteration_s) picked = j;
+    }
+    // A hit: the mapping predicted fastest is the one measured fastest (rows of
+    // one mapping, measured in other containers, share their prediction), or
+    // it ran as fast.
+    if (mapping_of(runs[picked]) == mapping_of(runs[fastest]) ||
+        predictions[picked].measured_iteration_s == predictions[fastest].measured_iteration_s) {
+      ++s.groups_fastest_predicted;
+      continue;
+    }
+    s.group_misses.push_back({runs[fastest].id, runs[picked].id,
+                              100.0 * (predictions[fastest].predicted_iteration_s -
+                                       predictions[picked].predicted_iteration_s) /
+                                  predictions[fastest].predicted_iteration_s});
+  }
   return s;
 }
 
@@ -144,6 +178,17 @@ BenchReport bench_published(const std::string& table_path) {
   summary.set("pairs_in_measured_order", static_cast<std::int64_t>(s.pairs_in_order));
   if (s.pairs > 0)
     summary.set("pair_ranking_share", static_cast<double>(s.pairs_in_order) / static_cast<double>(s.pairs));
+  summary.set("groups", static_cast<std::int64_t>(s.groups));
+  summary.set("groups_fastest_predicted", static_cast<std::int64_t>(s.groups_fastest_predicted));
+  io::Json::Array misses;
+  for (const PublishedSummary::GroupMiss& m : s.group_misses) {
+    io::Json j = io::Json::object();
+    j.set("measured_fastest", m.measured_fastest);
+    j.set("predicted_fastest", m.predicted_fastest);
+    j.set("predicted_margin_pct", m.predicted_margin_pct);
+    misses.push_back(std::move(j));
+  }
+  summary.set("group_misses", io::Json(std::move(misses)));
   summary.set("memory_rows", static_cast<std::int64_t>(s.memory_rows));
   summary.set("median_abs_memory_error_pct", s.median_abs_memory_error_pct);
   report.json = io::Json::object();
@@ -157,6 +202,12 @@ BenchReport bench_published(const std::string& table_path) {
                       : std::string("no pairs to rank");
   text += fmt::format("; memory: median |error| {:.1f}% over {} runs with a published peak\n",
                       s.median_abs_memory_error_pct, s.memory_rows);
+  text += fmt::format("{} of {} groups (one model, GPUs, sequence and batch; several mappings): the mapping "
+                      "predicted fastest ran fastest\n",
+                      s.groups_fastest_predicted, s.groups);
+  for (const PublishedSummary::GroupMiss& m : s.group_misses)
+    text += fmt::format("  {} ran fastest; the model picks {}, predicting it {:.1f}% faster\n", m.measured_fastest,
+                        m.predicted_fastest, m.predicted_margin_pct);
   report.text = std::move(text);
   return report;
 }

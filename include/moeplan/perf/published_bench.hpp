@@ -32,6 +32,19 @@ struct PublishedSummary {
   /// iteration times is the measured order (measured ties are not pairs).
   std::size_t pairs = 0;
   std::size_t pairs_in_order = 0;
+  /// Groups of such rows (at least two mappings): in how many the mapping
+  /// predicted fastest is the one measured fastest (or ran as fast).
+  std::size_t groups = 0;
+  std::size_t groups_fastest_predicted = 0;
+  /// @brief A group whose predicted-fastest row did not run fastest: the two
+  /// rows and how much faster the model predicts its pick than the measured
+  /// fastest (percent of that row's predicted time).
+  struct GroupMiss {
+    std::string measured_fastest;
+    std::string predicted_fastest;
+    double predicted_margin_pct = 0;
+  };
+  std::vector<GroupMiss> group_misses;
   std::size_t memory_rows = 0;
   double median_abs_memory_error_pct = 0;
 };

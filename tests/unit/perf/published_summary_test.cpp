@@ -54,3 +54,25 @@ TEST_CASE("perf::summarize_published: errors and pairs ranked in the measured or
   CHECK(s.pairs_in_order == 4);
   CHECK(s.memory_rows == 0);
 }
+
+TEST_CASE("perf::summarize_published: the mapping predicted fastest against the one measured fastest (by hand)",
+          "[perf][published]") {
+  // Group 1 (batch 16): tp 1, 2, 4 measured 1.0, 2.0, 3.0 s; predicted 1.5, 1.2,
+  // 4.0: the model picks tp 2, measured fastest is tp 1: a miss, the pick
+  // predicted (1.5 - 1.2) / 1.5 = 20% faster than tp 1.
+  // Group 2 (batch 32): tp 1 measured twice (1.0 and 0.8 s, two containers) and
+  // tp 2 (0.9 s); predicted 1.0, 1.0, 1.1: the model picks tp 1, whose second
+  // row ran fastest: a hit although its first row is slower than tp 2.
+  // Batch 64: one mapping only, no group.
+  const std::vector<moeplan::io::PublishedRun> runs = {run(1, 16), run(2, 16), run(4, 16), run(1, 32),
+                                                       run(1, 32), run(2, 32), run(1, 64)};
+  const std::vector<moeplan::perf::PublishedPrediction> p = {
+      prediction(1.0, 1.5), prediction(2.0, 1.2), prediction(3.0, 4.0), prediction(1.0, 1.0),
+      prediction(0.8, 1.0), prediction(0.9, 1.1), prediction(1.0, 1.0),
+  };
+  const moeplan::perf::PublishedSummary s = moeplan::perf::summarize_published(runs, p);
+  CHECK(s.groups == 2);
+  CHECK(s.groups_fastest_predicted == 1);
+  REQUIRE(s.group_misses.size() == 1);
+  CHECK(s.group_misses[0].predicted_margin_pct == Approx(20.0));
+}
