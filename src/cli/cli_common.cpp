@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstdlib>
+#include <ostream>
 
 #include <fmt/format.h>
 
@@ -17,6 +18,13 @@ std::string flag_of(std::string_view field) {
     if (c == '_') c = '-';
   return flag;
 }
+
+void report_error(std::ostream& err, const Error& e) {
+  err << "moeplan: error: " << format_error(e, flag_of) << '\n';
+  err.flush();
+}
+
+int exit_code_of(const Error& e) { return e.kind() == ErrorKind::Runtime ? 1 : 2; }
 
 std::vector<io::Override> parse_overrides(const std::vector<std::string>& values) {
   std::vector<io::Override> overrides;

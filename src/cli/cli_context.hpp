@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <moeplan/core/error.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/output_set.hpp>
 
@@ -64,6 +65,11 @@ void check_utf8_option(const std::string& option, const std::string& value);
 /// ("request.cost_per_gpu_hour" -> "--cost-per-gpu-hour"): the one place where
 /// the library's option fields meet the command line's spelling.
 std::string flag_of(std::string_view field);
+
+/// The one line a failed command writes on stderr ("moeplan: error: ..."),
+/// and its exit code: 1 for a runtime failure, 2 for bad input or usage.
+void report_error(std::ostream& err, const Error& e);
+int exit_code_of(const Error& e);
 
 /// Parses repeated --set values.
 std::vector<io::Override> parse_overrides(const std::vector<std::string>& values);

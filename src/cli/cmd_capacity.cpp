@@ -99,9 +99,13 @@ void run_capacity(const CapacityOptions& o, CliContext& context) {
   try {
     run_capacity_on(o, context, shard);
   } catch (const Error& e) {
-    // Every rank meets a bad option alike; rank 0 reports, the others exit quietly with its code.
-    if (shard.rank() == 0) throw;
-    context.exit_code = e.kind() == ErrorKind::Runtime ? 1 : 2;
+    // Every rank meets a bad option alike; rank 0 reports, the others exit
+    // quietly with its code. Rank 0 writes its line here, before the shard
+    // ends (its destructor waits for every rank): mpirun ends the job as soon
+    // as one rank exits with an error, which could otherwise be before rank
+    // 0's line is written.
+    if (shard.rank() == 0) report_error(context.err, e);
+    context.exit_code = exit_code_of(e);
   }
 }
 

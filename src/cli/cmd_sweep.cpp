@@ -63,9 +63,10 @@ void run_sweep(const SweepOptions& o, CliContext& context) {
     run_sweep_on(o, context, shard);
   } catch (const Error& e) {
     // Every rank meets an error in the sweep file alike, and rank 0 reports a
-    // point's failure whichever rank ran it: the other ranks exit quietly with its code.
-    if (shard.rank() == 0) throw;
-    context.exit_code = e.kind() == ErrorKind::Runtime ? 1 : 2;
+    // point's failure whichever rank ran it: the other ranks exit quietly with
+    // its code. Rank 0 writes its line before the shard ends (as capacity does).
+    if (shard.rank() == 0) report_error(context.err, e);
+    context.exit_code = exit_code_of(e);
   }
 }
 

@@ -107,8 +107,8 @@ int run_reporting_errors(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const moeplan::Error& e) {
-    std::cerr << "moeplan: error: " << moeplan::format_error(e, moeplan::cli::flag_of) << '\n';
-    return e.kind() == moeplan::ErrorKind::Runtime ? 1 : 2;
+    moeplan::cli::report_error(std::cerr, e);
+    return moeplan::cli::exit_code_of(e);
   } catch (const std::exception& e) {
     std::cerr << "moeplan: error: " << e.what() << '\n';
     return 1;

@@ -45,7 +45,14 @@ Shard::Shard() {
 
 Shard::~Shard() {
 #ifdef MOEPLAN_WITH_MPI
-  if (initialised_) MPI_Finalize();
+  // Every rank leaves together: mpirun ends the job when one rank exits with
+  // an error, so a rank that left first could cut rank 0 off before it wrote
+  // its report or its error line. (No check: a destructor cannot throw, and
+  // MPI_Finalize follows whatever the barrier returned.)
+  if (initialised_) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+  }
 #endif
 }
 
