@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/io/loader.hpp>
 #include <moeplan/io/utf8.hpp>
 
 #include "cli_context.hpp"
@@ -48,39 +49,35 @@ void check_stdout_outputs(bool json, const std::vector<std::pair<std::string, st
   }
 }
 
+void check_option_text(CLI::App& app) {
+  const CLI::Validator text(
+      [](std::string& value) -> std::string {
+        if (value.empty()) return "is empty; give a value or leave the option out";
+        if (const std::size_t at = io::first_invalid_utf8(value); at != std::string::npos)
+          return io::invalid_utf8_reason(value, at);
+        return "";
+      },
+      "");
+  for (CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; }))
+    for (CLI::Option* option : command->get_options([](const CLI::Option* o) { return o->get_type_size() > 0; }))
+      if (!option->get_name().empty() && option->get_name()[0] == '-') option->check(text);
+}
+
+std::string cluster_name_of(const std::string& given) {
+  try {
+    return io::load_cluster(given).name;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Input) throw;
+    throw Error(ErrorKind::Input,
+                fmt::format("{} is not a cluster (a bundled name or a cluster file): {}", quoted_for_error(given),
+                            e.reason()),
+                "request.cluster");
+  }
+}
+
 void check_utf8_option(const std::string& option, const std::string& value) {
   if (const std::size_t at = io::first_invalid_utf8(value); at != std::string::npos)
     throw Error(ErrorKind::Input, fmt::format("{}: {}", option, io::invalid_utf8_reason(value, at)));
-}
-
-namespace {
-
-// A validator of numbers on the command line: finite, and allowed by `zero_ok`.
-CLI::Validator sign_validator(bool zero_ok) {
-  return CLI::Validator(
-      [zero_ok](std::string& text) -> std::string {
-        char* end = nullptr;
-        const double value = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0' || !std::isfinite(value))
-          return fmt::format("expected a number, got {}", quoted_for_error(text));
-        if (zero_ok ? value < 0 : value <= 0)
-          return fmt::format("{}, got {}", zero_ok ? "must not be negative" : "must be positive",
-                             text.size() <= kQuotedForErrorMax ? text : quoted_for_error(text));
-        return "";
-      },
-      zero_ok ? ">= 0" : "> 0");
-}
-
-}  // namespace
-
-const CLI::Validator& positive() {
-  static const CLI::Validator v = sign_validator(false);
-  return v;
-}
-
-const CLI::Validator& non_negative() {
-  static const CLI::Validator v = sign_validator(true);
-  return v;
 }
 
 }  // namespace moeplan::cli

@@ -25,9 +25,9 @@ struct CapacityOptions {
   std::string model;
   std::string cluster;
   std::string profile;
-  std::string tokens;
+  std::optional<std::string> tokens;  // given empty is refused, not taken for "not given"
   std::optional<double> days;
-  std::string gpus;
+  std::optional<std::string> gpus;
   std::optional<double> cost_per_gpu_hour;
   std::int64_t seq_len = plan::kCapacitySeqLen;
   std::int64_t global_batch = plan::kCapacityGlobalBatch;
@@ -48,9 +48,9 @@ plan::CapacityRequest request_of(const CapacityOptions& o, CliContext& context) 
   q.cluster = o.cluster;
   q.profile = o.profile;
   // Quantities as people type them ("2T", "64..4096"), read here at the edge.
-  if (!o.tokens.empty()) q.tokens = io::parse_token_count(o.tokens, "request.tokens");
+  if (o.tokens) q.tokens = io::parse_token_count(*o.tokens, "request.tokens");
   q.days = o.days;
-  if (!o.gpus.empty()) q.gpus = io::parse_count_range(o.gpus, "request.gpus");
+  if (o.gpus) q.gpus = io::parse_count_range(*o.gpus, "request.gpus");
   q.cost_per_gpu_hour = o.cost_per_gpu_hour;
   q.seq_len = o.seq_len;
   q.global_batch = o.global_batch;
@@ -118,18 +118,18 @@ void add_capacity_command(CLI::App& app, CliContext& context) {
   cmd->add_option("model", o->model, "Model (bundled name or path)")->required();
   cmd->add_option("--cluster", o->cluster, "Cluster kind (bundled name or path): node size, GPU, links")->required();
   cmd->add_option("--profile", o->profile, "Cost profile (default: the cluster's <name>-datasheet)");
-  cmd->add_option("--tokens", o->tokens, "Token budget: 2T, 500B, 3e11 ...");
-  cmd->add_option("--days", o->days, "Deadline in days (needs --tokens)")->check(positive());
+  cmd->add_option("--tokens", o->tokens, "Token budget: 2T, 500B, 3e11 ...")
+      ->type_name(fmt::format("TEXT:{}", io::range_text(io::number_option("request.tokens"))));
+  add_number_option(cmd, "request.days", o->days, "Deadline in days (needs --tokens)");
   cmd->add_option("--gpus", o->gpus,
                   "GPU counts N or LO..HI: each node size x 2^k in the range (default: one node to the cluster file's "
-                  "size)");
-  cmd->add_option("--cost-per-gpu-hour", o->cost_per_gpu_hour, "Price of one GPU-hour (needs --tokens)")
-      ->check(positive());
-  cmd->add_option("--seq-len", o->seq_len, fmt::format("Tokens per sequence (default {})", plan::kCapacitySeqLen))
-      ->check(positive());
-  cmd->add_option("--global-batch", o->global_batch,
-                  fmt::format("Sequences per iteration (default {})", plan::kCapacityGlobalBatch))
-      ->check(positive());
+                  "size)")
+      ->type_name(fmt::format("TEXT:{}", io::range_text(io::number_option("request.gpus"))));
+  add_number_option(cmd, "request.cost_per_gpu_hour", o->cost_per_gpu_hour, "Price of one GPU-hour (needs --tokens)");
+  add_number_option(cmd, "request.seq_len", o->seq_len,
+                    fmt::format("Tokens per sequence (default {})", plan::kCapacitySeqLen));
+  add_number_option(cmd, "request.global_batch", o->global_batch,
+                    fmt::format("Sequences per iteration (default {})", plan::kCapacityGlobalBatch));
   cmd->add_option("-o,--output", o->output, "Write the table (JSON for a .json name, else CSV; - for stdout)");
   add_threads_option(cmd, o->threads);
   add_quiet_option(cmd, o->quiet);

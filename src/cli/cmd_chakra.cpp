@@ -158,7 +158,7 @@ void add_chakra_commands(CLI::App& app, CliContext& context) {
   ex->add_option("scenario", x->scenario, "Scenario or plan (bundled name or path)")->required();
   ex->add_option("-o,--output", x->output, "Folder to write trace.RANK.et and comm_groups.json into")->required();
   ex->add_option("--schedule", x->schedule, "The schedule to export (default: the scenario's)");
-  ex->add_option("--degree", x->degree, "Overlap degree, as simulate --degree")->check(positive());
+  add_number_option(ex, "request.degree", x->degree, "Overlap degree, as simulate --degree");
   ex->add_option("--set", x->sets, "Override a scalar field: field.path=value (repeatable)");
   add_max_memory_option(ex, x->max_memory_gib);
   ex->add_flag("--json", x->json, "Print JSON");

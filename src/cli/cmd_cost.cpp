@@ -128,13 +128,13 @@ void add_cost_command(CLI::App& app, CliContext& context) {
   cmd->add_option("--op", o->op,
                   "gemm, attention (size in FLOPs); a2a, allgather, reducescatter, allreduce, p2p (bytes)")
       ->required();
-  cmd->add_option("--size", o->size, "FLOPs or bytes (nccl-tests size)")->required()->check(non_negative());
+  add_number_option(cmd, "request.size", o->size, "FLOPs or bytes (nccl-tests size)")->required();
   cmd->add_option("--link", o->link, "intra or inter (communication only)");
-  cmd->add_option("--group", o->group, "Ranks in the collective (default: the measured group)")->check(positive());
-  cmd->add_option("--ranks-per-node", o->ranks_per_node,
-                  "Members of the group on one node: price the placed group (shared NICs, split AlltoAll)")->check(positive());
-  cmd->add_option("--concurrent", o->concurrent,
-                  "Groups of this kind crossing one node at once (default: all, GPUs per node / ranks per node)")->check(positive());
+  add_number_option(cmd, "request.group", o->group, "Ranks in the collective (default: the measured group)");
+  add_number_option(cmd, "request.ranks_per_node", o->ranks_per_node,
+                    "Members of the group on one node: price the placed group (shared NICs, split AlltoAll)");
+  add_number_option(cmd, "request.concurrent", o->concurrent,
+                    "Groups of this kind crossing one node at once (default: all, GPUs per node / ranks per node)");
   cmd->add_option("--cluster", o->cluster, "Cluster of the placement (default: the profile's cluster)");
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o, &context] { run_cost(*o, context); });

@@ -164,10 +164,10 @@ void add_execute_command(CLI::App& app, CliContext& context) {
   cmd->add_option("--backend", o->backend, "host (threads and MPI on this machine) or cuda")->required();
   cmd->add_option("--profile", o->profile, "Cost profile that prices the simulation (bundled name or path)");
   cmd->add_option("--schedule", o->schedule, "A schedule name, or all (default: the scenario's)");
-  cmd->add_option("--degree", o->degree, "Overlap degree, as simulate --degree")->check(positive());
-  cmd->add_option("--iterations", o->iterations, "Measured iterations; the median one is reported (default 3)")
-      ->check(positive());
-  cmd->add_option("--warmup", o->warmup, "Warm-up iterations, not measured (default 1)")->check(non_negative());
+  add_number_option(cmd, "request.degree", o->degree, "Overlap degree, as simulate --degree");
+  add_number_option(cmd, "request.iterations", o->iterations,
+                    "Measured iterations; the median one is reported (default 3)");
+  add_number_option(cmd, "request.warmup", o->warmup, "Warm-up iterations, not measured (default 1)");
   cmd->add_flag("--compare", o->compare, "Compare with the simulation: per op class, iteration, exposed communication");
   cmd->add_option("--trace", o->trace, "Write the measured Chrome trace (the layout simulate --trace writes)");
   cmd->add_flag("--json", o->json, "Print JSON: one object, or an array with --schedule all");

@@ -24,6 +24,7 @@ struct FitOptions {
   std::string output;
   std::string name;
   std::string cluster = "unspecified";
+  bool cluster_given = false;
   std::string op;
   std::string link;
   std::int64_t group = 0;
@@ -45,7 +46,9 @@ void run_fit(const FitOptions& o, CliContext& context) {
   // The profile's name and cluster end up in the file and in later --json output.
   const std::string name = profile_name(o.name, o.output);
   check_utf8_option(o.name.empty() ? "--name (from the -o file name)" : "--name", name);
-  check_utf8_option("--cluster", o.cluster);
+  // Given, --cluster names a cluster scenarios can run on (a bundled name or a
+  // cluster file), as calibrate's does; left out, the profile says "unspecified".
+  const std::string cluster = o.cluster_given ? cluster_name_of(o.cluster) : o.cluster;
   io::NcclTestsOptions nccl;
   if (!o.op.empty()) {
     nccl.op = model::op_class_from_string(o.op);
@@ -63,7 +66,7 @@ void run_fit(const FitOptions& o, CliContext& context) {
     auto more = io::read_calibration_file(input, nccl);
     samples.insert(samples.end(), more.begin(), more.end());
   }
-  cost::ProfileFit fit = cost::fit_profile(samples, name, o.cluster);
+  cost::ProfileFit fit = cost::fit_profile(samples, name, cluster);
   model::validate(fit.profile);
   for (const std::string& w : fit.warnings) context.err << "moeplan: warning: " << w << '\n';
   std::string inputs;
@@ -146,10 +149,11 @@ void add_fit_command(CLI::App& app, CliContext& context) {
       ->required();
   cmd->add_option("-o,--output", o->output, "Profile file to write (text format; - for stdout)")->required();
   cmd->add_option("--name", o->name, "Profile name (default: the output file's stem)");
-  cmd->add_option("--cluster", o->cluster, "Name of the cluster the profile prices");
+  cmd->add_option("--cluster", o->cluster, "Cluster the profile prices: a bundled name or a cluster file")
+      ->each([o](const std::string&) { o->cluster_given = true; });
   cmd->add_option("--op", o->op, "nccl-tests: the collective, if the file name does not say");
   cmd->add_option("--link", o->link, "nccl-tests: intra or inter, if the device list does not say");
-  cmd->add_option("--group", o->group, "nccl-tests: ranks, if the device list does not say")->check(positive());
+  add_number_option(cmd, "request.group", o->group, "nccl-tests: ranks, if the device list does not say");
   cmd->add_flag("--in-place", o->in_place, "nccl-tests: fit in-place instead of out-of-place times");
   cmd->add_flag("--json", o->json, "Print one JSON array of the fitted lines");
   cmd->callback([o, &context] { run_fit(*o, context); });

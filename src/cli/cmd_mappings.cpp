@@ -42,7 +42,18 @@ void run_mappings(const MappingsOptions& o, CliContext& context) {
   parallel::MappingRequest q = o.request;
   if (o.etp > 0) q.etp = o.etp;
   if (o.gpus_per_node < 0) throw Error(ErrorKind::Input, "--gpus-per-node: must be positive");
-  const parallel::Mapping m = parallel::make_mapping(q);
+  // The library names the scenario's fields (parallelism.order); here they are this command's options.
+  const parallel::Mapping m = [&] {
+    try {
+      return parallel::make_mapping(q);
+    } catch (const Error& e) {
+      const std::string prefix = "parallelism.";
+      const std::string field = e.field().rfind(prefix, 0) == 0 ? e.field().substr(prefix.size()) : "";
+      for (const char* option : {"world", "tp", "cp", "pp", "ep", "etp", "vpp", "order"})
+        if (field == option) throw Error(e.kind(), e.reason(), std::string(kRequestField) + field);
+      throw;
+    }
+  }();
   const std::vector<std::string> attention_keys{"tp", "cp", "dp", "pp"}, expert_keys{"etp", "ep", "edp", "pp"};
   if (o.json) {
     io::Json doc = io::Json::object(), att = io::Json::object(), exp = io::Json::object();
@@ -82,15 +93,15 @@ void run_mappings(const MappingsOptions& o, CliContext& context) {
 void add_mappings_command(CLI::App& app, CliContext& context) {
   auto o = std::make_shared<MappingsOptions>();
   CLI::App* cmd = app.add_subcommand("mappings", "Print Megatron-Core rank groups for attention and experts");
-  cmd->add_option("--world", o->request.world, "World size")->required()->check(positive());
-  cmd->add_option("--tp", o->request.tp, "Tensor parallel")->check(positive());
-  cmd->add_option("--cp", o->request.cp, "Context parallel")->check(positive());
-  cmd->add_option("--pp", o->request.pp, "Pipeline parallel")->check(positive());
-  cmd->add_option("--ep", o->request.ep, "Expert parallel")->check(positive());
-  cmd->add_option("--etp", o->etp, "Expert tensor parallel (default: tp)")->check(positive());
-  cmd->add_option("--vpp", o->request.vpp, "Virtual pipeline stages")->check(positive());
+  add_number_option(cmd, "request.world", o->request.world, "World size")->required();
+  add_number_option(cmd, "request.tp", o->request.tp, "Tensor parallel");
+  add_number_option(cmd, "request.cp", o->request.cp, "Context parallel");
+  add_number_option(cmd, "request.pp", o->request.pp, "Pipeline parallel");
+  add_number_option(cmd, "request.ep", o->request.ep, "Expert parallel");
+  add_number_option(cmd, "request.etp", o->etp, "Expert tensor parallel (default: tp)");
+  add_number_option(cmd, "request.vpp", o->request.vpp, "Virtual pipeline stages");
   cmd->add_option("--order", o->request.order, "Rank order, fastest first (default tp-cp-ep-dp-pp)");
-  cmd->add_option("--gpus-per-node", o->gpus_per_node, "Mark each group intra- or inter-node")->check(positive());
+  add_number_option(cmd, "request.gpus_per_node", o->gpus_per_node, "Mark each group intra- or inter-node");
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o, &context] { run_mappings(*o, context); });
 }

@@ -196,10 +196,9 @@ void add_simulate_command(CLI::App& app, CliContext& context) {
   CLI::App* cmd = app.add_subcommand("simulate", "Simulate one training iteration (forward + backward) of a scenario");
   cmd->add_option("scenario", o->scenario, "Scenario (bundled name or path)")->required();
   cmd->add_option("--schedule", o->schedule, "A schedule name, or all (default: the scenario's)");
-  cmd->add_option("--degree", o->degree,
-                  "Overlap degree: FoldMoE d, FSMoE r (both phases), FlowMoE R (default: the scenario's, else 4, "
-                  "FSMoE's planned degrees, 2)")
-      ->check(positive());
+  add_number_option(cmd, "request.degree", o->degree,
+                    "Overlap degree: FoldMoE d, FSMoE r (both phases), FlowMoE R (default: the scenario's, else 4, "
+                    "FSMoE's planned degrees, 2)");
   cmd->add_option("--set", o->sets, "Override a scalar field: field.path=value (repeatable)");
   cmd->add_option("--trace", o->trace, "Write a Chrome Trace Event JSON (pid = rank, tid = stream; - for stdout)");
   cmd->add_option("--svg", o->svg, "Write an SVG Gantt chart (- for stdout)");

@@ -145,10 +145,9 @@ void add_sweep_command(CLI::App& app, CliContext& context) {
   add_quiet_option(cmd, o->quiet);
   add_max_memory_option(cmd, o->max_memory_gib);
   cmd->add_flag("--json", o->json, "Print the per-schedule summary as JSON");
-  cmd->add_option("--max-points", o->max_points,
-                  fmt::format("Refuse a grid of more points than this (default {}; docs/reliability.md)",
-                              io::kDefaultMaxSweepPoints))
-      ->check(positive());
+  add_number_option(cmd, "request.max_points", o->max_points,
+                    fmt::format("Refuse a grid of more points than this (default {}; docs/reliability.md)",
+                                io::kDefaultMaxSweepPoints));
   cmd->callback([o, &context] { run_sweep(*o, context); });
 }
 

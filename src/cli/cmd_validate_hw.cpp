@@ -176,8 +176,8 @@ void add_validate_hw_command(CLI::App& app, CliContext& context) {
                   "Measure this machine first (as calibrate --backend B -o P) and price with that profile; P and its "
                   ".points.csv are written");
   cmd->add_flag("--quick", o->quick, "With --calibrate: fewer shapes, sizes and repetitions");
-  cmd->add_option("--iterations", o->iterations, "Measured iterations per schedule (default 3)")->check(positive());
-  cmd->add_option("--warmup", o->warmup, "Warm-up iterations per schedule (default 1)")->check(non_negative());
+  add_number_option(cmd, "request.iterations", o->iterations, "Measured iterations per schedule (default 3)");
+  add_number_option(cmd, "request.warmup", o->warmup, "Warm-up iterations per schedule (default 1)");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->add_option("--set", o->sets, "Override a scalar field: field.path=value (repeatable)");
   cmd->callback([o, &context] { run_validate_hw(*o, context); });

@@ -61,6 +61,7 @@ int run(int argc, char** argv) {
   moeplan::cli::add_import_hf_command(app, context);
   moeplan::cli::add_capacity_command(app, context);
   moeplan::cli::add_report_command(app, context);
+  moeplan::cli::check_option_text(app);
   // The command comes first (the only top-level options are --help and
   // --version): a word that names none is said to be unknown, with the list,
   // where CLI11 would say "A subcommand is required".

@@ -37,29 +37,17 @@ std::unique_ptr<ProgressBar> progress_bar(const char* label, bool quiet, std::os
 }
 
 void add_threads_option(CLI::App* command, unsigned& threads) {
-  command
-      ->add_option("--threads", threads,
-                   "Worker threads, at most the machine's hardware threads (default: all of them); results do not "
-                   "depend on it")
-      ->check(positive());
+  add_number_option(command, "request.threads", threads,
+                    "Worker threads, at most the machine's hardware threads (default: all of them); results do not "
+                    "depend on it");
 }
 
 void add_max_memory_option(CLI::App* command, double& gib) {
   gib = static_cast<double>(model::kDefaultMaxMemoryBytes >> 30);
-  command
-      ->add_option("--max-memory", gib,
-                   fmt::format("GiB one simulated task graph may need, estimated at {} bytes per task before it runs "
-                               "(default {}; docs/reliability.md)",
-                               model::kPeakBytesPerTask, model::kDefaultMaxMemoryBytes >> 30))
-      ->check(CLI::Validator(
-          [](const std::string& text) -> std::string {
-            // 0.001 GiB (1 MiB) to 2^20 GiB (1 PiB): any machine, and the bytes fit in 64 bits.
-            double value = 0;
-            if (!CLI::detail::lexical_cast(text, value) || !(value >= 0.001 && value <= 1048576.0))
-              return fmt::format("must be a number of GiB from 0.001 to 1048576, got '{}'", text);
-            return {};
-          },
-          "GIB"));
+  add_number_option(command, "request.max_memory", gib,
+                    fmt::format("GiB one simulated task graph may need, estimated at {} bytes per task before it runs "
+                                "(default {}; docs/reliability.md)",
+                                model::kPeakBytesPerTask, model::kDefaultMaxMemoryBytes >> 30));
 }
 
 model::ScenarioSpec with_max_memory(model::ScenarioSpec spec, double gib) {

@@ -1,11 +1,15 @@
 #include <moeplan/io/plan_reader.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/model/family_rules.hpp>
 #include <moeplan/model/pipeline_layout.hpp>
 #include <moeplan/model/recompute.hpp>
+#include <moeplan/model/size_bounds.hpp>
 
 #include "io/proto/moeplan.pb.h"
 #include "proto_text.hpp"
@@ -24,6 +28,49 @@ model::PlanSpec plan_to_spec(const pb::Plan& p, const std::string& path) {
   if (!p.has_scenario_ref()) throw missing("scenario_ref");
   if (!p.has_family()) throw missing("family");
   if (!p.has_schedule()) throw missing("schedule");
+  // A plan file is input like any other, possibly edited by hand: its
+  // numbers are checked here, located at their field, before report or
+  // execute trusts them (issue 28): finite, positive, within the scenario
+  // format's bounds, and the speed-up the ratio of the two times it is.
+  const auto refuse = [&](const std::string& field, const std::string& reason) {
+    return Error(ErrorKind::Input, reason, field, SourceLocation{path});
+  };
+  const auto check_ms = [&](const char* field, bool has, double ms) {
+    if (!has) throw missing(field);
+    // 1e12 ms is 31 years: no iteration takes longer.
+    if (!std::isfinite(ms) || !(ms > 0) || ms > 1e12)
+      throw refuse(field, fmt::format("must be a finite time above 0 and at most 1e12 ms, got {}", ms));
+  };
+  check_ms("iteration_ms", p.has_iteration_ms(), p.iteration_ms());
+  check_ms("baseline_ms", p.has_baseline_ms(), p.baseline_ms());
+  if (!p.has_speedup()) throw missing("speedup");
+  const double ratio = p.baseline_ms() / p.iteration_ms();
+  if (!std::isfinite(p.speedup()) || !(std::fabs(p.speedup() - ratio) <= 1e-6 * ratio))
+    throw refuse("speedup", fmt::format("{} is not baseline_ms / iteration_ms = {}", p.speedup(), ratio));
+  const auto check_count = [&](const std::string& field, std::int64_t value, std::int64_t max) {
+    if (value < 1 || value > max)
+      throw refuse(field, fmt::format("must be from 1 to {}, got {}", max, value));
+  };
+  const pb::Knobs& knobs = p.knobs();
+  if (knobs.has_degree()) check_count("knobs.degree", knobs.degree(), model::kMaxDegree);
+  if (knobs.has_degree_forward()) check_count("knobs.degree_forward", knobs.degree_forward(), model::kMaxDegree);
+  if (knobs.has_degree_backward()) check_count("knobs.degree_backward", knobs.degree_backward(), model::kMaxDegree);
+  for (int i = 0; i < knobs.slicing_size(); ++i)
+    check_count(fmt::format("knobs.slicing[{}]", i), knobs.slicing(i), model::kMaxSeq * model::kMaxBatch);
+  if (knobs.has_ar_chunk_bytes())
+    check_count("knobs.ar_chunk_bytes", knobs.ar_chunk_bytes(), std::numeric_limits<std::int64_t>::max());
+  // A layer's gradient partition may be empty (FSMoE sends its bytes with the next layer's).
+  for (int i = 0; i < knobs.grad_partition_bytes_size(); ++i)
+    if (knobs.grad_partition_bytes(i) < 0)
+      throw refuse(fmt::format("knobs.grad_partition_bytes[{}]", i),
+                   fmt::format("must not be negative, got {}", knobs.grad_partition_bytes(i)));
+  if (knobs.has_micro_batch_size()) check_count("knobs.micro_batch_size", knobs.micro_batch_size(), model::kMaxBatch);
+  if (knobs.has_parallelism()) {
+    const pb::Parallelism& q = knobs.parallelism();
+    for (const auto& [field, value] : {std::pair{"tp", q.tp()}, {"cp", q.cp()}, {"dp", q.dp()}, {"pp", q.pp()},
+                                       {"ep", q.ep()}, {"etp", q.etp()}, {"edp", q.edp()}, {"vpp", q.vpp()}})
+      check_count(std::string("knobs.parallelism.") + field, value, model::kMaxParallel);
+  }
   model::PlanSpec s;
   s.scenario = p.scenario();
   s.scenario_ref = p.scenario_ref();
@@ -117,9 +164,16 @@ model::ScenarioSpec plan_scenario(const std::string& plan_path, bool knobs, cons
   const model::PlanSpec plan = load_plan(path);
   std::vector<Override> all;
   for (std::size_t i = 0; i < plan.scenario_overrides.size(); ++i) {
-    Override o = parse_override(plan.scenario_overrides[i]);
+    const std::string field = fmt::format("scenario_overrides[{}]", i);
+    Override o;
+    try {
+      o = parse_override(plan.scenario_overrides[i]);
+    } catch (const Error& e) {
+      // The plan's entry, not a --set the command line never gave.
+      throw Error(ErrorKind::Input, e.reason(), field, SourceLocation{path});
+    }
     o.origin.file = path;
-    o.origin_field = fmt::format("scenario_overrides[{}]", i);
+    o.origin_field = field;
     all.push_back(std::move(o));
   }
   if (knobs)

@@ -7,6 +7,7 @@
 
 #include <moeplan/model/pipeline_layout.hpp>
 #include <moeplan/model/recompute.hpp>
+#include <moeplan/model/size_bounds.hpp>
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/model/family_rules.hpp>
@@ -39,23 +40,19 @@ T required(bool has, T value, const char* field) {
   return value;
 }
 
-// Upper bounds on sizes, far above any real model or cluster, so that every
-// count and product later stays inside 64-bit integers and every graph stays
-// buildable: layers x experts x 3 x d_model x hidden < 2^63.
-constexpr std::int64_t kMaxLayers = 1024;
-constexpr std::int64_t kMaxWidth = 65536;           // d_model, heads, head_dim
-constexpr std::int64_t kMaxHidden = 1 << 20;        // FFN and expert hidden sizes
-constexpr std::int64_t kMaxVocab = 1 << 24;
-constexpr std::int64_t kMaxExperts = 4096;
-constexpr std::int64_t kMaxNodes = 1 << 17;
-constexpr std::int64_t kMaxGpusPerNode = 1024;
-// NVLink Switch systems join at most 576 GPUs in one domain (NVIDIA's NVLink
-// Switch, 5th generation); 1 << 14 is 28x that and keeps domain x ports small.
-constexpr std::int64_t kMaxNvlinkDomainGpus = 1 << 14;
-constexpr std::int64_t kMaxParallel = 1 << 20;      // any one parallel size
-constexpr std::int64_t kMaxSeq = 1 << 27;           // 134M tokens
-constexpr std::int64_t kMaxBatch = 1 << 24;
-constexpr std::int64_t kMaxDegree = 4096;
+// Size bounds (model/size_bounds.hpp), here by their short names.
+using model::kMaxBatch;
+using model::kMaxDegree;
+using model::kMaxExperts;
+using model::kMaxGpusPerNode;
+using model::kMaxHidden;
+using model::kMaxLayers;
+using model::kMaxNodes;
+using model::kMaxNvlinkDomainGpus;
+using model::kMaxParallel;
+using model::kMaxSeq;
+using model::kMaxVocab;
+using model::kMaxWidth;
 constexpr double kMaxSlowRanksFactor = 100.0;  // see its use
 constexpr double kMaxJitterCv = 2.0;           // see its use
 // Each seed is one more simulation of the whole graph: 1,000 runs of the

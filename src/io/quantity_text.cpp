@@ -1,25 +1,11 @@
 #include <moeplan/io/quantity_text.hpp>
 
-#include <cmath>
-#include <cstdlib>
-#include <optional>
-
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/io/number_options.hpp>
 
 namespace moeplan::io {
-namespace {
-
-// A positive integer of the whole text (no sign, no spaces).
-std::optional<std::int64_t> whole_number(const std::string& text) {
-  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  const std::int64_t v = std::stoll(text);
-  return v > 0 ? std::optional<std::int64_t>(v) : std::nullopt;
-}
-
-}  // namespace
 
 double parse_token_count(const std::string& text, const std::string& field) {
   double scale = 1;
@@ -34,25 +20,19 @@ double parse_token_count(const std::string& text, const std::string& field) {
     }
     if (scale != 1) number.pop_back();
   }
-  char* end = nullptr;
-  const double value = number.empty() ? 0.0 : std::strtod(number.c_str(), &end);
-  if (number.empty() || end == nullptr || *end != '\0' || !std::isfinite(value * scale) || !(value > 0))
-    throw Error(ErrorKind::Input,
-                fmt::format("expected a positive token count such as 2T, 500B or 3e11, got {}", quoted_for_error(text)),
-                field);
-  return value * scale;
+  // The number before the unit is read as every numeric option is (decimal,
+  // finite), and the count it makes is held to the option's range.
+  return parse_scaled_number(field, number, scale);
 }
 
 std::pair<std::int64_t, std::int64_t> parse_count_range(const std::string& text, const std::string& field) {
   const std::size_t dots = text.find("..");
-  const std::optional<std::int64_t> lo = whole_number(dots == std::string::npos ? text : text.substr(0, dots));
-  const std::optional<std::int64_t> hi = dots == std::string::npos ? lo : whole_number(text.substr(dots + 2));
-  if (!lo || !hi || *hi < *lo)
+  const std::int64_t lo = parse_integer(field, dots == std::string::npos ? text : text.substr(0, dots));
+  const std::int64_t hi = dots == std::string::npos ? lo : parse_integer(field, text.substr(dots + 2));
+  if (hi < lo)
     throw Error(ErrorKind::Input,
-                fmt::format("expected a count N or a range LO..HI of positive counts (LO <= HI), got {}",
-                            quoted_for_error(text)),
-                field);
-  return {*lo, *hi};
+                fmt::format("a range LO..HI needs LO <= HI, got {}", quoted_for_error(text)), field);
+  return {lo, hi};
 }
 
 }  // namespace moeplan::io

@@ -24,11 +24,18 @@ std::vector<std::string> split_path(const std::string& path) {
   return parts;
 }
 
+// A number's text is decimal and whole: strtoll and strtod would skip
+// leading spaces, strtod read hexadecimal ("0x1p3"), and both stop at a NUL
+// byte, which would take "2048\0garbage" for 2048.
+bool plain_number_text(const std::string& value) {
+  return !value.empty() && value.find_first_not_of("0123456789+-.eE") == std::string::npos;
+}
+
 std::int64_t parse_int(const std::string& path, const std::string& value) {
   errno = 0;
   char* end = nullptr;
-  const long long v = std::strtoll(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || errno == ERANGE)
+  const long long v = plain_number_text(value) ? std::strtoll(value.c_str(), &end, 10) : 0;
+  if (!plain_number_text(value) || end != value.c_str() + value.size() || errno == ERANGE)
     throw_input_error(path, fmt::format("expected an integer, got {}", quoted_for_error(value)));
   return v;
 }
@@ -36,8 +43,8 @@ std::int64_t parse_int(const std::string& path, const std::string& value) {
 double parse_double(const std::string& path, const std::string& value) {
   errno = 0;
   char* end = nullptr;
-  const double v = std::strtod(value.c_str(), &end);
-  if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
+  const double v = plain_number_text(value) ? std::strtod(value.c_str(), &end) : 0;
+  if (!plain_number_text(value) || end != value.c_str() + value.size() || errno == ERANGE || !std::isfinite(v))
     throw_input_error(path, fmt::format("expected a number, got {}", quoted_for_error(value)));
   return v;
 }
@@ -147,6 +154,11 @@ void set_in(gpb::Message* message, const std::vector<std::string>& parts, std::s
 }  // namespace
 
 void set_scalar_field(gpb::Message& root, const std::string& path, const std::string& value) {
+  // A NUL byte (which a sweep axis or a scenario's set: can hold, escaped as
+  // \0) would end the text wherever it is later written as C text, a CSV cell
+  // or a name: refused in the path and in the value alike.
+  if (path.find('\0') != std::string::npos) throw_input_error("request.set", "a field path holds a NUL byte");
+  if (value.find('\0') != std::string::npos) throw_input_error(path, "the value holds a NUL byte");
   const std::vector<std::string> parts = split_path(path);
   if (parts.empty()) throw_input_error(path, "empty field path");
   set_in(&root, parts, 0, path, value);

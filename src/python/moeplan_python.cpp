@@ -10,7 +10,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <thread>
@@ -22,6 +25,7 @@
 #include <moeplan/family/builtin.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
+#include <moeplan/io/number_options.hpp>
 #include <moeplan/io/plan_reader.hpp>
 #include <moeplan/io/quantity_text.hpp>
 #include <moeplan/io/scenario_fields.hpp>
@@ -86,6 +90,67 @@ void warn(const std::vector<std::string>& notes) {
       throw py::error_already_set();
 }
 
+// An argument's field: "request.seq_len", which errors name as "seq_len=".
+std::string field_of(std::string_view keyword) { return std::string(moeplan::kRequestField) + std::string(keyword); }
+
+moeplan::Error input_error(std::string_view keyword, const std::string& reason) {
+  return moeplan::Error(moeplan::ErrorKind::Input, reason, field_of(keyword));
+}
+
+// A str argument as UTF-8. A lone surrogate (text decoded from bytes with
+// surrogateescape) has no UTF-8 form, and a NUL character would be cut off
+// where the text becomes a path or a field's value: both are input errors
+// naming the keyword, as invalid UTF-8 and NUL bytes are in the CLI's files.
+std::string text_of(const py::handle& value, std::string_view keyword) {
+  if (!py::isinstance<py::str>(value))
+    throw input_error(keyword, fmt::format("expected a str, got {}", py::str(py::type::of(value).attr("__name__")).cast<std::string>()));
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(value.ptr(), &size);
+  if (data == nullptr) {
+    PyErr_Clear();
+    throw input_error(keyword, "is not valid Unicode text (it holds a lone surrogate, such as undecodable bytes leave)");
+  }
+  std::string text(data, static_cast<std::size_t>(size));
+  if (text.find('\0') != std::string::npos) throw input_error(keyword, "holds a NUL character");
+  return text;
+}
+
+std::optional<std::string> optional_text(const py::object& value, std::string_view keyword) {
+  if (value.is_none()) return std::nullopt;
+  return text_of(value, keyword);
+}
+
+// A numeric argument (int or float; not bool, which Python counts as an int)
+// held to its option's range (io/number_options.hpp), as the CLI holds the
+// same option's text: an InputError naming the keyword, never a cast error or
+// a MemoryError from a size too large to allocate.
+std::optional<double> number_of(const py::object& value, std::string_view keyword) {
+  if (value.is_none()) return std::nullopt;
+  const std::string field = field_of(keyword);
+  if (py::isinstance<py::bool_>(value) || !(py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value)))
+    throw input_error(keyword, fmt::format("expected a number, got {}",
+                                           py::str(py::type::of(value).attr("__name__")).cast<std::string>()));
+  double v = 0;
+  if (py::isinstance<py::int_>(value)) {
+    int overflow = 0;
+    const long long i = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    // Past 64 bits is past every option's range, on the side of its sign.
+    const std::string shown = py::str(value).cast<std::string>();
+    moeplan::io::check_number(field, overflow > 0 ? 1e300 : overflow < 0 ? -1e300 : static_cast<double>(i),
+                              shown.size() <= moeplan::kQuotedForErrorMax ? shown : moeplan::quoted_for_error(shown));
+    v = static_cast<double>(i);
+  } else {
+    v = value.cast<double>();
+    moeplan::io::check_number(field, v);
+  }
+  return v;
+}
+
+std::optional<std::int64_t> integer_of(const py::object& value, std::string_view keyword) {
+  const std::optional<double> v = number_of(value, keyword);
+  return v ? std::optional<std::int64_t>(static_cast<std::int64_t>(*v)) : std::nullopt;
+}
+
 // set=: a list of "field.path=value" strings (as --set takes them) or a dict {field: value}.
 std::vector<moeplan::io::Override> overrides(const py::object& set) {
   std::vector<moeplan::io::Override> out;
@@ -94,26 +159,29 @@ std::vector<moeplan::io::Override> overrides(const py::object& set) {
     throw moeplan::Error(moeplan::ErrorKind::Input, "set=: a list of 'field.path=value' strings or a dict, not one string");
   if (py::isinstance<py::dict>(set)) {
     for (const auto& [key, value] : set.cast<py::dict>()) {
-      // Python's True and False are written as --set takes booleans.
+      // Python's True and False are written as --set takes booleans; numbers as str() writes them.
       const std::string text = py::isinstance<py::bool_>(value) ? (value.cast<bool>() ? "true" : "false")
-                                                                : py::str(value).cast<std::string>();
-      out.push_back({py::str(key).cast<std::string>(), text});
+                               : py::isinstance<py::str>(value) ? text_of(value, "set")
+                                                                : text_of(py::str(value), "set");
+      out.push_back({text_of(key, "set"), text});
     }
     return out;
   }
-  for (const py::handle item : set) out.push_back(moeplan::io::parse_override(py::str(item).cast<std::string>()));
+  if (!py::isinstance<py::iterable>(set)) throw input_error("set", "expected a list of 'field.path=value' strings or a dict");
+  for (const py::handle item : set) out.push_back(moeplan::io::parse_override(text_of(item, "set")));
   return out;
 }
 
 // threads=: default every hardware thread, and at most that many (said, as the CLI's --threads says it).
-unsigned thread_count(std::optional<unsigned> threads) {
+unsigned thread_count(const py::object& threads) {
   const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  if (!threads) return hardware;
-  if (*threads == 0) throw moeplan::Error(moeplan::ErrorKind::Input, "threads=: must be positive, got 0");
-  if (*threads > hardware)
-    warn({"threads=" + std::to_string(*threads) + " capped at " + std::to_string(hardware) +
+  const std::optional<std::int64_t> given = integer_of(threads, "threads");
+  if (!given) return hardware;
+  const auto wanted = static_cast<unsigned>(*given);
+  if (wanted > hardware)
+    warn({"threads=" + std::to_string(wanted) + " capped at " + std::to_string(hardware) +
           ", the hardware threads of this machine"});
-  return std::min(*threads, hardware);
+  return std::min(wanted, hardware);
 }
 
 // `validate NAME --json`'s entry for a scenario, and its resolved fields.
@@ -168,7 +236,6 @@ Json simulate_json(const std::string& name, const std::optional<std::string>& sc
                    const std::vector<moeplan::io::Override>& set, std::optional<std::int64_t> degree,
                    unsigned threads, std::vector<std::string>& notes) {
   const moeplan::plan::ScenarioRun run(moeplan::io::load_scenario_or_plan(name, set));
-  if (degree && *degree < 1) throw moeplan::Error(moeplan::ErrorKind::Input, "must be positive", "request.degree");
   moeplan::plan::SimulateRequest request;
   request.schedule = schedule;
   request.degree = degree;
@@ -277,58 +344,72 @@ PYBIND11_MODULE(moeplan, m) {
 
   m.def(
       "load_scenario",
-      [](const std::string& name, const py::object& set) {
+      [](const py::object& name, const py::object& set) {
+        const std::string n = text_of(name, "name");
         const auto o = overrides(set);
-        return call([&](std::vector<std::string>&) { return load_scenario_json(name, o); });
+        return call([&](std::vector<std::string>&) { return load_scenario_json(n, o); });
       },
       py::arg("name"), py::arg("set") = py::none(),
       "The scenario (bundled name or path) with set= overrides: `moeplan validate NAME --json`'s entry "
       "(params_total, params_active, flops_per_token) and 'fields', every field given by the path set= takes.");
   m.def(
       "simulate",
-      [](const std::string& name, const std::optional<std::string>& schedule, const py::object& set,
-         std::optional<std::int64_t> degree, std::optional<unsigned> threads) {
+      [](const py::object& name, const py::object& schedule, const py::object& set, const py::object& degree,
+         const py::object& threads) {
+        const std::string n = text_of(name, "name");
+        const std::optional<std::string> s = optional_text(schedule, "schedule");
         const auto o = overrides(set);
+        const std::optional<std::int64_t> d = integer_of(degree, "degree");
         const unsigned t = thread_count(threads);
-        return call([&](std::vector<std::string>& notes) { return simulate_json(name, schedule, o, degree, t, notes); });
+        return call([&](std::vector<std::string>& notes) { return simulate_json(n, s, o, d, t, notes); });
       },
       py::arg("name"), py::arg("schedule") = py::none(), py::arg("set") = py::none(), py::arg("degree") = py::none(),
       py::arg("threads") = py::none(),
       "`moeplan simulate NAME --json`: a dict for one schedule (default: the scenario's), a list for schedule='all'.");
   m.def(
       "plan",
-      [](const std::string& name, const py::object& set, const std::string& schedule, std::optional<unsigned> threads) {
+      [](const py::object& name, const py::object& set, const py::object& schedule, const py::object& threads) {
+        const std::string n = text_of(name, "name");
         const auto o = overrides(set);
+        const std::string s = text_of(schedule, "schedule");
         const unsigned t = thread_count(threads);
-        return call([&](std::vector<std::string>& notes) { return plan_json(name, schedule, o, t, notes); });
+        return call([&](std::vector<std::string>& notes) { return plan_json(n, s, o, t, notes); });
       },
       py::arg("name"), py::arg("set") = py::none(), py::arg("schedule") = "all", py::arg("threads") = py::none(),
       "`moeplan plan NAME --json`: the chosen schedule and knobs, candidates, baselines, explanation.");
   m.def(
       "sweep",
-      [](const std::string& file, std::optional<unsigned> threads) {
+      [](const py::object& file, const py::object& threads) {
+        const std::string f = text_of(file, "file");
         const unsigned t = thread_count(threads);
-        return call([&](std::vector<std::string>&) { return sweep_json(file, t); });
+        return call([&](std::vector<std::string>&) { return sweep_json(f, t); });
       },
       py::arg("file"), py::arg("threads") = py::none(),
       "`moeplan sweep FILE`: {'summary': the --json list, 'rows': one dict per CSV row (null where a cell is empty)}.");
   m.def(
       "capacity",
-      [](const std::string& model, const std::string& cluster, const std::optional<std::string>& tokens,
-         std::optional<double> days, const std::optional<std::string>& gpus, std::optional<double> cost_per_gpu_hour,
-         const std::optional<std::string>& profile, std::optional<std::int64_t> seq_len,
-         std::optional<std::int64_t> global_batch, std::optional<unsigned> threads) {
+      [](const py::object& model, const py::object& cluster, const py::object& tokens, const py::object& days,
+         const py::object& gpus, const py::object& cost_per_gpu_hour, const py::object& profile,
+         const py::object& seq_len, const py::object& global_batch, const py::object& threads) {
         moeplan::plan::CapacityQuery q;
-        q.model = model;
-        q.cluster = cluster;
-        // Quantities as people write them ("2T", "64..4096"), read here at the edge.
-        if (tokens) q.tokens = moeplan::io::parse_token_count(*tokens, "request.tokens");
-        q.days = days;
-        if (gpus) q.gpus = moeplan::io::parse_count_range(*gpus, "request.gpus");
-        q.cost_per_gpu_hour = cost_per_gpu_hour;
-        q.profile = profile.value_or("");
-        if (seq_len) q.seq_len = *seq_len;
-        if (global_batch) q.global_batch = *global_batch;
+        q.model = text_of(model, "model");
+        q.cluster = text_of(cluster, "cluster");
+        // Quantities as people write them ("2T", "64..4096"), read here at the
+        // edge as the CLI reads them; or as numbers, held to the same ranges.
+        if (py::isinstance<py::str>(tokens))
+          q.tokens = moeplan::io::parse_token_count(text_of(tokens, "tokens"), "request.tokens");
+        else
+          q.tokens = number_of(tokens, "tokens");
+        q.days = number_of(days, "days");
+        if (py::isinstance<py::str>(gpus)) {
+          q.gpus = moeplan::io::parse_count_range(text_of(gpus, "gpus"), "request.gpus");
+        } else if (const std::optional<std::int64_t> n = integer_of(gpus, "gpus")) {
+          q.gpus = std::pair{*n, *n};
+        }
+        q.cost_per_gpu_hour = number_of(cost_per_gpu_hour, "cost_per_gpu_hour");
+        q.profile = optional_text(profile, "profile").value_or("");
+        if (const auto n = integer_of(seq_len, "seq_len")) q.seq_len = *n;
+        if (const auto n = integer_of(global_batch, "global_batch")) q.global_batch = *n;
         q.threads = thread_count(threads);
         return call([&](std::vector<std::string>&) { return capacity_json(q); });
       },

@@ -165,6 +165,25 @@ unwritable|1|$tmp/missing/x.html|report foldmoe-gpt-moe-s-4k -o $tmp/missing/x.h
 EOF
 is_true "no page after the errors" test ! -e "$tmp/x.html"
 
+# Issue 28: a plan file is input. Each edit below was accepted (nan and inf
+# printed into the page), or its error blamed an option never given.
+sed 's/^iteration_ms: .*/iteration_ms: nan/' "$tmp/p.textproto" >"$tmp/nan.textproto"
+sed 's/^baseline_ms: .*/baseline_ms: inf/' "$tmp/p.textproto" >"$tmp/inf.textproto"
+sed 's/^speedup: .*/speedup: nan/' "$tmp/p.textproto" >"$tmp/sp.textproto"
+sed 's/^  degree: .*/  degree: 0/' "$tmp/p.textproto" >"$tmp/d0.textproto"
+{ cat "$tmp/p.textproto"; echo 'scenario_overrides: "no-equals-sign"'; } >"$tmp/ov.textproto"
+while IFS='|' read -r name message file; do
+  check "issue 28: report PLAN with $name" 2 "$bin" report "$file" -o "$tmp/x.html"
+  expect_err "issue 28: report PLAN with $name" "$message"
+done <<EOF
+iteration_ms nan|$tmp/nan.textproto: iteration_ms: must be a finite time above 0 and at most 1e12 ms, got nan|$tmp/nan.textproto
+baseline_ms inf|$tmp/inf.textproto: baseline_ms: must be a finite time above 0 and at most 1e12 ms, got inf|$tmp/inf.textproto
+speedup nan|$tmp/sp.textproto: speedup: nan is not baseline_ms / iteration_ms|$tmp/sp.textproto
+knobs.degree 0|$tmp/d0.textproto: knobs.degree: must be from 1 to 4096, got 0|$tmp/d0.textproto
+a malformed override|$tmp/ov.textproto: scenario_overrides[0]: expects field.path=value, got 'no-equals-sign'|$tmp/ov.textproto
+EOF
+is_true "issue 28: no page from an edited plan" test ! -e "$tmp/x.html"
+
 # A name that would end a script element stays text.
 sed 's/^name: .*/name: "x<\/script><b>bold"/' "$src/scenarios/foldmoe-gpt-moe-s-4k.textproto" >"$tmp/evil.textproto"
 check "report of a scenario named x</script>" 0 "$bin" report "$tmp/evil.textproto" -o "$tmp/evil.html" --quiet

@@ -130,6 +130,10 @@ case $cuda_rc in
      rm -f "$tmp/cal1/x.textproto" "$tmp/cal1/x.points.csv" ;;
   *) fail=$((fail + 1)); echo "FAIL calibrate --backend cuda: exit $cuda_rc"; cat "$tmp/err" ;;
 esac
+# Issue 28: the profile prices a cluster scenarios name; a name that is no
+# cluster made a profile no scenario would accept (exit 0 before).
+check "calibrate --cluster nope" 2 "$bin" calibrate --backend host --quick --cluster nope -o "$tmp/cal1/x.textproto"
+expect_err "calibrate --cluster nope" "--cluster: 'nope' is not a cluster (a bundled name or a cluster file):"
 check "calibrate --backend bogus" 2 "$bin" calibrate --backend bogus -o "$tmp/cal1/x.textproto"
 expect_err "calibrate --backend bogus" "--backend"
 [[ ! -e $tmp/cal1/x.textproto && ! -e $tmp/cal1/x.points.csv ]] && pass=$((pass + 1)) ||

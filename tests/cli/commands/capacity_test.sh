@@ -66,9 +66,42 @@ expect_err "capacity --days without --tokens" "moeplan: error: --days: a deadlin
 check "capacity --cost-per-gpu-hour without --tokens" 2 "$bin" "${cap[@]}" --cost-per-gpu-hour 2
 expect_err "capacity --cost-per-gpu-hour without --tokens" "moeplan: error: --cost-per-gpu-hour: a cost needs a token budget"
 check "capacity --tokens 2X" 2 "$bin" "${cap[@]}" --tokens 2X
-expect_err "capacity --tokens 2X" "moeplan: error: --tokens: expected a positive token count such as 2T, 500B or 3e11, got '2X'"
+expect_err "capacity --tokens 2X" "moeplan: error: --tokens: expected a decimal number, got '2X'"
+
+# Issue 28: numbers are read by one parser against one table of ranges
+# (io/number_options.hpp), before any work is sized by them. Each line was
+# accepted (exit 0 with a nonsense answer), ran past 120 s, or ended in
+# std::bad_alloc (exit 1) before.
+q28=(capacity qwen2-57b-a14b --cluster dgx-h100 --quiet)
+while IFS='|' read -r name want args; do
+  read -r -a argv <<<"$args"
+  check "issue 28: capacity $name" 2 timeout 60 "$bin" "${q28[@]}" "${argv[@]}"
+  expect_err "issue 28: capacity $name" "$want"
+done <<EOF
+--tokens 1e-300|--tokens: must be at least 1 token, got 1e-300|--tokens 1e-300
+--tokens 0x10T|--tokens: expected a decimal number, got '0x10'|--tokens 0x10T
+--seq-len 1000000000|--seq-len: must be at most 134217728 tokens, got 1000000000|--tokens 500B --seq-len 1000000000
+--gpus 2097152|--gpus: must be at most 1048576 GPUs, got 2097152|--tokens 500B --gpus 2097152
+--gpus 8388608|--gpus: must be at most 1048576 GPUs, got 8388608|--tokens 500B --gpus 8388608
+--gpus 8..1000000000000|--gpus: must be at most 1048576 GPUs, got 1000000000000|--tokens 500B --gpus 8..1000000000000
+--gpus 1099511627776|--gpus: must be at most 1048576 GPUs, got 1099511627776|--tokens 500B --gpus 1099511627776
+--global-batch 1048576|--global-batch: must be at most 65536 sequences, got 1048576|--tokens 500B --gpus 16 --global-batch 1048576
+--global-batch 1e12|--global-batch: must be at most 65536 sequences, got 1000000000000|--tokens 500B --global-batch 1000000000000
+--global-batch 2^63-1|--global-batch: must be at most 65536 sequences, got 9223372036854775807|--tokens 500B --global-batch 9223372036854775807
+--days nan|--days: expected a decimal number, got 'nan'|--tokens 500B --days nan
+--cost-per-gpu-hour 0x1p3|--cost-per-gpu-hour: expected a decimal number, got '0x1p3'|--tokens 500B --cost-per-gpu-hour 0x1p3
+--profile host-2|--profile: profile 'host-2' belongs to cluster 'host-2', not 'dgx-h100'|--tokens 500B --profile host-2
+EOF
+# An empty value is refused, not read as no option at all (every option's
+# value is non-empty and UTF-8, cli/cli_common.cpp check_option_text).
+check "issue 28: capacity --gpus ''" 2 "$bin" "${q28[@]}" --gpus ''
+expect_err "issue 28: capacity --gpus ''" "--gpus: is empty; give a value or leave the option out"
+check "issue 28: capacity --tokens ''" 2 "$bin" "${q28[@]}" --tokens ''
+expect_err "issue 28: capacity --tokens ''" "--tokens: is empty; give a value or leave the option out"
+check "issue 28: capacity --profile ''" 2 "$bin" "${q28[@]}" --profile ''
+expect_err "issue 28: capacity --profile ''" "--profile: is empty; give a value or leave the option out"
 check "capacity --gpus 4096..64" 2 "$bin" capacity gpt-moe-s --cluster dgx-h100 --gpus 4096..64
-expect_err "capacity --gpus 4096..64" "moeplan: error: --gpus: expected a count N or a range LO..HI"
+expect_err "capacity --gpus 4096..64" "moeplan: error: --gpus: a range LO..HI needs LO <= HI, got '4096..64'"
 check "capacity --gpus 3..5" 2 "$bin" capacity gpt-moe-s --cluster dgx-h100 --gpus 3..5
 expect_err "capacity --gpus 3..5" "moeplan: error: --gpus: 3..5 holds no count of whole 8-GPU nodes times a power of two"
 check "capacity --json --csv" 2 "$bin" "${cap[@]}" --json --csv

@@ -45,6 +45,6 @@ check "cost missing profile" 2 "$bin" cost --profile nope --op gemm --size 1
 expect_err "cost missing profile" "no bundled profile named 'nope'"
 
 check "cost --size -5" 2 "$bin" cost --profile foldmoe-g5-datasheet --op a2a --link inter --size -5
-expect_err "cost --size -5" "--size: must not be negative, got -5"
+expect_err "cost --size -5" "--size: must be at least 0 FLOPs or bytes, got -5"
 
 summary

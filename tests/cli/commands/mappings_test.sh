@@ -14,7 +14,7 @@ for want in '"tp":[[0,1],[2,3]' '"cp":[[0,2],[1,3]' '"dp":[[0,4],[1,5]' '"pp":[[
   grep -qF -- "$want" "$tmp/flat" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL mappings lacks $want"; }
 done
 check "mappings bad order" 2 "$bin" mappings --world 16 --tp 2 --pp 2 --ep 8 --etp 1 --order tp-cp-ep-pp-dp
-expect_err "mappings bad order" "parallelism.order: attention and expert pipeline groups differ"
+expect_err "mappings bad order" "--order: attention and expert pipeline groups differ"
 check "mappings bad world" 2 "$bin" mappings --world 10 --tp 4
 expect_err "mappings bad world" "parallelism.dp: world 10 is not divisible by tp*cp*pp = 4"
 

@@ -130,4 +130,26 @@ expect_err "validate sweep axis value" "sweep.textproto:8:3: axes[1].values[1]: 
 check "sweep axis value bad in the model" 2 "$bin" sweep "$tmp/i8/sweep2.textproto" -o "$tmp/i8/s.csv"
 expect_err "sweep axis value bad in the model" "sweep2.textproto:8:3: axes[1].values[1]: model.d_model=-8 makes the scenario invalid"
 
+# Issue 28: a NUL byte in a sweep's axis value (text format's "\0") or in a
+# scenario's set: was cut or written into the CSV; it is refused at its field.
+mkdir -p "$tmp/i28"
+cat >"$tmp/i28/nul.textproto" <<'EOF'
+# proto-message: Sweep
+name: "nul"
+scenarios: "fsmoe-table4-testbed-b"
+axes { field: "model.name" values: "a\0b" }
+EOF
+check "sweep axis value with a NUL byte" 2 "$bin" sweep "$tmp/i28/nul.textproto" -o "$tmp/i28/nul.csv"
+expect_err "sweep axis value with a NUL byte" "nul.textproto:4:28: axes[0].values[0]: model.name: the value holds a NUL byte"
+is_true "no CSV from the NUL sweep" test ! -e "$tmp/i28/nul.csv"
+{ cat "$src/scenarios/fsmoe-table4-testbed-b.textproto"; echo 'set: "workload.seq_len=2048\0garbage"'; } >"$tmp/i28/s.textproto"
+check "scenario set: with a NUL byte" 2 "$bin" validate "$tmp/i28/s.textproto"
+# The appended line is the file's last, and its set: entry follows the scenario's own.
+sets=$(grep -c '^set:' "$src/scenarios/fsmoe-table4-testbed-b.textproto")
+expect_err "scenario set: with a NUL byte" \
+  "s.textproto:$(wc -l <"$tmp/i28/s.textproto"):1: set[$sets]: the value holds a NUL byte"
+# An all-reduce chunk of 1 byte made 12.8 million tasks (FlowMoE's own search starts at 128 KiB).
+check "schedule.ar_chunk_bytes=1" 2 "$bin" simulate flowmoe-gpt2-tiny-moe-c1 --set schedule.ar_chunk_bytes=1
+expect_err "schedule.ar_chunk_bytes=1" "schedule.ar_chunk_bytes: 1 bytes; an all-reduce chunk is at least 1024 bytes"
+
 summary

@@ -83,7 +83,7 @@ TEST_CASE("exec::cuda_plan: a priority pool issues its highest-priority issuable
   CHECK(p.launches[1].waits == std::vector<dag::TaskId>{x});
 }
 
-TEST_CASE("exec::cuda_plan: only the rank's tasks; other ranks' predecessors are not waited for", "[exec]") {
+TEST_CASE("exec::cuda_plan: only the rank's tasks, and other ranks' predecessors are not waited for", "[exec]") {
   // Rank 1 holds: y (after rank 0's w), the collective ar (both ranks), z.
   Dag g;
   const auto c0 = g.resource("compute", 0);
