@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 dir=${MOEPLAN_FUZZ_BUILD_DIR:-build-fuzz}
-read -r -a targets <<<"${MOEPLAN_FUZZ_TARGETS:-fuzz_text_format fuzz_calibration fuzz_json fuzz_set fuzz_chakra fuzz_hf_config}"
+read -r -a targets <<<"${MOEPLAN_FUZZ_TARGETS:-fuzz_text_format fuzz_calibration fuzz_json fuzz_set fuzz_chakra fuzz_hf_config fuzz_plan}"
 
 # Only the libraries the targets link are built: no planners, CLI, tests or benchmarks.
 generator=()
@@ -46,6 +46,17 @@ seed fuzz_text_format 4 scenarios/sweeps/*.textproto tests/data/sweeps/*.textpro
 seed fuzz_calibration 0 tests/data/bad/fit/*.csv
 seed fuzz_calibration '\x01' tests/data/calibration/*.log tests/data/bad/fit/*.log
 seed fuzz_calibration '\x03' tests/data/calibration/*.log
+# Plan files: one plan per family, as `moeplan plan -o` writes them (made here
+# by the build's own binary when there is one; the hand-made seeds otherwise),
+# after '0' (the plan alone) and '1' (the planned run).
+mkdir -p "$work/seeds/fuzz_plan" "$work/plans"
+if [[ -x ${MOEPLAN_BIN:-build/moeplan} ]]; then
+  for scenario in foldmoe-gpt-moe-s-4k fsmoe-testbed-b-gpt2-xl flowmoe-gpt2-tiny-moe-c1 folding-qwen2-57b-a14b-64; do
+    "${MOEPLAN_BIN:-build/moeplan}" plan "$scenario" -o "$work/plans/$scenario.textproto" --quiet >/dev/null 2>&1 || continue
+    seed fuzz_plan 0 "$work/plans/$scenario.textproto"
+    seed fuzz_plan 1 "$work/plans/$scenario.textproto"
+  done
+fi
 # Hugging Face configs (import-hf): the public models' config.json files.
 seed fuzz_hf_config '' tests/data/hf/*.json
 # --set: the `set:` lines of bundled scenarios and the values of sweep axes, as overrides.
@@ -96,7 +107,7 @@ proto=src/io/proto/moeplan.proto
 
 dict_of() {
   case $1 in
-    fuzz_text_format | fuzz_set) echo "$work/textproto.dict" ;;
+    fuzz_text_format | fuzz_set | fuzz_plan) echo "$work/textproto.dict" ;;
     fuzz_calibration) echo fuzz/calibration.dict ;;
     fuzz_json | fuzz_hf_config) echo fuzz/json.dict ;;
     fuzz_chakra) echo fuzz/chakra.dict ;;

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <iostream>
+#include <new>
 #include <sstream>
 #include <utility>
 
@@ -110,6 +111,12 @@ int run_reporting_errors(int argc, char** argv) {
   } catch (const moeplan::Error& e) {
     moeplan::cli::report_error(std::cerr, e);
     return moeplan::cli::exit_code_of(e);
+  } catch (const std::bad_alloc&) {
+    // Every input's size is bounded before work (docs/reliability.md,
+    // "Resource bounds"); an allocation that still fails is this machine's
+    // memory, said as such rather than as "std::bad_alloc".
+    std::cerr << "moeplan: error: out of memory: the machine could not give the memory this command needs\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "moeplan: error: " << e.what() << '\n';
     return 1;

@@ -47,10 +47,10 @@ const std::vector<NumberOption> kOptions = {
     {"request.max_points", true, 1, false, kPow2(32), "points",
      "a sweep's points are made one at a time; 2^32 points would run for years"},
     {"request.iterations", true, 1, false, 10000, "iterations", "10,000 measured iterations of a plan take hours"},
-    {"request.warmup", true, 0, false, 10000, "iterations", "as --iterations"},
+    {"request.warmup", true, 0, false, 10000, "iterations", "as the measured iterations'"},
     // capacity
     {"request.tokens", false, 1, false, 1e18, "tokens",
-     "27,000x the 36T tokens Qwen3 was pretrained on; a budget is at least one token"},
+     "about 28,000x the 36T tokens Qwen3 was pretrained on; a budget is at least one token"},
     {"request.days", false, 0, true, 1e5, "days", "100,000 days: 274 years"},
     {"request.cost_per_gpu_hour", false, 0, true, 1e6, "per GPU-hour", "far above any price of a GPU-hour"},
     {"request.gpus", true, 1, false, as_bound(model::kMaxParallel), "GPUs",

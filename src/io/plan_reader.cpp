@@ -131,11 +131,15 @@ Override knob(const std::string& field, const std::string& value, const std::str
 
 }  // namespace
 
+model::PlanSpec load_plan_text(const std::string& path, const std::string& text) {
+  pb::Plan plan;
+  parse_text_proto(path, text, plan);
+  return plan_to_spec(plan, path);
+}
+
 model::PlanSpec load_plan(const std::string& name_or_path) {
   const std::string path = resolve_path(FileKind::Plan, name_or_path);
-  pb::Plan plan;
-  parse_text_proto(path, read_text_file(path), plan);
-  return plan_to_spec(plan, path);
+  return load_plan_text(path, read_text_file(path));
 }
 
 std::vector<Override> plan_knob_overrides(const model::PlanSpec& plan, const std::string& plan_path) {
@@ -159,9 +163,8 @@ std::vector<Override> plan_knob_overrides(const model::PlanSpec& plan, const std
 namespace {
 
 // The plan's scenario with its overrides, then its knobs when `knobs`, then `overrides`.
-model::ScenarioSpec plan_scenario(const std::string& plan_path, bool knobs, const std::vector<Override>& overrides) {
-  const std::string path = resolve_path(FileKind::Plan, plan_path);
-  const model::PlanSpec plan = load_plan(path);
+model::ScenarioSpec plan_scenario(const std::string& path, const model::PlanSpec& plan, bool knobs,
+                                  const std::vector<Override>& overrides) {
   std::vector<Override> all;
   for (std::size_t i = 0; i < plan.scenario_overrides.size(); ++i) {
     const std::string field = fmt::format("scenario_overrides[{}]", i);
@@ -191,10 +194,18 @@ model::ScenarioSpec plan_scenario(const std::string& plan_path, bool knobs, cons
 }  // namespace
 
 model::ScenarioSpec load_planned_scenario(const std::string& plan_path, const std::vector<Override>& overrides) {
-  return plan_scenario(plan_path, true, overrides);
+  const std::string path = resolve_path(FileKind::Plan, plan_path);
+  return plan_scenario(path, load_plan(path), true, overrides);
 }
 
-model::ScenarioSpec load_plan_scenario(const std::string& plan_path) { return plan_scenario(plan_path, false, {}); }
+model::ScenarioSpec load_planned_scenario_text(const std::string& path, const std::string& text) {
+  return plan_scenario(path, load_plan_text(path, text), true, {});
+}
+
+model::ScenarioSpec load_plan_scenario(const std::string& plan_path) {
+  const std::string path = resolve_path(FileKind::Plan, plan_path);
+  return plan_scenario(path, load_plan(path), false, {});
+}
 
 model::ScenarioSpec load_scenario_or_plan(const std::string& name_or_path, const std::vector<Override>& overrides) {
   bool is_plan = false;

@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include <moeplan/core/error.hpp>
@@ -133,4 +135,30 @@ TEST_CASE("io::check_number holds numbers given as numbers to the same ranges", 
 
 TEST_CASE("io::number_option of a field that is not in the table is a bug, not input", "[io]") {
   CHECK_THROWS_AS(number_option("request.nope"), std::logic_error);
+}
+
+namespace {
+
+// The CLI's spelling of a field (cli_context.hpp flag_of), written again:
+// "request.cost_per_gpu_hour" -> "--cost-per-gpu-hour".
+std::string cli_flag(std::string_view field) {
+  std::string flag = "--" + std::string(field.substr(std::string_view("request.").size()));
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
+
+}  // namespace
+
+TEST_CASE("docs/cli.md prints the numeric options table the parser uses", "[io]") {
+  std::ifstream in(std::string(MOEPLAN_SOURCE_DIR) + "/docs/cli.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string begin = "<!-- number-options:begin -->\n", end = "<!-- number-options:end -->";
+  const std::string doc = text.str();
+  const std::size_t a = doc.find(begin), b = doc.find(end);
+  REQUIRE(a != std::string::npos);
+  REQUIRE(b != std::string::npos);
+  // On failure, paste the expected text between the markers.
+  CHECK(doc.substr(a + begin.size(), b - a - begin.size()) == moeplan::io::number_options_markdown(&cli_flag));
 }
