@@ -177,4 +177,16 @@ if run["simulated_iteration_ms"] != plan["iteration_ms"] or run["schedule"] != p
     sys.exit(1)
 PY
 
+# Issue 28: a plan whose chunk size was edited to -1 is refused at its field
+# before anything is built or run (timeout: it ran past 120 s).
+mkdir -p "$tmp/i28"
+check "plan host-flowmoe-small -o" 0 "$bin" plan host-flowmoe-small -o "$tmp/i28/flow.textproto" --quiet
+sed 's/^  ar_chunk_bytes: .*/  ar_chunk_bytes: -1/' "$tmp/i28/flow.textproto" >"$tmp/i28/flow-1.textproto"
+check "execute a plan with ar_chunk_bytes -1" 2 timeout 60 "$bin" execute "$tmp/i28/flow-1.textproto" --backend host
+expect_err "execute a plan with ar_chunk_bytes -1" "flow-1.textproto: knobs.ar_chunk_bytes: must be from 1 to"
+check "plan host-foldmoe-small -o" 0 "$bin" plan host-foldmoe-small -o "$tmp/i28/fold.textproto" --quiet
+sed 's/^  degree: .*/  degree: 1\n  slicing: -1/' "$tmp/i28/fold.textproto" >"$tmp/i28/fold-1.textproto"
+check "execute a plan with slicing -1" 2 timeout 60 "$bin" execute "$tmp/i28/fold-1.textproto" --backend host
+expect_err "execute a plan with slicing -1" "fold-1.textproto: knobs.slicing[0]: must be from 1 to"
+
 summary
