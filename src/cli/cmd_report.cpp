@@ -91,7 +91,18 @@ void report_plan(const ReportOptions& o, CliContext& context) {
   for (const std::string& note : result.notes) print_note(context.err, note);
   note_threads_started(result.threads, context.err);
   const plan::Explanation why = plan::explain(*run, result);
-  const plan::PlanRuns runs = plan::run_plan_again(*run, result, plan_file);
+  // A plan file's knobs run as the request's (its degree as a --degree would):
+  // what they fail on is the plan's field, in the plan file, not an option
+  // this command was never given (issue 28).
+  const plan::PlanRuns runs = [&] {
+    try {
+      return plan::run_plan_again(*run, result, plan_file);
+    } catch (const Error& e) {
+      if (!plan_file || e.kind() != ErrorKind::Input || e.field().rfind(kRequestField, 0) != 0) throw;
+      throw Error(ErrorKind::Input, e.reason(), "knobs." + e.field().substr(kRequestField.size()),
+                  SourceLocation{o.input});
+    }
+  }();
   const io::Json data = report::plan_report_data(run->spec(), result, why, runs, {o.input});
   context.outputs.add(o.output, report::html_page(data, data.find("title")->as_string()));
   if (o.output != "-")

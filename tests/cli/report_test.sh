@@ -171,6 +171,7 @@ sed 's/^iteration_ms: .*/iteration_ms: nan/' "$tmp/p.textproto" >"$tmp/nan.textp
 sed 's/^baseline_ms: .*/baseline_ms: inf/' "$tmp/p.textproto" >"$tmp/inf.textproto"
 sed 's/^speedup: .*/speedup: nan/' "$tmp/p.textproto" >"$tmp/sp.textproto"
 sed 's/^  degree: .*/  degree: 0/' "$tmp/p.textproto" >"$tmp/d0.textproto"
+sed 's/^  degree: .*/  degree: 4000/' "$tmp/p.textproto" >"$tmp/d4000.textproto"
 { cat "$tmp/p.textproto"; echo 'scenario_overrides: "no-equals-sign"'; } >"$tmp/ov.textproto"
 while IFS='|' read -r name message file; do
   check "issue 28: report PLAN with $name" 2 "$bin" report "$file" -o "$tmp/x.html"
@@ -180,6 +181,7 @@ iteration_ms nan|$tmp/nan.textproto: iteration_ms: must be a finite time above 0
 baseline_ms inf|$tmp/inf.textproto: baseline_ms: must be a finite time above 0 and at most 1e12 ms, got inf|$tmp/inf.textproto
 speedup nan|$tmp/sp.textproto: speedup: nan is not baseline_ms / iteration_ms|$tmp/sp.textproto
 knobs.degree 0|$tmp/d0.textproto: knobs.degree: must be from 1 to 4096, got 0|$tmp/d0.textproto
+knobs.degree 4000 against its slicing|$tmp/d4000.textproto: knobs.degree: 4000 disagrees with schedule.slicing's|$tmp/d4000.textproto
 a malformed override|$tmp/ov.textproto: scenario_overrides[0]: expects field.path=value, got 'no-equals-sign'|$tmp/ov.textproto
 EOF
 is_true "issue 28: no page from an edited plan" test ! -e "$tmp/x.html"
