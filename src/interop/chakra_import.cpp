@@ -124,12 +124,7 @@ class Importer {
   void read_groups() {
     if (!in_.comm_groups_json) return;
     const std::string& path = in_.comm_groups_path;
-    io::Json j;
-    try {
-      j = io::Json::parse(*in_.comm_groups_json);
-    } catch (const Error& e) {
-      throw located(path, e.reason());
-    }
+    const io::Json j = io::Json::parse(*in_.comm_groups_json, path);
     if (!j.is_object()) throw located(path, "must be a JSON object {\"pg_name\": [ranks], ...}");
     for (const auto& entry : j.as_object()) {
       const std::string& name = entry.first;

@@ -778,12 +778,7 @@ std::string hf_ignored_keys_markdown() {
 }
 
 HfImport import_hf_config_text(const std::string& path, const std::string& json, const HfImportOptions& options) {
-  Json root;
-  try {
-    root = Json::parse(json);
-  } catch (const Error& e) {
-    throw e.located(SourceLocation{path, 0, 0});
-  }
+  const Json root = Json::parse(json, path);
   Config c(path, root);
   if (!root.is_object()) c.fail("", "a config.json holds one JSON object");
   HfImport out;

@@ -82,4 +82,20 @@ sed 's/"model_type": "qwen3_moe"/"model_type": "qwen3_next"/' "$hf/qwen3-30b-a3b
 check "import-hf qwen3_next" 2 "$bin" import-hf "$tmp/qwen3-next.json" -o "$tmp/qwen3-next.textproto"
 expect_err "qwen3_next is refused with its reason" "model_type: 'qwen3_next' is refused: Qwen3-Next's linear attention (Gated DeltaNet)"
 
+# Issue 28: what is not JSON is refused at its line and column, and a file of
+# 250,000 keys is read in time linear in them (each key was compared with every
+# one before it: minutes; `timeout` makes that a failure).
+sed 's/"hidden_size": 7168/"hidden_size": 07168/' "$hf/deepseek-v3.json" >"$tmp/zero.json"
+check "import-hf: a leading zero" 2 "$bin" import-hf "$tmp/zero.json" -o "$tmp/zero.textproto"
+# Line 18 is `  "hidden_size": 07168,`: 2 spaces, 13 bytes of key, ": ", so the number starts at byte 18.
+expect_err "a leading zero, at its line and column" "zero.json:18:18: invalid JSON: malformed number '07168': no leading zeros"
+python3 - "$hf/deepseek-v3.json" "$tmp/keys.json" <<'PY'
+import json, sys
+config = json.load(open(sys.argv[1]))
+config.update((f"x{k}", 0) for k in range(250000))
+json.dump(config, open(sys.argv[2], "w"), indent=0)
+PY
+check "import-hf: 250,000 keys" 2 timeout 60 "$bin" import-hf "$tmp/keys.json" -o "$tmp/keys.textproto"
+expect_err "the first key no family reads" "keys.json: x0: not read for model_type deepseek_v3"
+
 summary
