@@ -12,6 +12,8 @@
 #include <moeplan/model/family_rules.hpp>
 #include <moeplan/model/validate.hpp>
 
+#include "model_bounds.hpp"
+
 namespace moeplan::io {
 namespace {
 
@@ -41,12 +43,7 @@ T required(bool has, T value, const char* field) {
 
 // Upper bounds on sizes, far above any real model or cluster, so that every
 // count and product later stays inside 64-bit integers and every graph stays
-// buildable: layers x experts x 3 x d_model x hidden < 2^63.
-constexpr std::int64_t kMaxLayers = 1024;
-constexpr std::int64_t kMaxWidth = 65536;           // d_model, heads, head_dim
-constexpr std::int64_t kMaxHidden = 1 << 20;        // FFN and expert hidden sizes
-constexpr std::int64_t kMaxVocab = 1 << 24;
-constexpr std::int64_t kMaxExperts = 4096;
+// buildable (the model's: model_bounds.hpp).
 constexpr std::int64_t kMaxNodes = 1 << 17;
 constexpr std::int64_t kMaxGpusPerNode = 1024;
 // NVLink Switch systems join at most 576 GPUs in one domain (NVIDIA's NVLink

@@ -98,4 +98,18 @@ PY
 check "import-hf: 250,000 keys" 2 timeout 60 "$bin" import-hf "$tmp/keys.json" -o "$tmp/keys.textproto"
 expect_err "the first key no family reads" "keys.json: x0: not read for model_type deepseek_v3"
 
+# Issue 28: a value no model has, and a product past the model format's bound, named by their key.
+sed 's/"routed_scaling_factor": 2.5/"routed_scaling_factor": 1e308/' "$hf/deepseek-v3.json" >"$tmp/scale.json"
+check "import-hf: routed_scaling_factor 1e308" 2 "$bin" import-hf "$tmp/scale.json" -o "$tmp/scale.textproto"
+expect_err "routed_scaling_factor named" "scale.json: routed_scaling_factor: 1e+308 is outside [0.001, 1000]"
+sed 's/"routed_scaling_factor": 2.5/"routed_scaling_factor": 1e-300/' "$hf/deepseek-v3.json" >"$tmp/scale.json"
+check "import-hf: routed_scaling_factor 1e-300" 2 "$bin" import-hf "$tmp/scale.json" -o "$tmp/scale.textproto"
+expect_err "routed_scaling_factor named" "scale.json: routed_scaling_factor: 1e-300 is outside [0.001, 1000]"
+# 3002399751580331 x 6144 = 2^64 + 2048: the product wrapped, and 2048 was written.
+sed -e 's/"moe_intermediate_size": 2048/"moe_intermediate_size": 6144/' \
+  -e 's/"n_shared_experts": 1,/"n_shared_experts": 3002399751580331,/' "$hf/deepseek-v3.json" >"$tmp/shared.json"
+check "import-hf: n_shared_experts x moe_intermediate_size past 2^64" 2 "$bin" import-hf "$tmp/shared.json" -o "$tmp/shared.textproto"
+expect_err "n_shared_experts named" "shared.json: n_shared_experts: 3002399751580331 is too large: the model format allows at most 4096"
+is_true "no model written" test ! -e "$tmp/shared.textproto"
+
 summary
