@@ -221,4 +221,23 @@ synthetic count "$tmp/count" 1048576 1048577
 check "nodes past the bound" 2 "$bin" import-chakra "$tmp/count" --cluster host-2 --profile host-2 --comm trace
 expect_err "nodes past the bound" "count/trace.1.et: holds 1048577 nodes and the files before it 1048576, more than 2097152, the limit of one import (all its files together)"
 
+# --- Issue 28: export-chakra's folder appears with its files or not at all.
+in_tmp() { (cd "$tmp" && "$@"); }
+check "export -o -" 2 in_tmp "$bin" export-chakra foldmoe-gpt-moe-m-16k -o -
+expect_err "export -o -" "-o: export-chakra writes a folder of files, which cannot be standard output ('-')"
+is_true "export -o - made no folder named -" test ! -e "$tmp/-"
+# Standard output that cannot take the report: exit 1, and neither the folder
+# nor its missing parent is left (nor a hidden temporary beside them).
+"$bin" export-chakra foldmoe-gpt-moe-m-16k -o "$tmp/closed/out" >&- 2>"$tmp/err"
+is_true "export, stdout closed: exit 1" test $? -eq 1
+is_true "export, stdout closed: no folder" test ! -e "$tmp/closed"
+if [[ -w /dev/full ]]; then
+  "$bin" export-chakra foldmoe-gpt-moe-m-16k -o "$tmp/full" >/dev/full 2>"$tmp/err"
+  is_true "export, stdout full: exit 1" test $? -eq 1
+  is_true "export, stdout full: no folder" test ! -e "$tmp/full"
+fi
+is_true "no staged folder left" test -z "$(find "$tmp" -maxdepth 1 -name '.*.tmp*')"
+check "export into new nested folders" 0 "$bin" export-chakra foldmoe-gpt-moe-m-16k -o "$tmp/new/nested"
+is_true "export into new nested folders: the files" test -s "$tmp/new/nested/trace.0.et" -a -s "$tmp/new/nested/comm_groups.json"
+
 summary
