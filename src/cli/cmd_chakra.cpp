@@ -33,9 +33,10 @@ struct ExportOptions {
   bool json = false;
 };
 
-// The folder exists (made here) and holds no trace files this export would
-// not overwrite: a stale trace.9.et of a larger run would join the import.
-void prepare_folder(const std::string& dir, std::size_t ranks) {
+// The folder holds no trace files this export would not overwrite (a stale
+// trace.9.et of a larger run would join the import), or is staged with the
+// outputs: a failed command, stdout unwritable included, leaves no new folder.
+void prepare_folder(const std::string& dir, std::size_t ranks, io::OutputSet& outputs) {
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw Error(ErrorKind::Input, fmt::format("-o: {} exists and is not a directory", quoted_for_error(dir)));
@@ -57,16 +58,18 @@ void prepare_folder(const std::string& dir, std::size_t ranks) {
                               stale.size() > 1 ? fmt::format(" and {} more .et files", stale.size() - 1) : "", ranks));
     return;
   }
-  if (!fs::create_directories(dir, ec))
-    throw Error(ErrorKind::Runtime, fmt::format("-o: cannot create {}: {}", quoted_for_error(dir), ec.message()));
+  outputs.add_folder(dir);
 }
 
 void run_export(const ExportOptions& o, CliContext& context) {
+  // Before the run: "-" names standard output elsewhere, and one stream cannot hold a folder of files.
+  if (o.output == "-")
+    throw Error(ErrorKind::Input, "-o: export-chakra writes a folder of files, which cannot be standard output ('-')");
   const plan::ScenarioRun run(
       with_max_memory(io::load_scenario_or_plan(o.scenario, parse_overrides(o.sets)), o.max_memory_gib));
   const interop::ScenarioChakraExport ex = interop::export_scenario_chakra(run, o.schedule, o.degree);
   const interop::ChakraExport& t = ex.trace;
-  prepare_folder(o.output, t.files.size());
+  prepare_folder(o.output, t.files.size(), context.outputs);
   for (const std::string& note : ex.notes) print_note(context.err, note);
   std::vector<std::string> written;
   for (std::size_t r = 0; r < t.files.size(); ++r) {

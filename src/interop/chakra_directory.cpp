@@ -28,12 +28,19 @@ Error file_error(const std::string& path, const std::string& why) {
 }
 
 // A regular file, read whole: a FIFO would block and a device never end.
-std::string read_file(const std::string& path) {
+// `total`: the bytes of the import's files read before it, counted on.
+std::string read_file(const std::string& path, std::uint64_t& total) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) throw file_error(path, "cannot open file");
   if (!S_ISREG(info.st_mode)) throw file_error(path, "is not a regular file; moeplan reads traces from regular files");
   if (static_cast<std::uintmax_t>(info.st_size) > kMaxTraceFileBytes)
     throw file_error(path, fmt::format("is larger than {} MiB, the limit on a trace file", kMaxTraceFileBytes >> 20));
+  total += static_cast<std::uint64_t>(info.st_size);
+  if (total > kMaxChakraBytes)
+    throw file_error(path,
+                     fmt::format("brings the trace's files to {} bytes, more than {} MiB, the limit of one import "
+                                 "(all its files together)",
+                                 total, kMaxChakraBytes >> 20));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw file_error(path, "cannot open file");
   std::string bytes(static_cast<std::size_t>(info.st_size), '\0');
@@ -79,15 +86,16 @@ ChakraInput read_chakra_directory(const std::string& directory) {
   ChakraInput input;
   input.directory = directory;
   std::int32_t expected = 0;
+  std::uint64_t bytes = 0;
   for (const auto& [rank, path] : ranks) {
     if (rank != expected)
       throw file_error(directory, fmt::format("has no {}.{}.et, but has {}.{}.et: ranks must run 0..n-1", prefix,
                                               expected, prefix, rank));
-    input.files.push_back({path, rank, read_file(path)});
+    input.files.push_back({path, rank, read_file(path, bytes)});
     ++expected;
   }
   input.comm_groups_path = (fs::path(directory) / kChakraCommGroupsFile).string();
-  if (fs::exists(input.comm_groups_path, ec)) input.comm_groups_json = read_file(input.comm_groups_path);
+  if (fs::exists(input.comm_groups_path, ec)) input.comm_groups_json = read_file(input.comm_groups_path, bytes);
   return input;
 }
 

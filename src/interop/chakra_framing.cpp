@@ -22,32 +22,37 @@ void append_delimited(std::string& out, std::string_view message) {
   out.append(message);
 }
 
+std::optional<DelimitedMessage> DelimitedReader::next() {
+  if (at_ == stream_.size()) return std::nullopt;
+  const std::size_t offset = at_;
+  auto bad = [&](const std::string& why) {
+    return Error(ErrorKind::Input, fmt::format("message {} at byte {}: {}", count_ + 1, offset, why), "",
+                 SourceLocation{file_, 0, 0});
+  };
+  // A 64-bit varint takes at most 10 bytes; the tenth may carry only the top bit.
+  std::uint64_t length = 0;
+  int shift = 0;
+  while (true) {
+    if (at_ == stream_.size()) throw bad("the length prefix is cut short by the end of the file (truncated file)");
+    const auto byte = static_cast<unsigned char>(stream_[at_++]);
+    if (shift == 63 && byte > 1) throw bad("the length prefix does not fit in 64 bits (not a Chakra trace)");
+    length |= static_cast<std::uint64_t>(byte & 0x7F) << shift;
+    if ((byte & 0x80) == 0) break;
+    shift += 7;
+    if (shift > 63) throw bad("the length prefix runs over 10 bytes (not a Chakra trace)");
+  }
+  if (length > stream_.size() - at_)
+    throw bad(fmt::format("declares {} bytes, but only {} remain (truncated file)", length, stream_.size() - at_));
+  const DelimitedMessage message{stream_.substr(at_, static_cast<std::size_t>(length)), offset};
+  at_ += static_cast<std::size_t>(length);
+  ++count_;
+  return message;
+}
+
 std::vector<DelimitedMessage> split_delimited(std::string_view stream, const std::string& file) {
   std::vector<DelimitedMessage> out;
-  std::size_t at = 0;
-  while (at < stream.size()) {
-    const std::size_t offset = at;
-    auto bad = [&](const std::string& why) {
-      return Error(ErrorKind::Input, fmt::format("message {} at byte {}: {}", out.size() + 1, offset, why), "",
-                   SourceLocation{file, 0, 0});
-    };
-    // A 64-bit varint takes at most 10 bytes; the tenth may carry only the top bit.
-    std::uint64_t length = 0;
-    int shift = 0;
-    while (true) {
-      if (at == stream.size()) throw bad("the length prefix is cut short by the end of the file (truncated file)");
-      const auto byte = static_cast<unsigned char>(stream[at++]);
-      if (shift == 63 && byte > 1) throw bad("the length prefix does not fit in 64 bits (not a Chakra trace)");
-      length |= static_cast<std::uint64_t>(byte & 0x7F) << shift;
-      if ((byte & 0x80) == 0) break;
-      shift += 7;
-      if (shift > 63) throw bad("the length prefix runs over 10 bytes (not a Chakra trace)");
-    }
-    if (length > stream.size() - at)
-      throw bad(fmt::format("declares {} bytes, but only {} remain (truncated file)", length, stream.size() - at));
-    out.push_back({stream.substr(at, static_cast<std::size_t>(length)), offset});
-    at += static_cast<std::size_t>(length);
-  }
+  DelimitedReader reader(stream, file);
+  while (std::optional<DelimitedMessage> message = reader.next()) out.push_back(*message);
   return out;
 }
 

@@ -74,8 +74,11 @@ class Importer {
   }
 
   ChakraImport run() {
-    for (const ChakraFile& f : in_.files) files_.push_back(detail::parse_chakra_file(f));
+    detail::count_chakra_nodes(in_.files);  // every file's, before any is read
+    detail::ImportCounts counts;
+    for (const ChakraFile& f : in_.files) files_.push_back(detail::parse_chakra_file(f, counts));
     out_.ranks = static_cast<std::int32_t>(files_.size());
+    for (std::int32_t rank = 0; rank < out_.ranks; ++rank) all_ranks_.push_back(rank);
     check_cluster();
     for (const ParsedFile& f : files_) {
       if (!f.representative) continue;
@@ -124,13 +127,11 @@ class Importer {
   void read_groups() {
     if (!in_.comm_groups_json) return;
     const std::string& path = in_.comm_groups_path;
-    io::Json j;
-    try {
-      j = io::Json::parse(*in_.comm_groups_json);
-    } catch (const Error& e) {
-      throw located(path, e.reason());
-    }
+    const io::Json j = io::Json::parse(*in_.comm_groups_json, path);
     if (!j.is_object()) throw located(path, "must be a JSON object {\"pg_name\": [ranks], ...}");
+    if (j.as_object().size() > kMaxChakraGroups)
+      throw located(path, fmt::format("holds {} groups, more than {}, the limit of one import", j.as_object().size(),
+                                      kMaxChakraGroups));
     for (const auto& entry : j.as_object()) {
       const std::string& name = entry.first;
       const io::Json& value = entry.second;
@@ -161,13 +162,10 @@ class Importer {
   const ParsedNode& node(const NodeRef& r) const { return files_[r.file].nodes[r.node]; }
 
   // The ranks of pg_name: "" and "0" are every rank (ASTRA-sim's default group).
-  std::vector<std::int32_t> members_of(const NodeRef& r) const {
+  // A reference: a copy per node would cost each collective its group's size squared.
+  const std::vector<std::int32_t>& members_of(const NodeRef& r) const {
     const std::string& pg = node(r).pg_name;
-    if (pg.empty() || pg == "0") {
-      std::vector<std::int32_t> all(files_.size());
-      for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int32_t>(i);
-      return all;
-    }
+    if (pg.empty() || pg == "0") return all_ranks_;
     const auto it = groups_.find(pg);
     if (it == groups_.end())
       fail(r, fmt::format("pg_name {} is not a group of {}", quoted_for_error(pg),
@@ -186,7 +184,7 @@ class Importer {
         const NodeRef r{f, i};
         const std::string& written = node(r).pg_name;
         const std::string pg = written == "0" ? "" : written;
-        const std::vector<std::int32_t> members = members_of(r);
+        const std::vector<std::int32_t>& members = members_of(r);
         const auto rank = static_cast<std::int32_t>(f);
         if (!std::binary_search(members.begin(), members.end(), rank))
           fail(r, fmt::format("runs on pg_name {}, whose ranks do not include this file's rank {}",
@@ -486,6 +484,7 @@ class Importer {
   CommPricing comm_;
   std::vector<ParsedFile> files_;
   std::map<std::string, std::vector<std::int32_t>> groups_;
+  std::vector<std::int32_t> all_ranks_;  // 0..n-1: the default group
   std::vector<Collective> collectives_;
   std::vector<std::vector<std::size_t>> coll_of_;  // per file and node: its collective, else kNone
   std::vector<std::vector<NodeRef>> partner_;      // per file and node: the other end of a transfer

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -303,37 +302,112 @@ std::vector<std::size_t> topological_order(const ParsedFile& file,
                                   "dependencies, for itself)");
 }
 
+// The messages of a file, its framing checked, none held.
+std::size_t count_messages(const ChakraFile& f) {
+  std::size_t messages = 0;
+  for (DelimitedReader reader(f.bytes, f.path); reader.next();) ++messages;
+  return messages;
+}
+
+// Dependencies on METADATA and INVALID nodes become dependencies on what those
+// wait for. In dependency order, each such node's set of real nodes is made
+// once from its dependencies' sets, and one that waits for a single such node
+// shares that node's set: a chain of n of them with m dependents costs about
+// n + m steps, where walking the chain from each dependent cost n x m. Every
+// dependency taken, through a set or directly, counts against
+// kMaxChakraDependencies before it is taken, which bounds both the steps and
+// the sets held.
+void resolve_dependencies(ParsedFile& out, const std::vector<std::vector<std::size_t>>& direct, ImportCounts& counts) {
+  const std::size_t n = out.nodes.size();
+  constexpr std::size_t kUnseen = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> owner(n, kUnseen);     // a pass-through node: the node whose set it shares
+  std::vector<std::vector<std::size_t>> via(n);   // per owner: the real nodes it waits for
+  std::vector<std::size_t> taken_by(n, kUnseen);  // per real node: the last node whose list took it
+  out.deps.resize(n);
+  const auto passes = [&](std::size_t i) { return out.nodes[i].kind == NodeKind::PassThrough; };
+  for (std::size_t i : topological_order(out, direct)) {
+    if (passes(i) && direct[i].size() == 1 && passes(direct[i].front())) {
+      owner[i] = owner[direct[i].front()];
+      continue;
+    }
+    owner[i] = i;
+    std::vector<std::size_t> resolved;
+    for (std::size_t d : direct[i]) {
+      const std::vector<std::size_t>* set = passes(d) ? &via[owner[d]] : nullptr;
+      const std::size_t taken = set != nullptr ? set->size() : 1;
+      if (taken > kMaxChakraDependencies - counts.resolved_dependencies)
+        throw file_error(out.path, fmt::format("{}: brings the dependencies of the trace's files, once METADATA and "
+                                               "INVALID nodes are passed through (a node that waits for one waits for "
+                                               "all it waits for), to more than {}, the limit of one import",
+                                               node_label(out.nodes[i]), kMaxChakraDependencies));
+      counts.resolved_dependencies += taken;
+      for (std::size_t k = 0; k < taken; ++k) {
+        const std::size_t real = set != nullptr ? (*set)[k] : d;
+        if (taken_by[real] == i) continue;
+        taken_by[real] = i;
+        resolved.push_back(real);
+      }
+    }
+    std::sort(resolved.begin(), resolved.end());
+    (passes(i) ? via[i] : out.deps[i]) = std::move(resolved);
+  }
+}
+
 }  // namespace
 
 std::string node_label(const ParsedNode& node) {
   return fmt::format("node {} ({})", node.id, quoted_for_error(node.name));
 }
 
-ParsedFile parse_chakra_file(const ChakraFile& f) {
+std::size_t count_chakra_nodes(const std::vector<ChakraFile>& files) {
+  std::size_t total = 0;
+  for (const ChakraFile& f : files) {
+    const std::size_t nodes = count_messages(f);
+    if (nodes > 0 && nodes - 1 > kMaxChakraNodes - total)
+      throw file_error(
+          f.path, fmt::format("holds {} nodes{}, more than {}, the limit of one import (all its files "
+                              "together)",
+                              nodes - 1, total == 0 ? std::string() : fmt::format(" and the files before it {}", total),
+                              kMaxChakraNodes));
+    total += nodes > 0 ? nodes - 1 : 0;
+  }
+  return total;
+}
+
+ParsedFile parse_chakra_file(const ChakraFile& f, ImportCounts& counts) {
   ParsedFile out;
   out.path = f.path;
   out.rank = f.rank;
-  const std::vector<DelimitedMessage> messages = split_delimited(f.bytes, f.path);
-  if (messages.empty()) throw file_error(f.path, "is empty; a Chakra trace starts with a GlobalMetadata message");
-  read_metadata(f, messages.front(), out);
-  for (std::size_t i = 1; i < messages.size(); ++i) {
+  const std::size_t messages = count_messages(f);  // so that the nodes are allocated once
+  if (messages == 0) throw file_error(f.path, "is empty; a Chakra trace starts with a GlobalMetadata message");
+  out.nodes.reserve(messages - 1);
+  DelimitedReader reader(f.bytes, f.path);
+  read_metadata(f, *reader.next(), out);
+  for (std::size_t i = 1; i < messages; ++i) {
+    const DelimitedMessage message = *reader.next();
     ChakraProtoMsg::Node m;
-    const bool parsed = m.ParseFromArray(messages[i].bytes.data(), static_cast<int>(messages[i].bytes.size()));
+    const bool parsed = m.ParseFromArray(message.bytes.data(), static_cast<int>(message.bytes.size()));
     if (const auto field = parsed ? misread_field(m, 10) : std::nullopt; !parsed || field)
-      throw file_error(f.path,
-                       fmt::format("message {} at byte {}: not a ChakraProtoMsg.Node{}", i + 1, messages[i].offset,
-                                   field ? fmt::format(" (its field {} has another wire type than Node's; a "
-                                                       "second GlobalMetadata?)",
-                                                       *field)
-                                         : ""));
+      throw file_error(f.path, fmt::format("message {} at byte {}: not a ChakraProtoMsg.Node{}", i + 1, message.offset,
+                                           field ? fmt::format(" (its field {} has another wire type than Node's; a "
+                                                               "second GlobalMetadata?)",
+                                                               *field)
+                                                 : ""));
     ParsedNode node;
     node.message = i + 1;
+    const auto written = static_cast<std::size_t>(m.data_deps_size()) + static_cast<std::size_t>(m.ctrl_deps_size());
+    if (written > kMaxChakraDependencies - counts.dependencies)
+      throw file_error(f.path, fmt::format("message {} at byte {}: node {} brings the dependencies (data_deps and "
+                                           "ctrl_deps) of the trace's files to more than {}, the limit of one import",
+                                           i + 1, message.offset, m.id(), kMaxChakraDependencies));
+    counts.dependencies += written;
     NodeReader(f.path, node).read(m);
     out.nodes.push_back(std::move(node));
   }
   // Issue order is node id order (Chakra's writers emit nodes by id; ASTRA-sim issues the lowest ready id first).
   std::stable_sort(out.nodes.begin(), out.nodes.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   std::unordered_map<std::uint64_t, std::size_t> index;
+  index.reserve(out.nodes.size());
   for (std::size_t i = 0; i < out.nodes.size(); ++i)
     if (!index.emplace(out.nodes[i].id, i).second)
       throw file_error(f.path, fmt::format("node id {} is used twice (messages {} and {})", out.nodes[i].id,
@@ -344,6 +418,7 @@ ParsedFile parse_chakra_file(const ChakraFile& f) {
     if (node.stream && out.moeplan && static_cast<std::size_t>(*node.stream) >= out.streams.size())
       throw file_error(f.path, fmt::format("{}: stream {} is not in the GlobalMetadata's {} streams", node_label(node),
                                            *node.stream, out.streams.size()));
+    direct[i].reserve(node.deps.size());
     for (std::uint64_t d : node.deps) {
       const auto it = index.find(d);
       if (it == index.end())
@@ -352,24 +427,7 @@ ParsedFile parse_chakra_file(const ChakraFile& f) {
       direct[i].push_back(it->second);
     }
   }
-  // Dependencies on METADATA and INVALID nodes become dependencies on what those wait for.
-  out.deps.resize(out.nodes.size());
-  for (std::size_t i : topological_order(out, direct)) {
-    if (out.nodes[i].kind == NodeKind::PassThrough) continue;
-    std::vector<std::size_t> resolved;
-    std::vector<std::size_t> stack;
-    for (std::size_t d : direct[i]) (out.nodes[d].kind == NodeKind::PassThrough ? stack : resolved).push_back(d);
-    std::unordered_set<std::size_t> seen;
-    while (!stack.empty()) {
-      const std::size_t d = stack.back();
-      stack.pop_back();
-      if (!seen.insert(d).second) continue;
-      for (std::size_t e : direct[d]) (out.nodes[e].kind == NodeKind::PassThrough ? stack : resolved).push_back(e);
-    }
-    std::sort(resolved.begin(), resolved.end());
-    resolved.erase(std::unique(resolved.begin(), resolved.end()), resolved.end());
-    out.deps[i] = std::move(resolved);
-  }
+  resolve_dependencies(out, direct, counts);
   return out;
 }
 

@@ -67,8 +67,23 @@ struct ParsedFile {
   std::vector<std::vector<std::size_t>> deps;
 };
 
-/// Reads one file; every error is an input Error located in file.path.
-ParsedFile parse_chakra_file(const ChakraFile& file);
+/// The nodes of all the files (messages after each GlobalMetadata), counted
+/// from their framing alone, before any node is read: an input Error at the
+/// file that brings them past kMaxChakraNodes, or at framing that is cut short.
+std::size_t count_chakra_nodes(const std::vector<ChakraFile>& files);
+
+/// @brief What the files of one import read so far count against
+/// kMaxChakraDependencies.
+struct ImportCounts {
+  std::size_t dependencies = 0;  ///< as written
+  /// Once METADATA and INVALID nodes are passed through: each dependent of
+  /// one waits for everything it waits for, counted before duplicates merge.
+  std::size_t resolved_dependencies = 0;
+};
+
+/// Reads one file, adding what it holds to `counts`; every error is an input
+/// Error located in file.path, a bound passed too.
+ParsedFile parse_chakra_file(const ChakraFile& file, ImportCounts& counts);
 
 /// "FILE: node ID (NAME)": how errors name a node.
 std::string node_label(const ParsedNode& node);

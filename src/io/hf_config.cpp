@@ -13,11 +13,16 @@
 #include <moeplan/core/error.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
+#include <moeplan/model/size_bounds.hpp>
 
 #include "proto_text.hpp"
 
 namespace moeplan::io {
 namespace {
+
+using model::kMaxExperts;
+using model::kMaxHidden;
+using model::kMaxLayers;
 
 // Keys read by no family because they change nothing moeplan plans (the
 // table docs/formats.md prints). A key outside this list and outside what
@@ -134,6 +139,10 @@ class Config {
     const auto value = static_cast<std::int64_t>(v->as_number());
     if (value < min) fail(key, fmt::format("must be at least {}, got {}", min, value));
     return value;
+  }
+  // A value read by integer(): at most `max`, the model format's bound.
+  void at_most(const std::string& key, std::int64_t value, std::int64_t max) const {
+    if (value > max) fail(key, fmt::format("{} is too large: the model format allows at most {}", value, max));
   }
   std::int64_t integer(const std::string& key, std::int64_t min = 1) {
     if (const auto v = integer_if(key, min)) return *v;
@@ -278,7 +287,6 @@ Common write_common(Config& c, ModelText& w, bool mla, const std::string& dtype_
   out.layers = c.integer("num_hidden_layers");
   // The model format's bound (docs/formats.md: 1,024 blocks), checked before
   // the block rules below walk the blocks.
-  constexpr std::int64_t kMaxLayers = 1024;
   if (out.layers > kMaxLayers)
     c.fail("num_hidden_layers", fmt::format("{} is too large: the model format holds at most {} blocks", out.layers,
                                             kMaxLayers));
@@ -522,6 +530,14 @@ void write_routed_experts(Config& c, ModelText& w, std::int64_t experts, std::in
   const std::int64_t hidden = c.integer("moe_intermediate_size");
   w.field("expert_ffn_hidden", hidden, "moe_intermediate_size");
   if (const std::int64_t shared = c.integer("n_shared_experts", 0); shared > 0) {
+    // Each factor within the model format's bound before they are multiplied
+    // (2^53 x 2^53 wraps an int64: 3002399751580331 x 6144 gave 2048).
+    c.at_most("moe_intermediate_size", hidden, kMaxHidden);
+    c.at_most("n_shared_experts", shared, kMaxExperts);
+    if (shared * hidden > kMaxHidden)
+      c.fail("n_shared_experts", fmt::format("{} shared experts of moe_intermediate_size {} make a shared MLP {} wide, "
+                                             "more than the model format's {} (shared_expert_ffn_hidden)",
+                                             shared, hidden, shared * hidden, kMaxHidden));
     w.field("num_shared_experts", 1);
     w.field("shared_expert_ffn_hidden", shared * hidden, "n_shared_experts x moe_intermediate_size");
   }
@@ -530,8 +546,16 @@ void write_routed_experts(Config& c, ModelText& w, std::int64_t experts, std::in
 
 // The group-limited routing keys (DeepSeek-V3's node-limited choice), as metadata.
 void write_group_routing(Config& c, ModelText& w) {
-  if (const auto scale = c.number_if("routed_scaling_factor"))
+  if (const auto scale = c.number_if("routed_scaling_factor")) {
+    // The released configs give 1.0 (DeepSeek-V2-Lite), 2.5 (DeepSeek-V3,
+    // GLM-4.5-Air), 2.827 (Kimi-K2) and 16.0 (DeepSeek-V2): [1e-3, 1e3] is
+    // 60x beyond them either way, and a value outside it is no model's.
+    constexpr double kMinScale = 1e-3, kMaxScale = 1e3;
+    if (!(*scale >= kMinScale && *scale <= kMaxScale))
+      c.fail("routed_scaling_factor", fmt::format("{} is outside [{}, {}]: the released configs give 1.0 to 16.0",
+                                                  *scale, kMinScale, kMaxScale));
     w.field("routed_scaling_factor", fmt::format("{}", *scale), "routed_scaling_factor");
+  }
   if (const auto groups = c.integer_if("n_group")) w.field("num_expert_groups", *groups, "n_group");
   if (const auto chosen = c.integer_if("topk_group")) w.field("topk_groups", *chosen, "topk_group");
 }
@@ -778,12 +802,7 @@ std::string hf_ignored_keys_markdown() {
 }
 
 HfImport import_hf_config_text(const std::string& path, const std::string& json, const HfImportOptions& options) {
-  Json root;
-  try {
-    root = Json::parse(json);
-  } catch (const Error& e) {
-    throw e.located(SourceLocation{path, 0, 0});
-  }
+  const Json root = Json::parse(json, path);
   Config c(path, root);
   if (!root.is_object()) c.fail("", "a config.json holds one JSON object");
   HfImport out;

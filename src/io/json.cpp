@@ -1,8 +1,14 @@
 #include <moeplan/io/json.hpp>
 
+#include <algorithm>
+#include <bit>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
+#include <limits>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -19,13 +25,81 @@ Json& Json::push(Json value) {
 
 Json& Json::set(const std::string& key, Json value) {
   MOEPLAN_CHECK(std::holds_alternative<Object>(value_), "set on a non-object JSON value");
-  for (auto& [k, v] : std::get<Object>(value_))
-    if (k == key) {
-      v = std::move(value);
-      return *this;
-    }
-  std::get<Object>(value_).emplace_back(key, std::move(value));
+  std::get<Object>(value_).set(key, std::move(value));
   return *this;
+}
+
+namespace {
+
+// Up to this many members a scan of the keys is as fast as a hash and costs no
+// memory; the objects moeplan writes are that small, a config.json is not.
+constexpr std::size_t kIndexedFrom = 16;
+
+std::size_t hash_of(const std::string& key) { return std::hash<std::string_view>()(key); }
+
+// kMaxJsonValues's memory (json.hpp) is reckoned at 40 bytes a value.
+static_assert(sizeof(Json) <= 40);
+
+}  // namespace
+
+Json::Object::Object() = default;
+Json::Object::Object(const Object& other)
+    : members_(other.members_),
+      slots_(other.slots_ ? std::make_unique<std::vector<std::uint32_t>>(*other.slots_) : nullptr) {}
+Json::Object::Object(Object&& other) noexcept = default;
+Json::Object& Json::Object::operator=(const Object& other) {
+  if (this != &other) *this = Object(other);
+  return *this;
+}
+Json::Object& Json::Object::operator=(Object&& other) noexcept = default;
+Json::Object::~Object() = default;
+
+std::size_t Json::Object::position(const std::string& key) const {
+  if (!slots_) {
+    for (std::size_t i = 0; i < members_.size(); ++i)
+      if (members_[i].first == key) return i;
+    return members_.size();
+  }
+  const std::vector<std::uint32_t>& slots = *slots_;
+  const std::size_t mask = slots.size() - 1;
+  for (std::size_t at = hash_of(key) & mask; slots[at] != 0; at = (at + 1) & mask)
+    if (members_[slots[at] - 1].first == key) return slots[at] - 1;
+  return members_.size();
+}
+
+void Json::Object::index(std::size_t member) {
+  std::vector<std::uint32_t>& slots = *slots_;
+  const std::size_t mask = slots.size() - 1;
+  std::size_t at = hash_of(members_[member].first) & mask;
+  while (slots[at] != 0) at = (at + 1) & mask;
+  slots[at] = static_cast<std::uint32_t>(member + 1);
+}
+
+void Json::Object::rebuild_index(std::size_t slots) {
+  slots_ = std::make_unique<std::vector<std::uint32_t>>(slots, 0);
+  for (std::size_t i = 0; i < members_.size(); ++i) index(i);
+}
+
+const Json* Json::Object::find(const std::string& key) const {
+  const std::size_t at = position(key);
+  return at == members_.size() ? nullptr : &members_[at].second;
+}
+
+void Json::Object::set(const std::string& key, Json value) {
+  const std::size_t at = position(key);
+  if (at < members_.size()) {
+    members_[at].second = std::move(value);
+    return;
+  }
+  MOEPLAN_CHECK(members_.size() < std::numeric_limits<std::uint32_t>::max(), "a JSON object of 2^32 members");
+  members_.emplace_back(key, std::move(value));
+  if (!slots_ || 2 * members_.size() > slots_->size()) {
+    // Past half full, or past the scan's size: at least four slots a member, a
+    // quarter full, so that the table is remade each time the members double.
+    if (members_.size() > kIndexedFrom) rebuild_index(std::bit_ceil(4 * members_.size()));
+  } else {
+    index(at);
+  }
 }
 
 std::string json_quote(const std::string& text) {
@@ -137,10 +211,12 @@ namespace moeplan::io {
 namespace {
 
 // Recursive-descent parser over the whole text; depth is bounded so hostile
-// input cannot exhaust the stack.
+// input cannot exhaust the stack, and the count of values so that it cannot
+// exhaust memory.
 class JsonParser {
  public:
-  explicit JsonParser(const std::string& text) : text_(text) {}
+  JsonParser(const std::string& text, const std::string& path, std::size_t max_values)
+      : text_(text), path_(path), max_values_(max_values) {}
 
   Json document() {
     Json value = parse_value(0);
@@ -150,9 +226,21 @@ class JsonParser {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& reason) const {
-    throw Error(ErrorKind::Input, fmt::format("invalid JSON at offset {}: {}", pos_, reason));
+  // The line and column (1-based, bytes) of offset `at`: counted only when an
+  // error is thrown, so that parsing keeps no running count.
+  [[noreturn]] void fail_at(std::size_t at, const std::string& reason) const {
+    int line = 1, column = 1;
+    for (std::size_t i = 0; i < at && i < text_.size(); ++i) {
+      if (text_[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    throw Error(ErrorKind::Input, "invalid JSON: " + reason, "", SourceLocation{path_, line, column});
   }
+  [[noreturn]] void fail(const std::string& reason) const { fail_at(pos_, reason); }
   void skip_space() {
     while (pos_ < text_.size() &&
            (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\t' || text_[pos_] == '\r'))
@@ -177,11 +265,17 @@ class JsonParser {
     }
     return false;
   }
+  bool digit_at(std::size_t at) const { return at < text_.size() && text_[at] >= '0' && text_[at] <= '9'; }
 
   Json parse_value(int depth) {
     if (depth > 256) fail("nesting too deep");
     skip_space();
     if (pos_ >= text_.size()) fail("unexpected end of input");
+    // Counted before the value is made: a document is refused at its first
+    // value past the bound, having held no more than the bound.
+    if (++values_ > max_values_)
+      fail(fmt::format("more than {} values (object members and array elements), the limit of a JSON document",
+                       max_values_));
     const char c = text_[pos_];
     if (c == '{') return parse_object(depth);
     if (c == '[') return parse_array(depth);
@@ -201,6 +295,8 @@ class JsonParser {
       if (pos_ >= text_.size() || text_[pos_] != '"') fail("expected a key string");
       std::string key = parse_string();
       expect(':');
+      // A key written twice keeps its first place and takes its last value,
+      // as Python's json module (which writes and reads these files) has it.
       object.set(key, parse_value(depth + 1));
     } while (consume(','));
     expect('}');
@@ -261,13 +357,13 @@ class JsonParser {
       if (pos_ >= text_.size()) fail("unterminated string");
       const char c = text_[pos_++];
       if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) fail("control character in string");
+      if (static_cast<unsigned char>(c) < 0x20) fail_at(pos_ - 1, "control character in string");
       if (c != '\\') {
         // RFC 8259 section 8.1: JSON text is UTF-8. A stray byte accepted here
         // would be written back as U+FFFD, so the value would not round-trip.
         if (static_cast<unsigned char>(c) >= 0x80) {
           const std::size_t length = utf8_sequence_length(text_, pos_ - 1);
-          if (length == 0) fail(invalid_utf8_reason(text_, pos_ - 1));
+          if (length == 0) fail_at(pos_ - 1, invalid_utf8_reason(text_, pos_ - 1));
           out.append(text_, pos_ - 1, length);
           pos_ += length - 1;
           continue;
@@ -325,23 +421,49 @@ class JsonParser {
     }
   }
 
+  // RFC 8259 section 6: -? (0 | [1-9][0-9]*) (\.[0-9]+)? ([eE][+-]?[0-9]+)?.
+  // strtod alone would take more (+1, 01, 1., .5, 0x10, inf, nan), which
+  // Python's json module and every other strict reader refuse.
   Json parse_number() {
     const std::size_t start = pos_;
-    if (pos_ < text_.size() && text_[pos_] == '-') ++pos_;
-    bool integral = true;
-    while (pos_ < text_.size()) {
-      const char c = text_[pos_];
-      if (c >= '0' && c <= '9') {
-        ++pos_;
-      } else if (c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
-        integral = false;
-        ++pos_;
-      } else {
-        break;
-      }
+    const auto bad = [&](const char* why) {
+      // The token as far as the next separator, for the message (quoted_for_error shortens it).
+      const std::size_t end = std::min(text_.find_first_of(" \t\r\n,:]}", start), text_.size());
+      fail_at(start, fmt::format("malformed number {}: {}", quoted_for_error(text_.substr(start, end - start)), why));
+    };
+    const char first = text_[pos_];
+    if (first != '-' && !digit_at(pos_)) {
+      if (first == '+' || first == '.') bad("a number starts with '-' or a digit");
+      fail("expected a value");
     }
+    if (first == '-') ++pos_;
+    if (!digit_at(pos_)) bad("a digit must follow '-'");
+    if (text_[pos_] == '0') {
+      ++pos_;
+      if (digit_at(pos_)) bad("no leading zeros");
+    } else {
+      while (digit_at(pos_)) ++pos_;
+    }
+    bool integral = true;
+    if (pos_ < text_.size() && text_[pos_] == '.') {
+      integral = false;
+      ++pos_;
+      if (!digit_at(pos_)) bad("a digit must follow '.'");
+      while (digit_at(pos_)) ++pos_;
+    }
+    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+      integral = false;
+      ++pos_;
+      if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
+      if (!digit_at(pos_)) bad("a digit must follow the exponent's 'e'");
+      while (digit_at(pos_)) ++pos_;
+    }
+    // A letter, a point or a sign right after is the rest of a token the
+    // grammar has no room for (0x10, 1.5.3, 1e5e3, 2-1): one error, not two tokens.
+    if (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.' ||
+                                text_[pos_] == '+' || text_[pos_] == '-'))
+      bad("not a JSON number (RFC 8259)");
     const std::string token = text_.substr(start, pos_ - start);
-    if (token.empty() || token == "-") fail("expected a value");
     char* end = nullptr;
     if (integral) {
       // Beyond int64 strtoll saturates: such integers are read as doubles instead.
@@ -350,25 +472,28 @@ class JsonParser {
       if (*end == '\0' && errno != ERANGE) return Json(static_cast<std::int64_t>(v));
     }
     const double d = std::strtod(token.c_str(), &end);
-    if (*end != '\0') fail("malformed number");
+    MOEPLAN_CHECK(*end == '\0', "strtod reads every number of the JSON grammar whole");
     // Infinity has no JSON form: dump() would write it as null.
-    if (!std::isfinite(d)) fail("number out of range");
+    if (!std::isfinite(d)) fail_at(start, fmt::format("number {} out of range", quoted_for_error(token)));
     return Json(d);
   }
 
   const std::string& text_;
+  const std::string& path_;
+  std::size_t max_values_;
   std::size_t pos_ = 0;
+  std::size_t values_ = 0;
 };
 
 }  // namespace
 
-Json Json::parse(const std::string& text) { return JsonParser(text).document(); }
+Json Json::parse(const std::string& text, const std::string& path, std::size_t max_values) {
+  return JsonParser(text, path, max_values).document();
+}
 
 const Json* Json::find(const std::string& key) const {
   if (!is_object()) return nullptr;
-  for (const auto& [k, v] : std::get<Object>(value_))
-    if (k == key) return &v;
-  return nullptr;
+  return std::get<Object>(value_).find(key);
 }
 
 const Json::Array& Json::as_array() const {

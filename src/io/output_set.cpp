@@ -28,6 +28,19 @@ struct OutputSet::Output {
   std::string content;  // Kind::InPlace, Kind::Stdout: written at commit
   std::string key;      // the target's canonical path ("-" for standard output), to find one named twice
   bool shareable = false;  // a character device (/dev/null) may take several outputs
+  bool in_folder = false;  // Kind::File: its target lies in a staged folder (add_folder)
+  int placed_slot = -1;    // such a file once renamed there: listed until the folder is renamed into place
+};
+
+// A folder of add_folder() that did not exist: `top`, the first missing one
+// on its path, is staged as `temp`, and the folder asked for is `inner` inside it.
+struct OutputSet::Folder {
+  std::string path;               // as given, for messages
+  fs::path asked;                 // path, lexically normal, to find the outputs inside it
+  fs::path top;                   // what commit() renames into place
+  fs::path inner;                 // where `asked` lies inside temp
+  std::vector<std::string> made;  // temp, then each folder made inside it
+  std::vector<int> slots;         // their entries in the signal handler's table
 };
 
 namespace {
@@ -98,11 +111,75 @@ void remove_temporary(std::string& temp, int& slot) noexcept {
   temp.clear();
 }
 
+// "a/b/" and "a/./b" name the folder "a/b" names.
+fs::path folder_key(const std::string& path) {
+  fs::path p = fs::path(path).lexically_normal();
+  if (p.filename().empty() && p.has_parent_path()) p = p.parent_path();
+  return p;
+}
+
+// Makes the temporary stand-in for `top` beside it, listed for the signal
+// handler before it exists.
+std::string create_temporary_folder(const std::string& path, const fs::path& top, int& slot) {
+  static std::atomic<unsigned> counter{0};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string temp =
+        (top.parent_path() / fmt::format(".{}.tmp{}.{}", top.filename().string(), ::getpid(), counter++)).string();
+    slot = register_temporary(temp);
+    if (::mkdir(temp.c_str(), 0777) == 0) return temp;
+    const int error = errno;
+    unregister_temporary(slot);
+    slot = -1;
+    if (error != EEXIST) fail(path, "cannot create the output folder", error);
+  }
+  fail(path, "cannot create the output folder", EEXIST);
+}
+
+// Best effort, in reverse order of making: the folders of a staged output
+// folder, empty once their files are removed.
+void remove_folders(std::vector<std::string>& made, std::vector<int>& slots) noexcept {
+  for (std::size_t k = made.size(); k-- > 0;) ::rmdir(made[k].c_str());
+  for (int slot : slots) unregister_temporary(slot);
+  made.clear();
+  slots.clear();
+}
+
 }  // namespace
 
 OutputSet::OutputSet() = default;
 
 OutputSet::~OutputSet() { discard(); }
+
+void OutputSet::add_folder(const std::string& path) {
+  MOEPLAN_CHECK(!committed_, "output folder added after commit");
+  MOEPLAN_CHECK(!path.empty(), "an output folder with no path");
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return;
+  if (fs::exists(fs::symlink_status(path, ec))) fail(path, "cannot create the output folder", EEXIST);
+  Folder folder;
+  folder.path = path;
+  folder.asked = folder_key(path);
+  // The first missing folder on the path: every one below it is made inside the stand-in.
+  folder.top = folder.asked;
+  while (folder.top.has_parent_path() && folder.top.parent_path() != folder.top &&
+         !fs::exists(folder.top.parent_path(), ec))
+    folder.top = folder.top.parent_path();
+  int slot = -1;
+  const std::string temp = create_temporary_folder(path, folder.top.empty() ? fs::path(".") : folder.top, slot);
+  folder.made.push_back(temp);
+  folder.slots.push_back(slot);
+  folder.inner = fs::path(temp) / folder.asked.lexically_relative(folder.top);
+  folders_.push_back(std::move(folder));
+  Folder& staged = folders_.back();
+  fs::path at = temp;
+  for (const fs::path& part : staged.asked.lexically_relative(staged.top)) {
+    if (part == ".") continue;
+    at /= part;
+    staged.slots.push_back(register_temporary(at.string()));
+    if (::mkdir(at.c_str(), 0777) != 0) fail(path, "cannot create the output folder", errno);
+    staged.made.push_back(at.string());
+  }
+}
 
 bool OutputSet::writes_stdout() const {
   for (const Output& o : outputs_)
@@ -133,6 +210,13 @@ void OutputSet::add(const std::string& path, std::string_view content) {
       throw_runtime_error(fmt::format("{}: cannot write the output file: not a regular file, device or FIFO", path));
     } else {
       output.target = follow_links(path);  // the regular file to replace, or to create
+      // Inside a folder that is staged until commit: the file goes there.
+      const fs::path in = fs::path(output.target).lexically_normal();
+      for (const Folder& f : folders_)
+        if (in.parent_path() == f.asked) {
+          output.target = (f.inner / in.filename()).string();
+          output.in_folder = true;
+        }
     }
     output.shareable = exists && S_ISCHR(st.st_mode);
     std::error_code ec;
@@ -199,9 +283,13 @@ void OutputSet::commit() {
   for (std::size_t i = 0; i < outputs_.size(); ++i) {
     Output& o = outputs_[i];
     if (o.kind != Output::Kind::File) continue;
+    // A file of a staged folder stays listed for the signal handler, by its
+    // new name, until its folder is renamed into place.
+    if (o.in_folder) o.placed_slot = register_temporary(o.target);
     if (::rename(o.temp.c_str(), o.target.c_str()) != 0) {
       const int error = errno;
       for (std::size_t k = i; k < outputs_.size(); ++k) remove_temporary(outputs_[k].temp, outputs_[k].slot);
+      remove_staged_folders();
       fail(o.path, "cannot rename the output into place", error);
     }
     unregister_temporary(o.slot);
@@ -210,10 +298,40 @@ void OutputSet::commit() {
     folders.insert(fs::path(o.target).parent_path().string());
   }
   for (const std::string& folder : folders) sync_folder(folder);
+  // The staged folders last, with their files in them: each appears whole.
+  std::set<std::string> parents;
+  for (Folder& f : folders_) {
+    if (::rename(f.made.front().c_str(), f.top.c_str()) != 0) {
+      const int error = errno;
+      remove_staged_folders();
+      fail(f.path, "cannot rename the output folder into place", error);
+    }
+    for (Output& o : outputs_)
+      if (o.placed_slot >= 0 && fs::path(o.target).parent_path() == f.inner) {
+        unregister_temporary(o.placed_slot);
+        o.placed_slot = -1;
+      }
+    for (int slot : f.slots) unregister_temporary(slot);
+    f.slots.clear();
+    f.made.clear();
+    parents.insert(f.top.parent_path().string());
+  }
+  for (const std::string& folder : parents) sync_folder(folder);
+}
+
+void OutputSet::remove_staged_folders() noexcept {
+  for (Output& o : outputs_)
+    if (o.placed_slot >= 0) {
+      ::unlink(o.target.c_str());
+      unregister_temporary(o.placed_slot);
+      o.placed_slot = -1;
+    }
+  for (Folder& f : folders_) remove_folders(f.made, f.slots);
 }
 
 void OutputSet::discard() noexcept {
   for (Output& o : outputs_) remove_temporary(o.temp, o.slot);
+  remove_staged_folders();
 }
 
 void write_output(const std::string& path, std::string_view content) {

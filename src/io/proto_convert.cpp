@@ -13,6 +13,7 @@
 #include <moeplan/model/family_rules.hpp>
 #include <moeplan/model/validate.hpp>
 
+
 namespace moeplan::io {
 namespace {
 

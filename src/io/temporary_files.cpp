@@ -29,6 +29,13 @@ extern "C" void remove_temporaries_and_die(int signal_number) {
   const int saved_errno = errno;
   for (std::atomic<char*>& slot : g_paths)
     if (const char* path = slot.load()) ::unlink(path);
+  // Then the staged folders (OutputSet::add_folder), empty now but for each
+  // other: a folder inside another goes first, so passes repeat while one goes.
+  for (bool removed = true; removed;) {
+    removed = false;
+    for (std::atomic<char*>& slot : g_paths)
+      if (const char* path = slot.load()) removed = ::rmdir(path) == 0 || removed;
+  }
   errno = saved_errno;
   // SA_RESETHAND restored the default action, and the signal stays blocked
   // while this handler runs: raised again, it ends the process on return,

@@ -10,6 +10,7 @@
 
 #include <moeplan/io/csv_cells.hpp>
 #include <moeplan/io/text_file.hpp>
+#include <moeplan/io/utf8.hpp>
 
 namespace moeplan::output {
 namespace {
@@ -92,6 +93,20 @@ std::vector<Record> records(const std::string& path, const std::string& text) {
   return out;
 }
 
+// RFC 4180 leaves a CSV's encoding to its writer; moeplan's write UTF-8. The
+// report carries the cells into a page as JSON, where a byte that is not UTF-8
+// would become U+FFFD unseen: such a cell is an error at its line and column,
+// naming its column (the header's cell), the byte and its offset in the cell.
+void check_utf8(const std::string& path, const Record& r, const Record& header, bool is_header) {
+  for (std::size_t k = 0; k < r.cells.size(); ++k) {
+    const std::size_t bad = io::first_invalid_utf8(r.cells[k]);
+    if (bad == std::string::npos) continue;
+    const std::string field = is_header ? "header" : k < header.cells.size() ? header.cells[k] : "";
+    throw Error(ErrorKind::Input, io::invalid_utf8_reason(r.cells[k], bad), field,
+                SourceLocation{path, r.at[k].first, r.at[k].second});
+  }
+}
+
 constexpr const char* kRequired[] = {"point", "scenario", "schedule", "iteration_ms", "speedup_vs_none",
                                      "speedup_vs_tutel"};
 
@@ -103,6 +118,7 @@ SweepTable parse_sweep_csv(const std::string& path, const std::string& text) {
     throw Error(ErrorKind::Input, "no header line: not a sweep CSV (moeplan sweep SWEEP -o F.csv writes one)", "",
                 SourceLocation{path, 1, 1});
   const Record& header = all.front();
+  for (const Record& r : all) check_utf8(path, r, header, &r == &header);
   std::map<std::string, std::size_t> column;
   for (std::size_t i = 0; i < header.cells.size(); ++i) column.emplace(header.cells[i], i);
   for (const char* name : kRequired)

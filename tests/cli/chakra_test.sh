@@ -189,4 +189,55 @@ check "export beside a larger trace" 2 "$bin" export-chakra foldmoe-gpt-moe-m-16
 expect_err "export beside a larger trace" "already holds trace.1.et and 14 more .et files, which this export (1 ranks) would not replace"
 [[ ! -e $tmp/all && ! -e $tmp/noise ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL a refused export made its folder"; }
 
+# --- Issue 28: import-chakra's work is linear in the trace, and its bounds are
+# checked before what they count is held.
+synthetic() { python3 "$src/tests/cli/chakra_synthetic.py" "$@"; }
+# 50,000 METADATA and INVALID nodes in a chain after node 0 (10 us), and
+# 50,000 compute nodes of 1 us after the chain's end: each waits, through the
+# chain, for node 0 alone, and the one compute pool runs them one after
+# another: 10 + 50,000 x 1 us = 50.01 ms, 50,001 tasks. Walking the chain once
+# per dependent took minutes; `timeout` makes that a failure.
+synthetic chain "$tmp/chain" 50000 50000
+check "a chain of 50,000 METADATA nodes" 0 timeout 60 "$bin" import-chakra "$tmp/chain" --cluster host-2 --profile host-2 \
+  --comm trace --json
+is_true "the chain: 50,001 tasks in 50.01 ms" python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r['tasks'] == 50001 and abs(r['iteration_ms'] - 50.01) < 1e-9 else 1)" "$tmp/out"
+# 250,000 groups beside the two-rank trace (which uses none of them): read in
+# time linear in them, and the trace runs to its 0.218 ms as without them.
+fixture "$src/tests/data/chakra/good/two-ranks" "$tmp/groups"
+synthetic groups "$tmp/groups/comm_groups.json" 250000
+check "250,000 groups" 0 timeout 60 "$bin" import-chakra "$tmp/groups" --cluster host-2 --profile host-2 --comm trace --json
+is_true "250,000 groups: 0.218 ms" python3 -c "
+import json, sys
+sys.exit(0 if abs(json.load(open(sys.argv[1]))['iteration_ms'] - 0.218) < 1e-12 else 1)" "$tmp/out"
+synthetic groups "$tmp/groups/comm_groups.json" 262145
+check "groups past the bound" 2 "$bin" import-chakra "$tmp/groups" --cluster host-2 --profile host-2 --comm trace
+expect_err "groups past the bound" "groups/comm_groups.json: holds 262145 groups, more than 262144, the limit of one import"
+# Rank 0 with 1,048,576 nodes, rank 1 with 1,048,577: one past 2,097,152 together,
+# refused from the framing alone, before a node is read (the files repeat one message).
+synthetic count "$tmp/count" 1048576 1048577
+check "nodes past the bound" 2 "$bin" import-chakra "$tmp/count" --cluster host-2 --profile host-2 --comm trace
+expect_err "nodes past the bound" "count/trace.1.et: holds 1048577 nodes and the files before it 1048576, more than 2097152, the limit of one import (all its files together)"
+
+# --- Issue 28: export-chakra's folder appears with its files or not at all.
+in_tmp() { (cd "$tmp" && "$@"); }
+check "export -o -" 2 in_tmp "$bin" export-chakra foldmoe-gpt-moe-m-16k -o -
+expect_err "export -o -" "-o: export-chakra writes a folder of files, which cannot be standard output ('-')"
+is_true "export -o - made no folder named -" test ! -e "$tmp/-"
+# Standard output that cannot take the report: exit 1, and neither the folder
+# nor its missing parent is left (nor a hidden temporary beside them).
+"$bin" export-chakra foldmoe-gpt-moe-m-16k -o "$tmp/closed/out" >&- 2>"$tmp/err"
+is_true "export, stdout closed: exit 1" test $? -eq 1
+is_true "export, stdout closed: no folder" test ! -e "$tmp/closed"
+if [[ -w /dev/full ]]; then
+  "$bin" export-chakra foldmoe-gpt-moe-m-16k -o "$tmp/full" >/dev/full 2>"$tmp/err"
+  is_true "export, stdout full: exit 1" test $? -eq 1
+  is_true "export, stdout full: no folder" test ! -e "$tmp/full"
+fi
+is_true "no staged folder left" test -z "$(find "$tmp" -maxdepth 1 -name '.*.tmp*')"
+check "export into new nested folders" 0 "$bin" export-chakra foldmoe-gpt-moe-m-16k -o "$tmp/new/nested"
+is_true "export into new nested folders: the files" test -s "$tmp/new/nested/trace.0.et" -a -s "$tmp/new/nested/comm_groups.json"
+
 summary

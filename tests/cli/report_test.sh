@@ -141,6 +141,8 @@ PY
 printf 'point,scenario,schedule,speedup_vs_none,speedup_vs_tutel\n0,a,none,1,1\n' >"$tmp/bad.csv"
 head -1 "$tmp/s.csv" >"$tmp/header.csv"
 { head -2 "$tmp/s.csv"; head -3 "$tmp/s.csv" | tail -1 | awk -F, 'BEGIN{OFS=","} {$8="fast"; print}'; } >"$tmp/cell.csv"
+# Issue 28: line 3's scenario cell "ba\xffd" (it starts at byte 3, after the point and its comma).
+{ head -2 "$tmp/s.csv"; head -3 "$tmp/s.csv" | tail -1 | awk -F, 'BEGIN{OFS=","} {$2="ba\377d"; print}'; } >"$tmp/utf8.csv"
 mkdir -p "$tmp/noise" && sed 's/^name: .*/name: "noisy"/' "$src/scenarios/foldmoe-gpt-moe-s-4k.textproto" >"$tmp/noise/n.textproto"
 while IFS='|' read -r name rc message args; do
   read -r -a argv <<<"$args"
@@ -153,6 +155,7 @@ a sweep file|2|is a sweep: run it first (moeplan sweep fsmoe-table4 -o F.csv) an
 CSV without iteration_ms|2|$tmp/bad.csv:1:1: header: the header has no column 'iteration_ms'|report $tmp/bad.csv -o $tmp/x.html
 CSV with no rows|2|$tmp/header.csv:1:1: no rows after the header|report $tmp/header.csv -o $tmp/x.html
 CSV with a word for a number|2|iteration_ms: expected a finite number, got 'fast'|report $tmp/cell.csv -o $tmp/x.html
+CSV with a byte that is not UTF-8|2|$tmp/utf8.csv:3:3: scenario: not valid UTF-8 (byte 0xff at offset 2)|report $tmp/utf8.csv -o $tmp/x.html
 CSV and --schedule|2|--schedule: a sweep's CSV holds finished runs; this option cannot act on it|report $tmp/s.csv -o $tmp/x.html --schedule fsmoe
 CSV and --threads|2|--threads: a sweep's CSV holds finished runs|report $tmp/s.csv -o $tmp/x.html --threads 2
 CSV and --quiet|2|--quiet: a sweep's CSV holds finished runs|report $tmp/s.csv -o $tmp/x.html --quiet

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <moeplan/cost/cost_model.hpp>
@@ -40,9 +41,25 @@ struct DelimitedMessage {
   std::size_t offset = 0;
 };
 
-/// The messages of a delimited stream, in order. A length prefix cut short by
-/// the end of the stream, one of more than 10 bytes or above 2^63, and a
-/// message longer than the bytes left are input Errors located in `file`.
+/// @brief Reads a delimited stream one message at a time, so that a reader can
+/// count what it takes before it holds it (a trace's nodes against kMaxChakraNodes).
+class DelimitedReader {
+ public:
+  DelimitedReader(std::string_view stream, std::string file) : stream_(stream), file_(std::move(file)) {}
+  /// The next message, or nothing at the end of the stream. A length prefix
+  /// cut short by the end of the stream, one of more than 10 bytes or above
+  /// 2^63, and a message longer than the bytes left are input Errors located
+  /// in `file`, naming the message (1-based) and the offset of its prefix.
+  std::optional<DelimitedMessage> next();
+
+ private:
+  std::string_view stream_;
+  std::string file_;
+  std::size_t at_ = 0;
+  std::size_t count_ = 0;
+};
+
+/// Every message of a delimited stream, in order (DelimitedReader's errors).
 std::vector<DelimitedMessage> split_delimited(std::string_view stream, const std::string& file);
 
 // ---- Export ----
@@ -123,9 +140,30 @@ struct ChakraInput {
   std::string comm_groups_path;
 };
 
+// Bounds of one import, all its files together (docs/reliability.md,
+// "Resource bounds"), checked as the files are read, before what they count is
+// held: a trace past one is an input Error naming the file, what was counted
+// and the bound, never std::bad_alloc. A rank's trace of one training step
+// holds a node per kernel and operator, some 10^4 to 10^5 (a PyTorch run
+// converted by Chakra's tools); an import holds about 560 bytes per node
+// (measured: docs/reliability.md), so the node bound keeps one within about
+// 1.2 GiB beside its files' bytes.
+/// Nodes (messages after each file's GlobalMetadata).
+inline constexpr std::size_t kMaxChakraNodes = std::size_t{1} << 21;
+/// Dependencies (data_deps and ctrl_deps) as written, and again as resolved
+/// once METADATA and INVALID nodes are passed through: 4 per node on average.
+inline constexpr std::size_t kMaxChakraDependencies = std::size_t{1} << 23;
+/// Groups of comm_groups.json: ten kinds of process group (TP, CP, DP, EP,
+/// PP, ...) for each rank of a 26,000-rank trace, whose files could hold no
+/// more than 80 nodes a rank within kMaxChakraNodes.
+inline constexpr std::size_t kMaxChakraGroups = std::size_t{1} << 18;
+/// Bytes of the trace files: what the import reads into memory.
+inline constexpr std::uint64_t kMaxChakraBytes = std::uint64_t{2} << 30;
+
 /// Reads DIR/PREFIX.RANK.et for ranks 0..n-1 (one prefix) and
 /// DIR/comm_groups.json when present. Input errors: not a directory, no
-/// trace, two prefixes, a rank missing, a file over 1 GiB or not regular.
+/// trace, two prefixes, a rank missing, a file over 1 GiB or not regular,
+/// files of more than kMaxChakraBytes together.
 ChakraInput read_chakra_directory(const std::string& directory);
 
 /// @brief An imported trace, ready for plan::run_schedule.
@@ -143,7 +181,8 @@ struct ChakraImport {
 /// file and what is wrong (truncated framing, a message that is not the one
 /// expected, an unknown or unsupported node type, a dependency on a node the
 /// file lacks, a cycle, collectives or transfers whose partners disagree or
-/// are missing). CommPricing::Model refuses representative traces.
+/// are missing, more nodes, dependencies or groups than the bounds above).
+/// CommPricing::Model refuses representative traces.
 ChakraImport import_chakra(const ChakraInput& input, const model::ClusterSpec& cluster, const cost::CostModel& costs,
                            CommPricing comm);
 

@@ -11,7 +11,10 @@
 //   temporary goes in the target's folder), the link stays a link;
 // - a character or block device or a FIFO (/dev/null, a named pipe): written
 //   in place at commit, never replaced;
-// - "-": standard output (file descriptor 1), at commit.
+// - "-": standard output (file descriptor 1), at commit;
+// - a file directly inside a folder given to add_folder() that does not exist
+//   yet: staged in a temporary folder that commit() renames into place after
+//   its files, so that the folder too appears with the other outputs or not at all.
 
 #include <string>
 #include <string_view>
@@ -32,6 +35,13 @@ class OutputSet {
   /// written, a directory, or a socket is a runtime Error naming path; a
   /// target named by two outputs is an input Error.
   void add(const std::string& path, std::string_view content);
+  /// A folder for outputs (add(path + "/NAME")). One that exists is used as
+  /// it is. One that does not, and any of its parents that do not, is staged
+  /// now as a hidden temporary `.NAME.tmpPID.N` beside the first missing
+  /// one, renamed into place by commit() after the files in it, removed by
+  /// discard() and by a signal (temporary_files.hpp). A folder that cannot be
+  /// made is a runtime Error naming path.
+  void add_folder(const std::string& path);
   /// Whether an output is "-" (standard output).
   bool writes_stdout() const;
   /// Writes the in-place outputs in the order added, then renames every
@@ -44,8 +54,13 @@ class OutputSet {
   void discard() noexcept;
 
  private:
+  // Removes what staged folders not yet renamed into place hold, and them.
+  void remove_staged_folders() noexcept;
+
   struct Output;  // output_set.cpp
+  struct Folder;  // output_set.cpp
   std::vector<Output> outputs_;
+  std::vector<Folder> folders_;
   bool committed_ = false;
 };
 

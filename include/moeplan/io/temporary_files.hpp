@@ -1,14 +1,15 @@
 #pragma once
-// Temporary files are removed when a signal ends the process. The handler may
-// only call async-signal-safe functions, so it reads a fixed table of paths
-// that OutputSet fills while a temporary exists.
+// Temporary files and folders are removed when a signal ends the process. The
+// handler may only call async-signal-safe functions, so it reads a fixed table
+// of paths that OutputSet fills while a temporary exists.
 
 #include <string>
 
 namespace moeplan::io {
 
 /// Installs, for SIGINT, SIGTERM, SIGHUP and SIGPIPE, a handler that unlinks
-/// every registered temporary file and then lets the signal end the process
+/// every registered temporary file, removes every registered temporary folder
+/// (empty once those files are gone), and then lets the signal end the process
 /// as it would have (the default action, re-raised). Only signals whose
 /// action is the default are taken over: one the process ignores (nohup, a
 /// background job's SIGINT) stays ignored. Call once, early in main.

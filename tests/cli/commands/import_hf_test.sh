@@ -82,4 +82,34 @@ sed 's/"model_type": "qwen3_moe"/"model_type": "qwen3_next"/' "$hf/qwen3-30b-a3b
 check "import-hf qwen3_next" 2 "$bin" import-hf "$tmp/qwen3-next.json" -o "$tmp/qwen3-next.textproto"
 expect_err "qwen3_next is refused with its reason" "model_type: 'qwen3_next' is refused: Qwen3-Next's linear attention (Gated DeltaNet)"
 
+# Issue 28: what is not JSON is refused at its line and column, and a file of
+# 250,000 keys is read in time linear in them (each key was compared with every
+# one before it: minutes; `timeout` makes that a failure).
+sed 's/"hidden_size": 7168/"hidden_size": 07168/' "$hf/deepseek-v3.json" >"$tmp/zero.json"
+check "import-hf: a leading zero" 2 "$bin" import-hf "$tmp/zero.json" -o "$tmp/zero.textproto"
+# Line 18 is `  "hidden_size": 07168,`: 2 spaces, 13 bytes of key, ": ", so the number starts at byte 18.
+expect_err "a leading zero, at its line and column" "zero.json:18:18: invalid JSON: malformed number '07168': no leading zeros"
+python3 - "$hf/deepseek-v3.json" "$tmp/keys.json" <<'PY'
+import json, sys
+config = json.load(open(sys.argv[1]))
+config.update((f"x{k}", 0) for k in range(250000))
+json.dump(config, open(sys.argv[2], "w"), indent=0)
+PY
+check "import-hf: 250,000 keys" 2 timeout 60 "$bin" import-hf "$tmp/keys.json" -o "$tmp/keys.textproto"
+expect_err "the first key no family reads" "keys.json: x0: not read for model_type deepseek_v3"
+
+# Issue 28: a value no model has, and a product past the model format's bound, named by their key.
+sed 's/"routed_scaling_factor": 2.5/"routed_scaling_factor": 1e308/' "$hf/deepseek-v3.json" >"$tmp/scale.json"
+check "import-hf: routed_scaling_factor 1e308" 2 "$bin" import-hf "$tmp/scale.json" -o "$tmp/scale.textproto"
+expect_err "routed_scaling_factor named" "scale.json: routed_scaling_factor: 1e+308 is outside [0.001, 1000]"
+sed 's/"routed_scaling_factor": 2.5/"routed_scaling_factor": 1e-300/' "$hf/deepseek-v3.json" >"$tmp/scale.json"
+check "import-hf: routed_scaling_factor 1e-300" 2 "$bin" import-hf "$tmp/scale.json" -o "$tmp/scale.textproto"
+expect_err "routed_scaling_factor named" "scale.json: routed_scaling_factor: 1e-300 is outside [0.001, 1000]"
+# 3002399751580331 x 6144 = 2^64 + 2048: the product wrapped, and 2048 was written.
+sed -e 's/"moe_intermediate_size": 2048/"moe_intermediate_size": 6144/' \
+  -e 's/"n_shared_experts": 1,/"n_shared_experts": 3002399751580331,/' "$hf/deepseek-v3.json" >"$tmp/shared.json"
+check "import-hf: n_shared_experts x moe_intermediate_size past 2^64" 2 "$bin" import-hf "$tmp/shared.json" -o "$tmp/shared.textproto"
+expect_err "n_shared_experts named" "shared.json: n_shared_experts: 3002399751580331 is too large: the model format allows at most 4096"
+is_true "no model written" test ! -e "$tmp/shared.textproto"
+
 summary

@@ -11,6 +11,7 @@
 #include <moeplan/sim/engine.hpp>
 
 #include "../test_support.hpp"
+#include "chakra_parse.hpp"
 #include "et_def.pb.h"
 
 using namespace moeplan;
@@ -368,5 +369,117 @@ TEST_CASE("interop::import_chakra refuses bad traces, naming the file and the re
     const dag::TaskGraph g = two_rank_graph();
     const ChakraInput in = input_of(interop::export_chakra(g, sim::simulate(g), {"s", "x", true, {}}));
     CHECK_THAT(import_error(in, CommPricing::Model), Catch::Contains("dir/trace.0.et: is a representative trace"));
+  }
+}
+
+TEST_CASE("interop::import_chakra passes dependencies through METADATA and INVALID nodes in linear work", "[interop]") {
+  using Kind = ChakraProtoMsg::NodeType;
+  SECTION("a chain of 50,000 of them and 50,000 dependents (issue 28: walked once per dependent, minutes)") {
+    // Node 0 computes 10 us; nodes 1..50000 alternate METADATA and INVALID,
+    // each after the one before (node 1 after node 0); nodes 50001..100000
+    // compute 1 us each, after node 50000. Each dependent waits, through the
+    // chain, for node 0 alone. The work counted: node 1 takes node 0 (1);
+    // nodes 2..50000 wait for one pass-through node each and share its set
+    // (0); each dependent takes that set of one (50000): 50001 in all, where
+    // walking the chain per dependent took 50000 x 50000.
+    constexpr std::uint64_t kChain = 50000, kDependents = 50000;
+    std::vector<ChakraProtoMsg::Node> nodes{node(0, ChakraProtoMsg::COMP_NODE, 10)};
+    for (std::uint64_t k = 1; k <= kChain; ++k)
+      nodes.push_back(node(k, k % 2 == 1 ? Kind::METADATA_NODE : Kind::INVALID_NODE, 0, {k - 1}));
+    for (std::uint64_t k = 1; k <= kDependents; ++k)
+      nodes.push_back(node(kChain + k, ChakraProtoMsg::COMP_NODE, 1, {kChain}));
+    const ChakraInput in = one_file(nodes);
+    interop::detail::ImportCounts counts;
+    const interop::detail::ParsedFile f = interop::detail::parse_chakra_file(in.files[0], counts);
+    CHECK(counts.dependencies == kChain + kDependents);
+    CHECK(counts.resolved_dependencies == 1 + kDependents);
+    bool all_on_node_0 = true;
+    for (std::uint64_t k = 1; k <= kDependents; ++k)
+      all_on_node_0 = all_on_node_0 && f.deps[kChain + k] == std::vector<std::size_t>{0};
+    CHECK(all_on_node_0);
+    CHECK(f.deps[kChain].empty());  // a pass-through node has no task, so no dependencies of its own
+    // One compute pool (no streams): 10 us, then the 50000 dependents one after another:
+    // 10 + 50000 x 1 us = 50.01 ms, 50001 tasks.
+    const interop::ChakraImport im = interop::import_chakra(in, one_node_of_two(), two_gpu_costs(), CommPricing::Trace);
+    CHECK(im.built.graph.size() == 1 + kDependents);
+    CHECK(sim::simulate(im.built.graph).makespan_ms == Approx(50.01).epsilon(1e-9));  // 50000 sums of 0.001
+  }
+  SECTION("sets joined, each real node once (by hand)") {
+    // A (1) and B (3) compute; M (2) waits for A; N (4) for M and B;
+    // C (5) for N; D (6) for M and N. C waits for {A, B}; D for {A, B}, A once.
+    // Work: M takes A (1); N takes M's set and B (2); C takes N's set (2);
+    // D takes M's (1) and N's (2): 8.
+    const ChakraInput in =
+        one_file({node(1, ChakraProtoMsg::COMP_NODE, 1), node(2, Kind::METADATA_NODE, 0, {1}),
+                  node(3, ChakraProtoMsg::COMP_NODE, 1), node(4, Kind::INVALID_NODE, 0, {2, 3}),
+                  node(5, ChakraProtoMsg::COMP_NODE, 1, {4}), node(6, ChakraProtoMsg::COMP_NODE, 1, {2, 4})});
+    interop::detail::ImportCounts counts;
+    const interop::detail::ParsedFile f = interop::detail::parse_chakra_file(in.files[0], counts);
+    // Indices by id order: A 0, M 1, B 2, N 3, C 4, D 5.
+    CHECK(f.deps[4] == std::vector<std::size_t>{0, 2});
+    CHECK(f.deps[5] == std::vector<std::size_t>{0, 2});
+    CHECK(counts.resolved_dependencies == 8);
+  }
+}
+
+TEST_CASE("interop::import_chakra refuses a trace past its bounds before holding what it counts", "[interop]") {
+  SECTION("nodes: counted over the files, before any is read") {
+    // The same 3-byte message over and over (length 2, then id 1): the count
+    // comes first, so no node is made and the repeated id is never met.
+    const std::string one = bytes_of({0x02, 0x08, 0x01});
+    ChakraInput in = one_file({});
+    std::string& bytes = in.files[0].bytes;
+    for (std::size_t k = 0; k <= interop::kMaxChakraNodes; ++k) bytes += one;
+    CHECK(import_error(in) ==
+          "dir/t.0.et: holds 2097153 nodes, more than 2097152, the limit of one import (all its files together)");
+    // Rank 0 with 1048576 nodes, rank 1 with 1048577: together one past the bound, refused at rank 1.
+    bytes.resize(1 + 3 * (std::size_t{1} << 20));
+    const std::string half = bytes;
+    in.files.push_back({"dir/t.1.et", 1, half + one});
+    CHECK(import_error(in) ==
+          "dir/t.1.et: holds 1048577 nodes and the files before it 1048576, more than 2097152, "
+          "the limit of one import (all its files together)");
+    in.files[1].bytes = half;  // 2 x 1048576: at the bound, counted whole
+    CHECK(interop::detail::count_chakra_nodes(in.files) == interop::kMaxChakraNodes);
+  }
+  SECTION("dependencies as written: counted node by node") {
+    // After files with 8388607 of them, node 2's two dependencies make 8388609.
+    const ChakraInput in =
+        one_file({node(1, ChakraProtoMsg::COMP_NODE, 1), node(2, ChakraProtoMsg::COMP_NODE, 1, {1, 1})});
+    interop::detail::ImportCounts counts;
+    counts.dependencies = interop::kMaxChakraDependencies - 1;
+    CHECK_THROWS_WITH(interop::detail::parse_chakra_file(in.files[0], counts),
+                      Catch::StartsWith("message 3 at byte ") &&
+                          Catch::EndsWith(": node 2 brings the dependencies (data_deps and ctrl_deps) of the trace's "
+                                          "files to more than 8388608, the limit of one import"));
+  }
+  SECTION("dependencies passed through METADATA nodes: 2900 nodes, one METADATA node, 2900 dependents") {
+    // Nodes 0..2899 compute; node 2900 (METADATA) waits for all of them; nodes
+    // 2901..5800 wait for node 2900, so each for 2900 nodes: 2900 x 2900 =
+    // 8410000 dependencies, past 8388608. Counted in dependency order: node
+    // 2900 takes 2900, each dependent 2900 more; after j dependents
+    // 2900 x (1 + j), past the bound first at j = 2892 (8389700; j = 2891
+    // gives 8386800): node 2900 + 2892 = 5792, refused before it takes its set.
+    std::vector<ChakraProtoMsg::Node> nodes;
+    std::vector<std::uint64_t> all;
+    for (std::uint64_t k = 0; k < 2900; ++k) {
+      nodes.push_back(node(k, ChakraProtoMsg::COMP_NODE, 1));
+      all.push_back(k);
+    }
+    nodes.push_back(node(2900, ChakraProtoMsg::METADATA_NODE, 0, all));
+    for (std::uint64_t k = 2901; k <= 5800; ++k) nodes.push_back(node(k, ChakraProtoMsg::COMP_NODE, 1, {2900}));
+    CHECK(import_error(one_file(nodes)) ==
+          "dir/t.0.et: node 5792 ('n5792'): brings the dependencies of the trace's files, once METADATA and INVALID "
+          "nodes are passed through (a node that waits for one waits for all it waits for), to more than 8388608, "
+          "the limit of one import");
+  }
+  SECTION("groups of comm_groups.json") {
+    // 262145 groups of rank 0: {"g0":[0],"g1":[0],...}, 3 values each.
+    ChakraInput in = one_file({node(1, ChakraProtoMsg::COMP_NODE, 1)});
+    std::string json = "{";
+    for (std::size_t k = 0; k <= interop::kMaxChakraGroups; ++k)
+      json += (k > 0 ? ",\"g" : "\"g") + std::to_string(k) + "\":[0]";
+    in.comm_groups_json = json + "}";
+    CHECK(import_error(in) == "dir/comm_groups.json: holds 262145 groups, more than 262144, the limit of one import");
   }
 }

@@ -28,14 +28,17 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-// The config with one key set to a JSON value, or left out (value empty).
-std::string edited(const std::string& name, const std::string& key, const std::string& value) {
-  const Json original = Json::parse(read_file(hf_file(name)));
+// The config text with one key set to a JSON value, or left out (value empty).
+std::string edited_text(const std::string& text, const std::string& key, const std::string& value) {
+  const Json original = Json::parse(text);
   Json out = Json::object();
   for (const auto& [k, v] : original.as_object())
     if (k != key) out.set(k, v);
   if (!value.empty()) out.set(key, Json::parse(value));
   return out.dump();
+}
+std::string edited(const std::string& name, const std::string& key, const std::string& value) {
+  return edited_text(read_file(hf_file(name)), key, value);
 }
 
 // The key an import is refused at, and why ("" when it is accepted).
@@ -295,6 +298,44 @@ TEST_CASE("io::import_hf_config refuses what the model format cannot express, na
              StartsWith("num_hidden_layers: 9007199254740992 is too large"));
   CHECK_THAT(refusal("{\"model_type\": "), Catch::Contains("invalid JSON"));
   CHECK_THAT(refusal("[1, 2]"), StartsWith(": a config.json holds one JSON object"));
+}
+
+TEST_CASE("io::import_hf_config refuses a routed_scaling_factor outside [1e-3, 1e3], naming it", "[io][hf]") {
+  using Catch::StartsWith;
+  // The released configs give 1.0 to 16.0 (tests/data/hf: DeepSeek-V2-Lite 1.0,
+  // V3 2.5, Kimi-K2 2.827, V2 16.0); 1e308 and 1e-300 were written through.
+  for (const char* bad : {"1e308", "1e-300", "0.000999", "1000.5", "0", "-2.5"}) {
+    INFO(bad);
+    CHECK_THAT(refusal(edited("deepseek-v3", "routed_scaling_factor", bad), {"", true}),
+               StartsWith("routed_scaling_factor: "));
+  }
+  CHECK_THAT(refusal(edited("deepseek-v3", "routed_scaling_factor", "1e308"), {"", true}),
+             Catch::Contains("is outside [0.001, 1000]"));
+  for (const char* good : {"0.001", "1000", "2.5"}) {
+    INFO(good);
+    CHECK(refusal(edited("deepseek-v3", "routed_scaling_factor", good), {"", true}).empty());
+  }
+}
+
+TEST_CASE("io::import_hf_config bounds n_shared_experts and moe_intermediate_size before multiplying them",
+          "[io][hf]") {
+  using Catch::StartsWith;
+  const std::string wide = edited("deepseek-v3", "moe_intermediate_size", "6144");
+  // 3002399751580331 x 6144 = 18446744073709553664 = 2^64 + 2048: the int64
+  // product wrapped to 2048, written as shared_expert_ffn_hidden. The count
+  // alone is past the model format's 4096 experts.
+  CHECK(refusal(edited_text(wide, "n_shared_experts", "3002399751580331"), {"", true}) ==
+        "n_shared_experts: 3002399751580331 is too large: the model format allows at most 4096");
+  // Each factor within its bound, the product not: 4096 x 6144 = 25165824 > 2^20 = 1048576.
+  CHECK(refusal(edited_text(wide, "n_shared_experts", "4096"), {"", true}) ==
+        "n_shared_experts: 4096 shared experts of moe_intermediate_size 6144 make a shared MLP 25165824 wide, more "
+        "than the model format's 1048576 (shared_expert_ffn_hidden)");
+  CHECK_THAT(refusal(edited("deepseek-v3", "moe_intermediate_size", "9007199254740992"), {"", true}),
+             StartsWith("moe_intermediate_size: 9007199254740992 is too large"));
+  // 170 x 6144 = 1044480 <= 1048576: the widest product below the bound is kept.
+  const moeplan::io::HfImport kept =
+      moeplan::io::import_hf_config_text("config.json", edited_text(wide, "n_shared_experts", "170"), {"", true});
+  CHECK(kept.model.moe.shared_expert_ffn_hidden == 1044480);
 }
 
 TEST_CASE("docs/formats.md lists the keys import-hf ignores, as the importer holds them", "[io][hf]") {

@@ -209,3 +209,70 @@ TEST_CASE("io::OutputSet's temporaries are removed when SIGTERM ends the process
   CHECK(WTERMSIG(status) == SIGTERM);
   CHECK(dir.entries().empty());
 }
+
+TEST_CASE("io::OutputSet stages a new output folder: it appears at commit with its files, or never", "[io][output]") {
+  const Folder dir("folder");
+  SECTION("committed: the folder and its missing parent appear with the files") {
+    OutputSet set;
+    set.add_folder(dir / "a/b");
+    set.add(dir / "a/b/x.txt", "x");
+    // Staged: one hidden temporary beside where "a" will be, and no "a".
+    const std::vector<std::string> staged = dir.entries();
+    REQUIRE(staged.size() == 1);
+    CHECK(is_temporary(staged[0]));
+    CHECK(!fs::exists(dir / "a"));
+    set.commit();
+    CHECK(dir.entries() == std::vector<std::string>{"a"});
+    CHECK(read(dir / "a/b/x.txt") == "x");
+  }
+  SECTION("not committed: nothing is left, the folder included") {
+    {
+      OutputSet set;
+      set.add_folder(dir / "a/b");
+      set.add(dir / "a/b/x.txt", "x");
+    }
+    CHECK(dir.entries().empty());
+  }
+  SECTION("a folder that exists is written into as it is") {
+    fs::create_directories(dir / "e");
+    write(dir / "e/old.txt", "old");
+    OutputSet set;
+    set.add_folder(dir / "e/");
+    set.add(dir / "e/x.txt", "x");
+    set.commit();
+    CHECK(dir.entries() == std::vector<std::string>{"e"});
+    CHECK(read(dir / "e/x.txt") == "x");
+    CHECK(read(dir / "e/old.txt") == "old");
+  }
+  SECTION("a folder made by someone else meanwhile is left as it is; the staged one goes") {
+    OutputSet set;
+    set.add_folder(dir / "c");
+    set.add(dir / "c/x.txt", "x");
+    fs::create_directories(dir / "c");
+    write(dir / "c/theirs.txt", "theirs");
+    CHECK_THROWS_WITH(set.commit(), Catch::Contains("cannot rename the output folder into place"));
+    CHECK(dir.entries() == std::vector<std::string>{"c"});
+    CHECK(!fs::exists(dir / "c/x.txt"));
+    CHECK(read(dir / "c/theirs.txt") == "theirs");
+  }
+}
+
+TEST_CASE("io::OutputSet's staged folders are removed when SIGTERM ends the process", "[io][output]") {
+  const Folder dir("signal-folder");
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::signal(SIGTERM, SIG_DFL);  // as in the case above
+    moeplan::io::remove_temporaries_on_signal();
+    OutputSet set;
+    set.add_folder(dir / "a/b/c");
+    set.add(dir / "a/b/c/trace.0.et", std::string(1 << 20, 'x'));
+    ::raise(SIGTERM);
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);
+  CHECK(dir.entries().empty());
+}

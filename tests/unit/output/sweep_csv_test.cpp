@@ -59,3 +59,23 @@ TEST_CASE("output::parse_sweep_csv names the file, line, column and field of wha
   CHECK(error_of(kHeader + "0,base,1024,x,,1,5,1,1,1,1\n") == "s.csv:2:15: schedule: empty: every row names its schedule");
   CHECK(error_of(kHeader + "0,\"base,1024\n") == "s.csv:2:3: a quoted cell is not closed before the end of the file");
 }
+
+TEST_CASE("output::parse_sweep_csv refuses a cell that is not UTF-8, naming its line, column and field", "[io]") {
+  // The report writes cells into its page as JSON, where 0xff became U+FFFD unseen.
+  // Line 2: the scenario cell starts at column 3 ("0," is 2 bytes); 0xff is its 3rd byte (offset 2).
+  CHECK(error_of(kHeader + "0,ba\xff"
+                           "se,1024,x,none,1,5,1,1,1,1\n") ==
+        "s.csv:2:3: scenario: not valid UTF-8 (byte 0xff at offset 2)");
+  // An axis cell, quoted, on line 3: "1,base,1024," is 12 bytes, so column 13; the
+  // truncated sequence E2 82 starts at offset 1 (the opening quote is not in the cell).
+  CHECK(error_of(kHeader + "0,base,1024,x,none,1,5,1,1,1,1\n1,base,1024,\"a\xe2\x82\",none,1,5,1,1,1,1\n") ==
+        "s.csv:3:13: axis1: not valid UTF-8 (byte 0xe2 at offset 1)");
+  // The header's own cells: field "header"; "point,scenario," is 15 bytes, so column 16.
+  CHECK(
+      error_of("point,scenario,\xc0\xaf,schedule,iteration_ms,speedup_vs_none,speedup_vs_tutel\n0,a,b,none,1,1,1\n") ==
+      "s.csv:1:16: header: not valid UTF-8 (byte 0xc0 at offset 0)");
+  // Well-formed multi-byte text is kept: an axis value of U+00E9 (C3 A9).
+  CHECK(
+      output::parse_sweep_csv("s.csv", kHeader + "0,base,1024,caf\xc3\xa9,none,1,5,1,1,1,1\n").rows[0].axis_values[1] ==
+      "caf\xc3\xa9");
+}
