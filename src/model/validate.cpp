@@ -41,7 +41,6 @@ std::int64_t product(std::initializer_list<std::int64_t> factors) {
 
 // A graph with more micro-batches per rank than this is not worth building.
 constexpr std::int64_t kMaxMicroBatchesPerRank = 65536;
-constexpr std::int64_t kMinArChunkBytes = 1024;
 
 // Plausibility bounds (issue 13): hardware and cost figures far outside physical
 // reality are refused with their field named, rather than carried into results
@@ -586,13 +585,6 @@ void validate(const ScenarioSpec& s) {
                               {s.schedule.degree_backward, "degree_backward"},
                               {s.schedule.ar_chunk_bytes, "ar_chunk_bytes"}})
     if (value) require_positive(*value, std::string("schedule.") + field);
-  // FlowMoE's own search of Sp starts at 128 KiB (its code); 1 KiB is 128x
-  // below any chunk it would try. 1-byte chunks made 12.8 million all-reduce
-  // tasks of one block's gradients, which `execute` then ran for minutes (issue 28).
-  if (s.schedule.ar_chunk_bytes && *s.schedule.ar_chunk_bytes > 0)
-    require(*s.schedule.ar_chunk_bytes >= kMinArChunkBytes, "schedule.ar_chunk_bytes",
-            fmt::format("{} bytes; an all-reduce chunk is at least {} bytes", *s.schedule.ar_chunk_bytes,
-                        kMinArChunkBytes));
   for (std::int64_t tokens : s.schedule.slicing_tokens) require_positive(tokens, "schedule.slicing");
   if (s.profile)
     require(

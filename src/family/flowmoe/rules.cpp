@@ -10,6 +10,12 @@ namespace {
 
 using S = const model::ScenarioSpec&;
 
+// The least all-reduce chunk (Sp) a scenario may set. FlowMoE's own search of
+// Sp starts at 128 KiB (its code; sp_tuner.hpp); 1 KiB is 128x below any
+// chunk it would try. 1-byte chunks made 12.8 million all-reduce tasks of one
+// block's gradients, which `execute` then ran for minutes (issue 28).
+constexpr std::int64_t kMinArChunkBytes = 1024;
+
 class FlowMoeRules final : public model::FamilyRules {
  public:
   FlowMoeRules() {
@@ -50,6 +56,10 @@ class FlowMoeRules final : public model::FamilyRules {
                                     "global_batch_size = micro_batch_size x dp = {})",
                                     w.micro_batches_per_rank(p.dp), w.micro_batch_size * p.dp));
     family::validate_one_stage(s, name_);
+    if (s.schedule.ar_chunk_bytes && *s.schedule.ar_chunk_bytes < kMinArChunkBytes)
+      throw_input_error("schedule.ar_chunk_bytes",
+                        fmt::format("{} bytes; an all-reduce chunk is at least {} bytes", *s.schedule.ar_chunk_bytes,
+                                    kMinArChunkBytes));
   }
 
   std::vector<model::KnobSetting> plan_knob_settings(const model::PlanSpec& plan) const override {
