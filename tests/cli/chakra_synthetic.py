@@ -18,13 +18,8 @@ import os
 import sys
 
 
-def varint(n):
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from chakra_fixture import varint  # noqa: E402  (protobuf's varint, written once)
 
 
 def delimited(message):
