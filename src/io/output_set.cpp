@@ -279,6 +279,9 @@ void OutputSet::commit() {
     throw;
   }
   committed_ = true;
+  // From the first rename to the last, a signal waits: the outputs appear
+  // together, and the signal then ends the process after them.
+  const DeferSignals deferred;
   std::set<std::string> folders;
   for (std::size_t i = 0; i < outputs_.size(); ++i) {
     Output& o = outputs_[i];

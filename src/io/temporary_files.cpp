@@ -1,5 +1,6 @@
 #include <moeplan/io/temporary_files.hpp>
 
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -24,9 +25,14 @@ std::atomic<char*> g_paths[kSlots];
 std::atomic<int> g_handlers{0};
 static_assert(std::atomic<char*>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
 
-extern "C" void remove_temporaries_and_die(int signal_number) {
-  g_handlers.fetch_add(1);
-  const int saved_errno = errno;
+// Whether an output set is renaming its files into place now (DeferSignals),
+// and the first signal that came meanwhile.
+std::atomic<int> g_deferring{0};
+std::atomic<int> g_pending{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+// Unlinks every listed temporary, then ends the process with signal_number.
+[[noreturn]] void remove_temporaries_then_die(int signal_number) {
   for (std::atomic<char*>& slot : g_paths)
     if (const char* path = slot.load()) ::unlink(path);
   // Then the staged folders (OutputSet::add_folder), empty now but for each
@@ -36,11 +42,34 @@ extern "C" void remove_temporaries_and_die(int signal_number) {
     for (std::atomic<char*>& slot : g_paths)
       if (const char* path = slot.load()) removed = ::rmdir(path) == 0 || removed;
   }
-  errno = saved_errno;
-  // SA_RESETHAND restored the default action, and the signal stays blocked
-  // while this handler runs: raised again, it ends the process on return,
-  // with the status a parent expects from it (e.g. 143 for SIGTERM).
+  // The default action, the signal unblocked (a handler runs with it
+  // blocked), then the signal again: it ends the process with the status a
+  // parent expects from it (e.g. 143 for SIGTERM).
+  struct sigaction fallback {};
+  fallback.sa_handler = SIG_DFL;
+  sigemptyset(&fallback.sa_mask);
+  ::sigaction(signal_number, &fallback, nullptr);
+  sigset_t only {};
+  sigemptyset(&only);
+  sigaddset(&only, signal_number);
+  ::pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
   ::raise(signal_number);
+  ::_exit(128 + signal_number);  // not reached
+}
+
+extern "C" void remove_temporaries_and_die(int signal_number) {
+  // Counted before g_deferring is read: DeferSignals waits for a handler that
+  // may have read it as zero (seq_cst, as Dekker's exclusion).
+  g_handlers.fetch_add(1);
+  if (g_deferring.load() > 0) {
+    const int saved_errno = errno;
+    int none = 0;
+    g_pending.compare_exchange_strong(none, signal_number);
+    g_handlers.fetch_sub(1);
+    errno = saved_errno;
+    return;
+  }
+  remove_temporaries_then_die(signal_number);
 }
 
 }  // namespace
@@ -52,7 +81,9 @@ void remove_temporaries_on_signal() {
     struct sigaction action {};
     action.sa_handler = remove_temporaries_and_die;
     sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESETHAND;
+    // No SA_RESETHAND: a second signal while renames are deferred is deferred
+    // too; the handler puts the default back itself before it re-raises.
+    action.sa_flags = 0;
     ::sigaction(signal_number, &action, nullptr);
   }
 }
@@ -73,6 +104,28 @@ void unregister_temporary(int slot) noexcept {
   char* path = g_paths[slot].exchange(nullptr);
   // A handler that may have loaded the pointer is ending the process anyway.
   if (g_handlers.load() == 0) std::free(path);
+}
+
+}  // namespace moeplan::io
+
+namespace moeplan::io {
+
+DeferSignals::DeferSignals() {
+  g_deferring.fetch_add(1);
+  // A handler that read g_deferring before it rose ends the process: wait
+  // here rather than rename while it unlinks.
+  while (g_handlers.load() > 0) ::sched_yield();
+}
+
+DeferSignals::~DeferSignals() {
+  if (g_deferring.fetch_sub(1) != 1) return;
+  // A handler that read g_deferring while it was raised records its signal
+  // before it leaves; wait for it, so that no signal is lost.
+  while (g_handlers.load() > 0) ::sched_yield();
+  if (const int signal_number = g_pending.exchange(0); signal_number != 0) {
+    g_handlers.fetch_add(1);
+    remove_temporaries_then_die(signal_number);
+  }
 }
 
 }  // namespace moeplan::io

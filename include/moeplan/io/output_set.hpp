@@ -45,7 +45,8 @@ class OutputSet {
   /// Whether an output is "-" (standard output).
   bool writes_stdout() const;
   /// Writes the in-place outputs in the order added, then renames every
-  /// temporary over its target and fsyncs the folders. A failure before the
+  /// temporary over its target and fsyncs the folders, with signals deferred
+  /// (DeferSignals) from the first rename to the last. A failure before the
   /// renames removes every temporary (nothing appears) and throws a runtime
   /// Error naming the output; in-place outputs written before it keep what
   /// they received.

@@ -21,4 +21,17 @@ int register_temporary(const std::string& path);
 /// Takes the entry off the list once the file is renamed or removed.
 void unregister_temporary(int slot) noexcept;
 
+/// While one lives, a handled signal is recorded, not acted on; when the last
+/// one ends, the first signal recorded (if any) removes the temporaries still
+/// listed and ends the process, as it would have. OutputSet::commit holds one
+/// while it renames, so that a signal cannot leave some outputs new and
+/// others old: it comes after the last rename. Not nested across threads.
+class DeferSignals {
+ public:
+  DeferSignals();
+  ~DeferSignals();
+  DeferSignals(const DeferSignals&) = delete;
+  DeferSignals& operator=(const DeferSignals&) = delete;
+};
+
 }  // namespace moeplan::io

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -275,4 +276,77 @@ TEST_CASE("io::OutputSet's staged folders are removed when SIGTERM ends the proc
   CHECK(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGTERM);
   CHECK(dir.entries().empty());
+}
+
+TEST_CASE("io::DeferSignals holds a signal until it ends, then ends the process with the first one", "[io][output]") {
+  const Folder dir("defer");
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::signal(SIGTERM, SIG_DFL);  // as in the cases above
+    ::signal(SIGHUP, SIG_DFL);
+    moeplan::io::remove_temporaries_on_signal();
+    OutputSet set;
+    set.add(dir / "staged.json", "staged");
+    {
+      const moeplan::io::DeferSignals deferred;
+      ::raise(SIGHUP);
+      ::raise(SIGTERM);  // a second one waits too, and is not the one reported
+      // Still running: this file is the proof.
+      write(dir / "after-signals", "ran");
+    }
+    ::_exit(0);  // not reached: the end of the deferral ends the process
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGHUP);
+  // The code after the signals ran; the staged output's temporary went when
+  // the signal acted, and the output never appeared.
+  CHECK(dir.entries() == std::vector<std::string>{"after-signals"});
+  CHECK(read(dir / "after-signals") == "ran");
+}
+
+TEST_CASE("io::OutputSet's outputs are all old or all new whenever a signal ends the commit", "[io][output]") {
+  // Many files make the renames take long enough for a signal to fall among
+  // them at some delay; a commit without DeferSignals then leaves a mix.
+  // Each delay's outcome is one of: exit 0 with every file new, or SIGTERM
+  // with every file old or every file new (a signal during or after the renames).
+  constexpr int kFiles = 200;  // under the 256 temporaries a set may hold at once
+  const Folder dir("commit-signal");
+  int mixed = 0;
+  for (int attempt = 0; attempt < 24; ++attempt) {
+    for (int i = 0; i < kFiles; ++i) write(dir / ("f" + std::to_string(i)), "old");
+    int ready[2];
+    REQUIRE(::pipe(ready) == 0);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      ::signal(SIGTERM, SIG_DFL);
+      moeplan::io::remove_temporaries_on_signal();
+      OutputSet set;
+      for (int i = 0; i < kFiles; ++i) set.add(dir / ("f" + std::to_string(i)), "new");
+      const char byte = 'r';
+      if (::write(ready[1], &byte, 1) != 1) ::_exit(3);
+      set.commit();
+      ::_exit(0);
+    }
+    ::close(ready[1]);
+    char byte = 0;
+    REQUIRE(::read(ready[0], &byte, 1) == 1);
+    ::close(ready[0]);
+    std::this_thread::sleep_for(std::chrono::microseconds(150 * attempt));
+    ::kill(child, SIGTERM);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    const bool exited = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    REQUIRE((exited || (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)));
+    int fresh = 0;
+    for (int i = 0; i < kFiles; ++i) fresh += read(dir / ("f" + std::to_string(i))) == "new" ? 1 : 0;
+    if (fresh != 0 && fresh != kFiles) ++mixed;
+    UNSCOPED_INFO("delay " << 150 * attempt << " us: " << fresh << " new, exited " << exited);
+    CHECK((fresh == kFiles || (!exited && fresh == 0)));
+    CHECK(dir.entries().size() == static_cast<std::size_t>(kFiles));  // no temporary left
+  }
+  CHECK(mixed == 0);
 }
