@@ -2,6 +2,7 @@
 // moeplan import-chakra DIR --cluster C --profile P [--comm model|trace] [--json]
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <ostream>
 
@@ -44,9 +45,16 @@ void prepare_folder(const std::string& dir, std::size_t ranks, io::OutputSet& ou
     std::vector<std::string> stale;
     for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
+      // trace.N.et for a rank N of this export (one lookup, not one per rank).
+      const std::string prefix = std::string(interop::kChakraPrefix) + ".";
       bool ours = false;
-      for (std::size_t r = 0; r < ranks && !ours; ++r)
-        ours = name == interop::chakra_file_name(static_cast<std::int32_t>(r));
+      if (name.size() > prefix.size() + 3 && name.rfind(prefix, 0) == 0) {
+        const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - 3);
+        std::size_t rank = 0;
+        const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
+        ours = error == std::errc() && end == digits.data() + digits.size() && rank < ranks &&
+               name == interop::chakra_file_name(static_cast<std::int32_t>(rank));
+      }
       if (!ours && name.size() > 3 && name.compare(name.size() - 3, 3, ".et") == 0) stale.push_back(name);
     }
     std::sort(stale.begin(), stale.end());
@@ -61,21 +69,33 @@ void prepare_folder(const std::string& dir, std::size_t ranks, io::OutputSet& ou
   outputs.add_folder(dir);
 }
 
+// Stages each rank's file as the export makes it (OutputSet::add writes it to
+// its temporary at once), so that no more than one file is held.
+class StagedFolder final : public interop::ChakraFileSink {
+ public:
+  StagedFolder(std::string dir, io::OutputSet& outputs) : dir_(std::move(dir)), outputs_(outputs) {}
+  void begin(std::int32_t ranks) override { prepare_folder(dir_, static_cast<std::size_t>(ranks), outputs_); }
+  void file(std::int32_t rank, std::string_view bytes) override {
+    written.push_back((fs::path(dir_) / interop::chakra_file_name(rank)).string());
+    outputs_.add(written.back(), bytes);
+  }
+  std::vector<std::string> written;
+
+ private:
+  std::string dir_;
+  io::OutputSet& outputs_;
+};
+
 void run_export(const ExportOptions& o, CliContext& context) {
   // Before the run: "-" names standard output elsewhere, and one stream cannot hold a folder of files.
   if (o.output == "-")
     throw Error(ErrorKind::Input, "-o: export-chakra writes a folder of files, which cannot be standard output ('-')");
   const plan::ScenarioRun run(
       with_max_memory(io::load_scenario_or_plan(o.scenario, parse_overrides(o.sets)), o.max_memory_gib));
-  const interop::ScenarioChakraExport ex = interop::export_scenario_chakra(run, o.schedule, o.degree);
+  StagedFolder folder(o.output, context.outputs);
+  const interop::ScenarioChakraExport ex = interop::export_scenario_chakra(run, o.schedule, o.degree, folder);
   const interop::ChakraExport& t = ex.trace;
-  prepare_folder(o.output, t.files.size(), context.outputs);
-  for (const std::string& note : ex.notes) print_note(context.err, note);
-  std::vector<std::string> written;
-  for (std::size_t r = 0; r < t.files.size(); ++r) {
-    written.push_back((fs::path(o.output) / interop::chakra_file_name(static_cast<std::int32_t>(r))).string());
-    context.outputs.add(written.back(), t.files[r]);
-  }
+  std::vector<std::string>& written = folder.written;
   written.push_back((fs::path(o.output) / interop::kChakraCommGroupsFile).string());
   context.outputs.add(written.back(), t.comm_groups_json);
   if (o.json) {
@@ -83,8 +103,7 @@ void run_export(const ExportOptions& o, CliContext& context) {
     j.set("scenario", run.spec().name);
     j.set("schedule", ex.schedule);
     j.set("iteration_ms", ex.iteration_ms);
-    j.set("ranks", static_cast<std::int64_t>(t.files.size()));
-    j.set("representative", t.representative);
+    j.set("ranks", static_cast<std::int64_t>(t.ranks));
     j.set("compute_nodes", static_cast<std::int64_t>(t.compute_nodes));
     j.set("collective_nodes", static_cast<std::int64_t>(t.collective_nodes));
     j.set("send_nodes", static_cast<std::int64_t>(t.send_nodes));
@@ -99,7 +118,7 @@ void run_export(const ExportOptions& o, CliContext& context) {
   context.out << fmt::format(
       "{} {}: {:.3f} ms per iteration; wrote {} rank files to {} ({}.RANK.et: {} compute, {} collective, {} send and "
       "{} receive nodes) and {} ({} groups)\n",
-      run.spec().name, ex.schedule, ex.iteration_ms, t.files.size(), o.output, interop::kChakraPrefix, t.compute_nodes,
+      run.spec().name, ex.schedule, ex.iteration_ms, t.ranks, o.output, interop::kChakraPrefix, t.compute_nodes,
       t.collective_nodes, t.send_nodes, t.recv_nodes, interop::kChakraCommGroupsFile, t.groups);
 }
 

@@ -37,6 +37,23 @@ double gemm_flops(const GemmBatch& g) {
          static_cast<double>(g.count);
 }
 
+double work_bytes(const WorkShape& work, double operand_bytes, double result_bytes) {
+  double bytes = 0;
+  for (const GemmBatch& g : work.gemms) {
+    const double m = static_cast<double>(g.m), n = static_cast<double>(g.n), k = static_cast<double>(g.k);
+    bytes += static_cast<double>(g.count) * ((m * k + k * n) * operand_bytes + m * n * result_bytes);
+  }
+  if (work.attention) {
+    const AttentionCore& a = *work.attention;
+    // One token, every head. K and V are counted at the query heads: AttentionCore records no KV heads, and
+    // with grouped-query attention they move less.
+    const double row = static_cast<double>(a.heads) * static_cast<double>(a.head_dim);
+    const double queries = static_cast<double>(a.queries), context = static_cast<double>(a.context);
+    bytes += (queries + 2 * context) * row * operand_bytes + queries * row * result_bytes;  // Q, K, V; O
+  }
+  return bytes;
+}
+
 std::size_t TaskGraph::memory_bytes() const {
   std::size_t work_bytes = work_index_.capacity() * sizeof(std::uint32_t) + works_.capacity() * sizeof(WorkShape);
   for (const WorkShape& w : works_) work_bytes += w.gemms.capacity() * sizeof(GemmBatch);

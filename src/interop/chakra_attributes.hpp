@@ -14,6 +14,8 @@ namespace moeplan::interop::attr {
 // Chakra's own names, as ASTRA-sim's ETFeederNode reads them.
 inline constexpr const char* kIsCpuOp = "is_cpu_op";
 inline constexpr const char* kNumOps = "num_ops";
+/// uint64 bytes a compute node moves: what ASTRA-sim's roofline divides num_ops by.
+inline constexpr const char* kTensorSize = "tensor_size";
 inline constexpr const char* kCommType = "comm_type";
 inline constexpr const char* kCommSize = "comm_size";
 inline constexpr const char* kCommSrc = "comm_src";
@@ -38,6 +40,7 @@ inline constexpr const char* kScenario = "moeplan_scenario";
 inline constexpr const char* kSchedule = "moeplan_schedule";
 inline constexpr const char* kRank = "moeplan_rank";
 inline constexpr const char* kRanks = "moeplan_ranks";
+/// Written by moeplan before issue 29 on graphs whose ranks stood for others; read, no longer written.
 inline constexpr const char* kRepresentative = "moeplan_representative";
 /// string_list: "NAME:POLICY" of each stream, indexed by the nodes' `stream` values.
 inline constexpr const char* kStreams = "moeplan_streams";

@@ -61,30 +61,45 @@ std::optional<ChakraProtoMsg::CollectiveCommType> collective_of(model::OpClass o
 // Whole microseconds (Chakra's unit), rounded to the nearest.
 std::uint64_t micros(double ms) { return static_cast<std::uint64_t>(std::llround(std::max(0.0, ms) * kMicrosPerMs)); }
 
-// A stream of one rank: which rank, and its index in that rank's stream table.
+// A stream of one rank: which rank, its index in that rank's stream table,
+// and its resource.
 struct Placement {
   std::int32_t rank = 0;
   std::int32_t stream = 0;
+  dag::ResourceId resource = 0;
 };
+
+// ASTRA-sim's size of a collective from the cost model's (nccl-tests' `size`:
+// the larger buffer). ASTRA-sim's Ring (astra-sim 518bd51,
+// system/astraccl/native_collectives/collective_algorithm/Ring.cc lines 71-86)
+// reads an ALL_GATHER's comm_size as each rank's input (final_data_size =
+// data_size x nodes_in_ring), a REDUCE_SCATTER's as the input it reduces
+// (final = data_size / n), an ALL_REDUCE's and an ALL_TO_ALL's as the buffer:
+// only the all-gather differs, by its group's size.
+double chakra_comm_size(model::OpClass op, double nccl_tests_size, std::int32_t group) {
+  return op == model::OpClass::AllGather ? nccl_tests_size / group : nccl_tests_size;
+}
 
 class Exporter {
  public:
   Exporter(const dag::TaskGraph& g, const sim::Timeline& tl, const ChakraExportOptions& o) : g_(g), tl_(tl), o_(o) {}
 
-  ChakraExport run() {
+  // Every check first, then one rank's file at a time.
+  ChakraExport run(ChakraFileSink& sink) {
     index_streams();
     place_tasks();
+    index_dependencies();
+    number_groups();
     ChakraExport out;
-    out.representative = o_.representative || representative_;
-    nodes_.resize(static_cast<std::size_t>(ranks_));
-    std::vector<TaskId> last_on(g_.resources().size(), kNone);
-    for (TaskId t = 0; t < g_.size(); ++t) {
-      emit(t, last_on, out);
-      for (dag::ResourceId res : g_.resources(t)) last_on[res] = t;
+    out.ranks = ranks_;
+    index_ranks();
+    sink.begin(ranks_);
+    for (std::int32_t r = 0; r < ranks_; ++r) {
+      const std::string file = file_of(r, out);
+      sink.file(r, file);
     }
-    for (std::int32_t r = 0; r < ranks_; ++r) out.files.push_back(file_of(r, out.representative));
     out.comm_groups_json = groups_json();
-    out.groups = groups_.size();
+    out.groups = group_order_.size();
     return out;
   }
 
@@ -117,29 +132,39 @@ class Exporter {
     receiver_.assign(g_.size(), -1);
     for (TaskId t = 0; t < g_.size(); ++t) {
       if (g_.resources(t).empty()) refuse(t, "it holds no stream");
-      for (dag::ResourceId res : g_.resources(t)) {
-        const std::int32_t rank = g_.resources()[res].rank;
-        for (const Placement& p : placements_[t])
-          if (p.rank == rank) refuse(t, fmt::format("it holds two streams of rank {}", rank));
-        placements_[t].push_back({rank, stream_of_[res]});
-      }
+      std::vector<Placement>& list = placements_[t];
+      for (dag::ResourceId res : g_.resources(t)) list.push_back({g_.resources()[res].rank, stream_of_[res], res});
+      // By rank: a collective over every rank is looked up once per member's
+      // file, so on_rank is a binary search.
+      std::sort(list.begin(), list.end(), [](const Placement& a, const Placement& b) { return a.rank < b.rank; });
+      const auto twice = std::adjacent_find(list.begin(), list.end(),
+                                            [](const Placement& a, const Placement& b) { return a.rank == b.rank; });
+      if (twice != list.end()) refuse(t, fmt::format("it holds two streams of rank {}", twice->rank));
       const bool communication = g_.kind(t) == dag::TaskKind::Communication;
       if (!communication && placements_[t].size() > 1) refuse(t, "a compute task runs on several ranks");
       if (communication && g_.op(t) != model::OpClass::P2P && !collective_of(g_.op(t)))
         refuse(t, fmt::format("communication of op {} is neither a collective nor a transfer",
                               model::to_string(g_.op(t))));
+      // A rank that stands for others: ASTRA-sim runs a collective over the
+      // files of its members, and they are not there.
       if (communication && collective_of(g_.op(t)) &&
           g_.group_size(t) > static_cast<std::int32_t>(placements_[t].size()))
-        representative_ = true;
+        refuse(t, fmt::format("a collective priced for {} ranks holds the streams of {}: the graph's ranks stand for "
+                              "others, whose files ASTRA-sim would need",
+                              g_.group_size(t), placements_[t].size()));
     }
     for (TaskId t = 0; t < g_.size(); ++t)
       if (g_.kind(t) == dag::TaskKind::Communication && g_.op(t) == model::OpClass::P2P) place_receiver(t);
   }
 
-  bool on_rank(TaskId t, std::int32_t rank) const {
-    return std::any_of(placements_[t].begin(), placements_[t].end(),
-                       [&](const Placement& p) { return p.rank == rank; });
+  // t's placement on rank, or nullptr.
+  const Placement* placement(TaskId t, std::int32_t rank) const {
+    const std::vector<Placement>& list = placements_[t];
+    const auto it = std::lower_bound(list.begin(), list.end(), rank,
+                                     [](const Placement& p, std::int32_t r) { return p.rank < r; });
+    return it != list.end() && it->rank == rank ? &*it : nullptr;
   }
+  bool on_rank(TaskId t, std::int32_t rank) const { return placement(t, rank) != nullptr; }
 
   // The receiver of a transfer is the rank of the tasks that wait for it
   // elsewhere than on the sender (moeplan's pipeline: the next stage's compute).
@@ -157,15 +182,75 @@ class Exporter {
     if (receiver_[t] < 0) refuse(t, "no task of another rank waits for the transfer, so it has no receiver");
   }
 
-  // The communicator of a collective: its member ranks, numbered from 1 in
-  // order of first use (ASTRA-sim reads pg_name "0" and "" as every rank).
-  std::int64_t group_of(TaskId t) {
-    std::vector<std::int32_t> members;
-    for (const Placement& p : placements_[t]) members.push_back(p.rank);
-    std::sort(members.begin(), members.end());
-    auto [it, added] = groups_.try_emplace(members, static_cast<std::int64_t>(groups_.size()) + 1);
-    if (added) group_order_.push_back(members);
-    return it->second;
+  // Each dependency must be in some file of the task: on a rank the task
+  // holds, or the receive of a transfer there. For a task on several ranks
+  // (a collective) the dependencies are sorted by the rank whose file holds
+  // them, so that each member's file finds its own without reading every
+  // member's: a gradient all-reduce over 16,384 ranks waits for a task on
+  // each of them.
+  void index_dependencies() {
+    spread_deps_.resize(g_.size());
+    for (TaskId t = 0; t < g_.size(); ++t) {
+      const bool spread = placements_[t].size() > 1;
+      for (TaskId a : boost::make_iterator_range(adjacent_vertices(t, g_.predecessors_graph()))) {
+        bool carried = false;
+        const auto carry = [&](std::int32_t rank) {
+          if (!on_rank(t, rank)) return;
+          carried = true;
+          if (spread) spread_deps_[t].emplace_back(rank, a);
+        };
+        if (spread || placements_[a].size() == 1) {
+          for (const Placement& q : placements_[a]) carry(q.rank);
+          if (receiver_[a] >= 0) carry(receiver_[a]);
+        } else {
+          carried = on_rank(a, placements_[t].front().rank) || receiver_[a] == placements_[t].front().rank;
+        }
+        if (!carried)
+          refuse(t, fmt::format("it waits for task {} ({}) of another rank, and only collectives and transfers cross "
+                                "ranks in a Chakra trace",
+                                a, g_.name(a)));
+      }
+      std::sort(spread_deps_[t].begin(), spread_deps_[t].end());
+    }
+  }
+
+  // t's dependencies in the file of `rank`, added to n.
+  void add_dependencies(Node& n, TaskId t, std::int32_t rank) {
+    if (placements_[t].size() == 1) {
+      for (TaskId a : boost::make_iterator_range(adjacent_vertices(t, g_.predecessors_graph())))
+        if (on_rank(a, rank) || receiver_[a] == rank) n.add_data_deps(a);
+      return;
+    }
+    std::vector<std::pair<std::int32_t, TaskId>>& deps = spread_deps_[t];
+    auto it = std::lower_bound(deps.begin(), deps.end(), std::pair{rank, TaskId{0}});
+    for (; it != deps.end() && it->first == rank; ++it) n.add_data_deps(it->second);
+    // Files are written in rank order: after its last member's, t's index is spent.
+    if (rank == placements_[t].back().rank) std::vector<std::pair<std::int32_t, TaskId>>().swap(deps);
+  }
+
+  // The communicators of the collectives: their member ranks, numbered from 1
+  // in task order (ASTRA-sim reads pg_name "0" and "" as every rank).
+  void number_groups() {
+    group_.assign(g_.size(), 0);
+    for (TaskId t = 0; t < g_.size(); ++t) {
+      if (g_.kind(t) != dag::TaskKind::Communication || g_.op(t) == model::OpClass::P2P) continue;
+      std::vector<std::int32_t> members;
+      for (const Placement& p : placements_[t]) members.push_back(p.rank);
+      std::sort(members.begin(), members.end());
+      auto [it, added] = groups_.try_emplace(members, static_cast<std::int64_t>(groups_.size()) + 1);
+      if (added) group_order_.push_back(std::move(members));
+      group_[t] = it->second;
+    }
+  }
+
+  // Per rank, the tasks of its file in id order: those it holds a stream of,
+  // and the transfers it receives.
+  void index_ranks() {
+    tasks_of_.resize(static_cast<std::size_t>(ranks_));
+    for (TaskId t = 0; t < g_.size(); ++t) {
+      for (const Placement& p : placements_[t]) tasks_of_[static_cast<std::size_t>(p.rank)].push_back(t);
+      if (receiver_[t] >= 0) tasks_of_[static_cast<std::size_t>(receiver_[t])].push_back(t);
+    }
   }
 
   double compute_factor(std::int32_t rank) const {
@@ -173,72 +258,108 @@ class Exporter {
     return r < o_.rank_compute_slowdown.size() ? o_.rank_compute_slowdown[r] : 1.0;
   }
 
-  void emit(TaskId t, const std::vector<TaskId>& last_on, ChakraExport& out) {
-    const auto& res = g_.resources(t);
-    const bool communication = g_.kind(t) == dag::TaskKind::Communication;
-    const bool p2p = communication && g_.op(t) == model::OpClass::P2P;
-    const std::int64_t group = communication && !p2p ? group_of(t) : 0;
-    const auto preds = boost::make_iterator_range(adjacent_vertices(t, g_.predecessors_graph()));
-    std::vector<TaskId> pred_list(preds.begin(), preds.end());
-    std::vector<bool> carried(pred_list.size(), false);
-    for (std::size_t i = 0; i < res.size(); ++i) {
-      const Placement& p = placements_[t][i];
-      Node n = base_node(t);
-      attr::add(n, attr::kStream).set_int64_val(p.stream);
-      // Dependencies held in this rank's file: the task itself, or the receive of a transfer.
-      for (std::size_t k = 0; k < pred_list.size(); ++k) {
-        const TaskId a = pred_list[k];
-        if (on_rank(a, p.rank) || receiver_[a] == p.rank) {
-          n.add_data_deps(a);
-          carried[k] = true;
-        }
-      }
-      // An in-order stream starts its tasks in issue order: a dependency on
-      // the task before on the stream, so that a reader without streams
-      // (ASTRA-sim) keeps the order.
-      if (g_.resources()[res[i]].policy == dag::DispatchPolicy::InOrder && last_on[res[i]] != kNone)
-        n.add_data_deps(last_on[res[i]]);
-      if (!communication) {
-        n.set_type(ChakraProtoMsg::COMP_NODE);
-        const double ms = g_.duration_ms(t) * compute_factor(p.rank);
-        n.set_duration_micros(micros(ms));
-        attr::add(n, attr::kNumOps).set_int64_val(whole(t, g_.size(t), "FLOPs"));
-        attr::add(n, attr::kOp).set_string_val(model::to_string(g_.op(t)));
-        attr::add(n, attr::kDurationMs).set_double_val(ms);
-        ++out.compute_nodes;
-      } else if (p2p) {
-        n.set_type(ChakraProtoMsg::COMM_SEND_NODE);
-        add_transfer(n, t, p.rank, receiver_[t]);
-        attr::add(n, attr::kDurationMs).set_double_val(g_.duration_ms(t));
-        ++out.send_nodes;
-      } else {
-        n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-        attr::add(n, attr::kCommType).set_int64_val(*collective_of(g_.op(t)));
-        add_size(n, t);
-        attr::add(n, attr::kPgName).set_string_val(std::to_string(group));
-        attr::add(n, attr::kGroupSize).set_int64_val(g_.group_size(t));
-        attr::add(n, attr::kDurationMs).set_double_val(g_.duration_ms(t));
-        ++out.collective_nodes;
-      }
-      if (g_.priority(t) != 0) attr::add(n, attr::kCommPriority).set_int32_val(g_.priority(t));
-      add_labels(n, t);
-      finish(n, p.rank);
+  // One rank's file: its GlobalMetadata, then its nodes by id.
+  std::string file_of(std::int32_t rank, ChakraExport& out) {
+    ChakraProtoMsg::GlobalMetadata meta;
+    meta.set_version(kChakraSchemaVersion);
+    attr::add(meta, attr::kVersion).set_string_val(kVersion);
+    attr::add(meta, attr::kScenario).set_string_val(o_.scenario);
+    attr::add(meta, attr::kSchedule).set_string_val(o_.schedule);
+    attr::add(meta, attr::kRank).set_int64_val(rank);
+    attr::add(meta, attr::kRanks).set_int64_val(ranks_);
+    auto& streams = *attr::add(meta, attr::kStreams).mutable_string_list();
+    for (const std::string& s : streams_[static_cast<std::size_t>(rank)]) streams.add_values(s);
+    std::string file, bytes;
+    meta.SerializeToString(&bytes);
+    append_delimited(file, bytes);
+    // The task before on each of this rank's streams: a task holds one stream
+    // of a rank, so the rank's tasks in id order give each stream's order.
+    last_on_.assign(streams_[static_cast<std::size_t>(rank)].size(), kNone);
+    std::vector<TaskId>& tasks = tasks_of_[static_cast<std::size_t>(rank)];
+    for (const TaskId t : tasks) {
+      const Node n = node_of(t, rank, out);
+      n.SerializeToString(&bytes);
+      append_delimited(file, bytes);
     }
-    for (std::size_t k = 0; k < pred_list.size(); ++k)
-      if (!carried[k])
-        refuse(t, fmt::format("it waits for task {} ({}) of another rank, and only collectives and transfers cross "
-                              "ranks in a Chakra trace",
-                              pred_list[k], g_.name(pred_list[k])));
-    if (p2p) {
-      // The receive: where the receiver's tasks wait for the transfer. It holds
-      // no stream (moeplan prices a transfer on the sender's stream alone).
-      Node n = base_node(t);
+    std::vector<TaskId>().swap(tasks);  // this rank's index is spent
+    return file;
+  }
+
+  Node node_of(TaskId t, std::int32_t rank, ChakraExport& out) {
+    const Placement* p = placement(t, rank);
+    Node n = base_node(t);
+    if (p == nullptr) {
+      // The receive of a transfer: where the receiver's tasks wait for it. It
+      // holds no stream (moeplan prices a transfer on the sender's stream alone).
       n.set_type(ChakraProtoMsg::COMM_RECV_NODE);
-      add_transfer(n, t, placements_[t].front().rank, receiver_[t]);
+      add_transfer(n, t, placements_[t].front().rank, rank);
       add_labels(n, t);
-      finish(n, receiver_[t]);
       ++out.recv_nodes;
+      return n;
     }
+    attr::add(n, attr::kStream).set_int64_val(p->stream);
+    // Dependencies held in this rank's file: the task itself, or the receive of a transfer.
+    add_dependencies(n, t, rank);
+    // An in-order stream starts its tasks in issue order: a dependency on
+    // the task before on the stream, so that a reader without streams
+    // (ASTRA-sim) keeps the order.
+    TaskId& before = last_on_[static_cast<std::size_t>(p->stream)];
+    if (g_.resources()[p->resource].policy == dag::DispatchPolicy::InOrder && before != kNone) n.add_data_deps(before);
+    before = t;
+    const bool communication = g_.kind(t) == dag::TaskKind::Communication;
+    if (!communication) {
+      add_compute(n, t, rank);
+      ++out.compute_nodes;
+    } else if (g_.op(t) == model::OpClass::P2P) {
+      n.set_type(ChakraProtoMsg::COMM_SEND_NODE);
+      add_transfer(n, t, rank, receiver_[t]);
+      attr::add(n, attr::kDurationMs).set_double_val(g_.duration_ms(t));
+      ++out.send_nodes;
+    } else {
+      n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+      attr::add(n, attr::kCommType).set_int64_val(*collective_of(g_.op(t)));
+      add_size(n, t, chakra_comm_size(g_.op(t), g_.size(t), g_.group_size(t)));
+      attr::add(n, attr::kPgName).set_string_val(std::to_string(group_[t]));
+      attr::add(n, attr::kGroupSize).set_int64_val(g_.group_size(t));
+      attr::add(n, attr::kDurationMs).set_double_val(g_.duration_ms(t));
+      ++out.collective_nodes;
+    }
+    if (g_.priority(t) != 0) attr::add(n, attr::kCommPriority).set_int32_val(g_.priority(t));
+    add_labels(n, t);
+    auto* deps = n.mutable_data_deps();
+    std::sort(deps->begin(), deps->end());
+    deps->erase(std::unique(deps->begin(), deps->end()), deps->end());
+    return n;
+  }
+
+  // num_ops and tensor_size are what ASTRA-sim's roofline mode reads
+  // (astra-sim 518bd51 workload/Workload.cc issue_comp: operational intensity
+  // = num_ops / tensor_size, both uint64); it replays duration_micros otherwise.
+  void add_compute(Node& n, TaskId t, std::int32_t rank) const {
+    n.set_type(ChakraProtoMsg::COMP_NODE);
+    const double ms = g_.duration_ms(t) * compute_factor(rank);
+    n.set_duration_micros(micros(ms));
+    const model::OpClass op = g_.op(t);
+    if (op == model::OpClass::Elementwise) {
+      // Priced by the bytes it moves (the `elementwise` line): those are its
+      // tensor_size. A roofline times a memory-bound kernel by tensor_size
+      // alone (num_ops / (bandwidth x num_ops / tensor_size)); num_ops, one
+      // operation per element moved, only has to keep it memory-bound.
+      const std::int64_t bytes = whole(t, g_.size(t), "bytes");
+      attr::add(n, attr::kNumOps).set_int64_val(whole(t, static_cast<double>(bytes) / o_.dtype_bytes, "elements"));
+      attr::add(n, attr::kTensorSize).set_uint64_val(static_cast<std::uint64_t>(bytes));
+    } else {
+      attr::add(n, attr::kNumOps).set_int64_val(whole(t, g_.size(t), "FLOPs"));
+      if (const dag::WorkShape* work = g_.work(t)) {
+        // FP8 GEMMs read 1-byte operands (E4M3/E5M2) and write the model's dtype.
+        const double operand = op == model::OpClass::GemmFp8 ? 1.0 : o_.dtype_bytes;
+        attr::add(n, attr::kTensorSize)
+            .set_uint64_val(static_cast<std::uint64_t>(whole(t, dag::work_bytes(*work, operand, o_.dtype_bytes),
+                                                             "bytes")));
+      }
+    }
+    attr::add(n, attr::kOp).set_string_val(model::to_string(op));
+    attr::add(n, attr::kDurationMs).set_double_val(ms);
   }
 
   Node base_node(TaskId t) const {
@@ -257,15 +378,21 @@ class Exporter {
     attr::add(n, attr::kCommDst).set_int32_val(dst);
     if (t > static_cast<TaskId>(std::numeric_limits<std::int32_t>::max())) refuse(t, "its id does not fit a comm_tag");
     attr::add(n, attr::kCommTag).set_int32_val(static_cast<std::int32_t>(t));
-    add_size(n, t);
+    add_size(n, t, g_.size(t));
   }
 
-  void add_size(Node& n, TaskId t) const {
-    const double bytes = g_.size(t);
-    attr::add(n, attr::kCommSize).set_int64_val(whole(t, bytes, "bytes"));
-    // comm_size is whole bytes; a size the cost model priced with a fraction
-    // (a buffer split in R parts) travels exactly beside it.
-    if (bytes != std::round(bytes)) attr::add(n, attr::kCommBytes).set_double_val(bytes);
+  // comm_size is whole bytes in Chakra's (ASTRA-sim's) convention; the size
+  // the cost model priced (nccl-tests' convention, maybe a fraction of a byte
+  // when a buffer is split in R parts) travels beside it whenever comm_size
+  // does not give it back exactly.
+  void add_size(Node& n, TaskId t, double chakra_bytes) const {
+    const std::int64_t written = whole(t, chakra_bytes, "bytes");
+    attr::add(n, attr::kCommSize).set_int64_val(written);
+    const double priced = g_.size(t);
+    const double back = g_.kind(t) == dag::TaskKind::Communication && g_.op(t) == model::OpClass::AllGather
+                            ? static_cast<double>(written) * g_.group_size(t)
+                            : static_cast<double>(written);
+    if (back != priced) attr::add(n, attr::kCommBytes).set_double_val(priced);
   }
 
   void add_labels(Node& n, TaskId t) const {
@@ -282,37 +409,6 @@ class Exporter {
     return static_cast<std::int64_t>(std::llround(value));
   }
 
-  // Dependencies in ascending order, each once.
-  void finish(Node& n, std::int32_t rank) {
-    auto* deps = n.mutable_data_deps();
-    std::sort(deps->begin(), deps->end());
-    deps->erase(std::unique(deps->begin(), deps->end()), deps->end());
-    std::string bytes;
-    n.SerializeToString(&bytes);
-    nodes_[static_cast<std::size_t>(rank)].emplace_back(n.id(), std::move(bytes));
-  }
-
-  std::string file_of(std::int32_t rank, bool representative) {
-    ChakraProtoMsg::GlobalMetadata meta;
-    meta.set_version(kChakraSchemaVersion);
-    attr::add(meta, attr::kVersion).set_string_val(kVersion);
-    attr::add(meta, attr::kScenario).set_string_val(o_.scenario);
-    attr::add(meta, attr::kSchedule).set_string_val(o_.schedule);
-    attr::add(meta, attr::kRank).set_int64_val(rank);
-    attr::add(meta, attr::kRanks).set_int64_val(ranks_);
-    attr::add(meta, attr::kRepresentative).set_bool_val(representative);
-    auto& streams = *attr::add(meta, attr::kStreams).mutable_string_list();
-    for (const std::string& s : streams_[static_cast<std::size_t>(rank)]) streams.add_values(s);
-    std::string out, bytes;
-    meta.SerializeToString(&bytes);
-    append_delimited(out, bytes);
-    // Nodes by id: a receive sits among the receiver's own tasks by the id of its transfer.
-    auto& list = nodes_[static_cast<std::size_t>(rank)];
-    std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [id, node] : list) append_delimited(out, node);
-    return out;
-  }
-
   std::string groups_json() const {
     io::Json j = io::Json::object();
     for (std::size_t i = 0; i < group_order_.size(); ++i) {
@@ -327,22 +423,45 @@ class Exporter {
   const sim::Timeline& tl_;
   const ChakraExportOptions& o_;
   std::int32_t ranks_ = 1;
-  bool representative_ = false;
   std::vector<std::vector<std::string>> streams_;  // per rank: "name:policy"
   std::vector<std::int32_t> stream_of_;            // per resource
   std::vector<std::vector<Placement>> placements_;
   std::vector<std::int32_t> receiver_;  // per transfer: the receiving rank, else -1
   std::map<std::vector<std::int32_t>, std::int64_t> groups_;
   std::vector<std::vector<std::int32_t>> group_order_;
-  std::vector<std::vector<std::pair<std::uint64_t, std::string>>> nodes_;  // per rank: (id, serialized node)
+  std::vector<std::int64_t> group_;             // per collective: its pg_name
+  std::vector<std::vector<TaskId>> tasks_of_;   // per rank: its file's tasks, by id
+  std::vector<TaskId> last_on_;                 // per stream of the rank being written
+  // Per task on several ranks: (rank, dependency) of each dependency in a member's file, by rank.
+  std::vector<std::vector<std::pair<std::int32_t, TaskId>>> spread_deps_;
+};
+
+// Holds every file (the overload without a sink).
+class FilesInMemory final : public ChakraFileSink {
+ public:
+  explicit FilesInMemory(std::vector<std::string>& files) : files_(files) {}
+  void begin(std::int32_t ranks) override { files_.reserve(static_cast<std::size_t>(ranks)); }
+  void file(std::int32_t, std::string_view bytes) override { files_.emplace_back(bytes); }
+
+ private:
+  std::vector<std::string>& files_;
 };
 
 }  // namespace
 
 ChakraExport export_chakra(const dag::TaskGraph& graph, const sim::Timeline& timeline,
-                           const ChakraExportOptions& options) {
+                           const ChakraExportOptions& options, ChakraFileSink& sink) {
   MOEPLAN_CHECK(timeline.start_ms.size() == graph.size(), "the timeline is the graph's");
-  return Exporter(graph, timeline, options).run();
+  return Exporter(graph, timeline, options).run(sink);
+}
+
+ChakraExport export_chakra(const dag::TaskGraph& graph, const sim::Timeline& timeline,
+                           const ChakraExportOptions& options) {
+  std::vector<std::string> files;
+  FilesInMemory sink(files);
+  ChakraExport out = export_chakra(graph, timeline, options, sink);
+  out.files = std::move(files);
+  return out;
 }
 
 }  // namespace moeplan::interop

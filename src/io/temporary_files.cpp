@@ -18,8 +18,14 @@ namespace {
 
 // The handler reads these with atomic loads only (lock-free, hence
 // async-signal-safe). A slot holds a malloc'd copy of the path or nullptr.
-constexpr int kSlots = 256;
+// export-chakra stages one file per rank, and a multi_rank graph reaches
+// 131,072 ranks (docs/reliability.md, "Resource bounds"), so the table holds twice that: 2 MiB
+// of pointers, whose pages cost nothing until a slot on them is used.
+constexpr int kSlots = 1 << 18;
 std::atomic<char*> g_paths[kSlots];
+// Where the next search for a free slot starts: slots are taken in turn, so
+// that listing n paths costs n steps, not n^2 / 2 from the first slot each time.
+std::atomic<unsigned> g_cursor{0};
 // Handlers running now: a path taken off the list is freed only when none is,
 // so that a handler on another thread never reads freed memory.
 std::atomic<int> g_handlers{0};
@@ -91,9 +97,14 @@ void remove_temporaries_on_signal() {
 int register_temporary(const std::string& path) {
   char* copy = ::strdup(path.c_str());
   if (copy == nullptr) throw_runtime_error(fmt::format("{}: out of memory", path));
-  for (int slot = 0; slot < kSlots; ++slot) {
+  const unsigned start = g_cursor.fetch_add(1);
+  for (unsigned k = 0; k < static_cast<unsigned>(kSlots); ++k) {
+    const int slot = static_cast<int>((start + k) % kSlots);
     char* expected = nullptr;
-    if (g_paths[slot].compare_exchange_strong(expected, copy)) return slot;
+    if (g_paths[slot].compare_exchange_strong(expected, copy)) {
+      g_cursor.store(static_cast<unsigned>(slot) + 1);
+      return slot;
+    }
   }
   std::free(copy);
   throw_runtime_error(fmt::format("{}: more than {} temporary files at once", path, kSlots));

@@ -52,12 +52,13 @@ ScenarioGraph Family::graph(const ScenarioRun& run, const std::string& schedule,
                 "request.schedule");
   const std::vector<std::string> names = run.runnable_schedules(requested);
   MOEPLAN_CHECK(names.size() == 1, "one named schedule runs or is refused");
-  ScenarioGraph out{run.build(names.front(), degree), {}, !spec.schedule.multi_rank, ""};
+  // With each compute task's work shape: a trace gives the bytes it moves.
+  ScenarioGraph out{run.build_for_replay(names.front(), degree), {}, !spec.schedule.multi_rank, ""};
   out.timeline = run_schedule(out.built);
   if (out.representative)
     out.note = fmt::format(
-        "{} runs in symmetric mode: only rank 0, which stands for every rank, is in the graph and in the trace "
-        "(schedule.mode=multi_rank exports every rank)",
+        "{} runs in symmetric mode: its graph holds rank 0 alone, standing for every rank (schedule.mode=multi_rank "
+        "builds every rank)",
         spec.name);
   return out;
 }

@@ -43,4 +43,13 @@ struct WorkShape {
 /// 2 m n k x count.
 double gemm_flops(const GemmBatch& gemm);
 
+/// The least bytes a task's work moves to and from device memory: every
+/// operand read once and every result written once (a GEMM: A, B read and C
+/// written, `count` times; the attention core: Q, K and V read and O
+/// written), at `operand_bytes` per input element and `result_bytes` per
+/// output element. What a roofline divides FLOPs by (Chakra's `tensor_size`,
+/// ASTRA-sim's operational intensity); a kernel that re-reads an operand
+/// moves more.
+double work_bytes(const WorkShape& work, double operand_bytes, double result_bytes);
+
 }  // namespace moeplan::dag

@@ -70,36 +70,57 @@ inline constexpr const char* kChakraPrefix = "trace";
 /// ASTRA-sim's --comm-group-configuration: {"pg_name": [ranks], ...}.
 inline constexpr const char* kChakraCommGroupsFile = "comm_groups.json";
 
-/// @brief What an export records about where the graph came from.
+/// @brief What an export records about where the graph came from, and what
+/// the graph does not say itself.
 struct ChakraExportOptions {
   std::string scenario;
   std::string schedule;
-  /// Each file stands for more ranks than itself (symmetric mode: rank 0 for
-  /// every rank; folding: one file per pipeline stage): the groups of its
-  /// collectives are not in the trace, so only `--comm trace` imports it.
-  bool representative = false;
   /// Per-rank compute factors the engine applied (stragglers): exported
   /// compute durations carry them, as the trace has no such factor.
   std::vector<double> rank_compute_slowdown;
+  /// Bytes of one element of a compute task's operands and results (the
+  /// model's dtype): with the task's work shape, its `tensor_size`. An FP8
+  /// GEMM reads 1-byte operands and writes results of this size.
+  double dtype_bytes = 2;
 };
 
-/// @brief An exported trace: one file per rank and the communicator groups.
+/// @brief Takes an export's files as they are made, so that an export of many
+/// ranks never holds more than one rank's file.
+class ChakraFileSink {
+ public:
+  virtual ~ChakraFileSink() = default;
+  /// Once, before any file: how many rank files follow (ranks 0..ranks-1).
+  virtual void begin(std::int32_t ranks) = 0;
+  /// The bytes of chakra_file_name(rank), ranks in order.
+  virtual void file(std::int32_t rank, std::string_view bytes) = 0;
+};
+
+/// @brief An exported trace: what was written, and the communicator groups.
 struct ChakraExport {
-  std::vector<std::string> files;  ///< index = rank: the bytes of chakra_file_name(rank)
-  std::string comm_groups_json;    ///< kChakraCommGroupsFile
+  std::int32_t ranks = 0;
+  /// index = rank: the bytes of chakra_file_name(rank); filled only by the
+  /// export_chakra overload without a sink.
+  std::vector<std::string> files;
+  std::string comm_groups_json;  ///< kChakraCommGroupsFile
   std::size_t compute_nodes = 0;
   std::size_t collective_nodes = 0;  ///< one per member rank of each collective
   std::size_t send_nodes = 0;
   std::size_t recv_nodes = 0;
   std::size_t groups = 0;
-  bool representative = false;
 };
 
 /// Writes every task of `graph` into the file of each rank it holds a
 /// resource of, with its dependencies on that rank, its stream and what the
-/// timeline says of it. Graphs the format cannot carry are a runtime Error
-/// naming the task: a Shared link, a task on two streams of one rank, a
-/// dependency across ranks other than through a collective or a transfer.
+/// timeline says of it, one rank at a time into `sink`; memory beyond the
+/// graph's is an index of each rank's tasks and one file. Graphs the format
+/// cannot carry are a runtime Error naming the task, raised before
+/// sink.begin(): a Shared link, a task on two streams of one rank, a
+/// dependency across ranks other than through a collective or a transfer, a
+/// collective priced for more ranks than it holds (a graph in which a rank
+/// stands for others, which ASTRA-sim cannot run).
+ChakraExport export_chakra(const dag::TaskGraph& graph, const sim::Timeline& timeline,
+                           const ChakraExportOptions& options, ChakraFileSink& sink);
+/// The same, every file held in ChakraExport::files.
 ChakraExport export_chakra(const dag::TaskGraph& graph, const sim::Timeline& timeline,
                            const ChakraExportOptions& options);
 
@@ -108,14 +129,15 @@ struct ScenarioChakraExport {
   ChakraExport trace;
   std::string schedule;
   double iteration_ms = 0;
-  std::vector<std::string> notes;  ///< what the trace stands for, when not every rank
 };
 
-/// `schedule` empty: the scenario's own; `degree` as simulate --degree. A
-/// folding scenario exports its own mapping's pipeline (neither may be given);
-/// noise (schedule.compute_jitter_cv) and "all" are input errors.
+/// `schedule` empty: the scenario's own; `degree` as simulate --degree. Input
+/// errors: noise (schedule.compute_jitter_cv), "all", and a graph in which a
+/// rank stands for others (symmetric mode, a pipeline of stages), which
+/// ASTRA-sim cannot run: the error says what the graph stands for and how
+/// the family exports every rank, when it can.
 ScenarioChakraExport export_scenario_chakra(const plan::ScenarioRun& run, const std::string& schedule,
-                                            std::optional<std::int64_t> degree);
+                                            std::optional<std::int64_t> degree, ChakraFileSink& sink);
 
 // ---- Import ----
 

@@ -162,7 +162,8 @@ class Family {
   /// evaluated (plan/simulate.hpp).
   virtual Simulation simulate(const ScenarioRun& run, const SimulateRequest& request) const;
   /// The one graph a trace of the scenario holds. Default: the named
-  /// schedule (the scenario's when empty) at `degree`.
+  /// schedule (the scenario's when empty) at `degree`, each compute task's
+  /// work shape recorded (ScenarioRun::build_for_replay).
   virtual ScenarioGraph graph(const ScenarioRun& run, const std::string& schedule,
                               std::optional<std::int64_t> degree) const;
   /// Whether the scenario's mapping is the family's to search (true) or fixed

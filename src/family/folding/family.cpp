@@ -63,8 +63,9 @@ class Folding final : public plan::Family {
     // The pipeline graph's ranks are its stages, each standing for its stage's GPUs.
     plan::ScenarioGraph out{std::move(trace.built), std::move(trace.timeline), true, ""};
     out.note = fmt::format(
-        "{}'s pipeline graph has one rank per pipeline stage ({}): file s stands for every GPU of stage s, and its "
-        "chunk and optimizer nodes for the work and collectives folding prices per stage",
+        "{}'s pipeline graph has one rank per pipeline stage ({}), each standing for every GPU of its stage, and its "
+        "chunk and optimizer tasks for the work and collectives folding prices per stage; folding builds no graph of "
+        "every rank",
         spec.name, spec.parallel.pp);
     return out;
   }
