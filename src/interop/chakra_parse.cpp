@@ -165,11 +165,11 @@ class NodeReader {
     } else if (name == attr::kCommType) {
       n_.comm_type = integer(a, 0, kInt32Max);
     } else if (name == attr::kCommSize) {
-      if (!size_exact_) n_.comm_bytes = static_cast<double>(integer(a, 0, kMaxSize));
+      if (!n_.comm_bytes_exact) n_.comm_bytes = static_cast<double>(integer(a, 0, kMaxSize));
       return true;
     } else if (name == attr::kCommBytes) {
       n_.comm_bytes = number(a, model::kMaxSampleSize);
-      size_exact_ = true;
+      n_.comm_bytes_exact = true;
       return true;
     } else if (name == attr::kCommSrc) {
       n_.comm_src = integer(a, 0, kInt32Max);
@@ -228,7 +228,6 @@ class NodeReader {
 
   const std::string& path_;
   ParsedNode& n_;
-  bool size_exact_ = false;
 };
 
 dag::DispatchPolicy policy_of(const std::string& path, const std::string& entry) {

@@ -37,6 +37,10 @@ struct ParsedNode {
   double num_ops = 0;
   std::optional<std::int64_t> comm_type;  ///< CollectiveCommType value
   double comm_bytes = 0;                  ///< moeplan_comm_bytes, else comm_size
+  /// comm_bytes is moeplan_comm_bytes: the size in nccl-tests' convention, as
+  /// the cost model takes it; comm_size is in ASTRA-sim's (an all-gather's
+  /// input of one rank).
+  bool comm_bytes_exact = false;
   std::string pg_name;
   std::optional<std::int64_t> comm_src, comm_dst, comm_tag;
   std::int32_t priority = 0;               ///< comm_priority
