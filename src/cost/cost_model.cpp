@@ -179,6 +179,12 @@ Milliseconds CostModel::communication(model::OpClass op, const GroupShape& group
   return Milliseconds{lines_for(op, group).predict_ms(size_bytes)};
 }
 
+Milliseconds CostModel::broadcast(const GroupShape& group, double size_bytes) const {
+  if (group.size <= 1) return Milliseconds{0.0};  // no kernel is launched
+  const auto n = static_cast<double>(group.size);
+  return communication(model::OpClass::AllGather, group, size_bytes * n / (n - 1.0));
+}
+
 Milliseconds CostModel::predict(model::OpClass op, model::LinkClass link, std::int64_t group, double size) const {
   if (!is_communication(op)) return compute(op, size);
   if (group <= 1 && op != model::OpClass::P2P) return Milliseconds{0.0};

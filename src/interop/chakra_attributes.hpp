@@ -42,6 +42,11 @@ inline constexpr const char* kRank = "moeplan_rank";
 inline constexpr const char* kRanks = "moeplan_ranks";
 /// Written by moeplan before issue 29 on graphs whose ranks stood for others; read, no longer written.
 inline constexpr const char* kRepresentative = "moeplan_representative";
+/// string "astra-sim": comm_size follows ASTRA-sim (an all-gather's is each
+/// rank's input). moeplan's files without it (written before issue 29) hold an
+/// all-gather's nccl-tests size (its output) in comm_size.
+inline constexpr const char* kCommSizeConvention = "moeplan_comm_size";
+inline constexpr const char* kAstraSimConvention = "astra-sim";
 /// string_list: "NAME:POLICY" of each stream, indexed by the nodes' `stream` values.
 inline constexpr const char* kStreams = "moeplan_streams";
 

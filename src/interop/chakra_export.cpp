@@ -267,6 +267,7 @@ class Exporter {
     attr::add(meta, attr::kSchedule).set_string_val(o_.schedule);
     attr::add(meta, attr::kRank).set_int64_val(rank);
     attr::add(meta, attr::kRanks).set_int64_val(ranks_);
+    attr::add(meta, attr::kCommSizeConvention).set_string_val(attr::kAstraSimConvention);
     auto& streams = *attr::add(meta, attr::kStreams).mutable_string_list();
     for (const std::string& s : streams_[static_cast<std::size_t>(rank)]) streams.add_values(s);
     std::string file, bytes;

@@ -2,12 +2,27 @@
 // Each file is one rank. A collective is matched across its group's files the
 // way NCCL matches them on a communicator: the k-th collective of a rank on
 // pg_name G is the k-th of every member of G. A send and a receive match on
-// (source, destination, tag), in order. Tasks are issued in one order that
-// keeps every file's node order: the lowest node id of any file that can go
-// next, a collective once all its members have reached it.
+// (source, destination, tag, size), in order, as ASTRA-sim's network front
+// end matches them. Tasks are issued in one order that keeps every file's
+// node order: the lowest node id of any file that can go next, a collective
+// once all its members have reached it.
+//
+// Sends and receives run as ASTRA-sim runs them (518bd51: Workload.cc
+// issue_send_comm / issue_recv_comm; CommonNetworkApi.cc
+// process_chunk_arrival and sim_recv): a send starts when its dependencies
+// are done and ends when its message arrives, whether or not the receive is
+// posted; a receive ends at max(arrival, the time it is posted). So a send is
+// a task on the sender's stream, and a receive is no task at all: what waits
+// for it waits for its send and for everything the receive itself waits for
+// (and, on an in-order stream, for the work before it there; the work after
+// it there waits for it). A receive does no work, so a task for it would need
+// a resource it does not use (the graph refuses a task on none), and it would
+// add a task per transfer to moeplan's own round trips, whose graphs have
+// none; a join written as edges gives the same times.
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <queue>
 
@@ -37,12 +52,19 @@ Error located(const std::string& path, const std::string& why) {
   return Error(ErrorKind::Input, why, "", SourceLocation{path, 0, 0});
 }
 
-// Chakra's CollectiveCommType values (et_def.proto) that the cost model prices.
+// Chakra's CollectiveCommType values (et_def.proto) that moeplan runs, and the
+// operation each task is labelled and priced as. A BARRIER is an allreduce:
+// PyTorch's ProcessGroupNCCL::barrier allreduces a one-element tensor
+// (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp, "All reduce to achieve
+// the barrier"); a BROADCAST is priced on the all-gather line
+// (CostModel::broadcast).
 std::optional<model::OpClass> collective_op(std::int64_t comm_type) {
   switch (comm_type) {
     case ChakraProtoMsg::ALL_REDUCE:
+    case ChakraProtoMsg::BARRIER:
       return model::OpClass::AllReduce;
     case ChakraProtoMsg::ALL_GATHER:
+    case ChakraProtoMsg::BROADCAST:
       return model::OpClass::AllGather;
     case ChakraProtoMsg::ALL_TO_ALL:
       return model::OpClass::A2A;
@@ -51,6 +73,19 @@ std::optional<model::OpClass> collective_op(std::int64_t comm_type) {
     default:
       return std::nullopt;
   }
+}
+
+// The size the cost model prices (nccl-tests' `size`: an all-gather's output,
+// a reduce-scatter's input, an allreduce's and an alltoall's buffer).
+// moeplan_comm_bytes is written in that convention. comm_size is in
+// ASTRA-sim's, which reads an ALL_GATHER's as each rank's input (518bd51
+// Ring.cc lines 75-77: final_data_size = data_size * nodes_in_ring) and the
+// others' as nccl-tests does (lines 71-74, 79-86). A file moeplan wrote
+// before issue 29 (its moeplan_streams table without moeplan_comm_size
+// "astra-sim") has an all-gather's nccl-tests size in comm_size.
+double priced_bytes(const detail::ParsedNode& n, std::size_t members, bool nccl_tests_comm_size) {
+  if (n.comm_bytes_exact || nccl_tests_comm_size || *n.comm_type != ChakraProtoMsg::ALL_GATHER) return n.comm_bytes;
+  return n.comm_bytes * static_cast<double>(members);
 }
 
 struct NodeRef {
@@ -66,6 +101,26 @@ struct Collective {
   std::size_t arrived = 0;
 };
 
+// A stream of one rank: a resource once a task runs on it.
+struct Stream {
+  std::int32_t rank = 0;
+  std::string name;
+  dag::DispatchPolicy policy = dag::DispatchPolicy::Priority;
+  std::optional<dag::ResourceId> id;
+  TaskId last_task = kNoTask;
+  std::size_t pending_receive = kNone;  // a receive after last_task: the next task waits for it
+};
+
+// A receive: a join, no task (see the top of the file).
+struct Receive {
+  NodeRef node;
+  NodeRef send;
+  TaskId stream_task = kNoTask;        // the task before it on its in-order stream
+  std::size_t stream_receive = kNone;  // the receive before it there, after stream_task
+  std::vector<TaskId> waits;           // what waits for it waits for these
+  enum class State : std::uint8_t { Unseen, Open, Done } state = State::Unseen;
+};
+
 class Importer {
  public:
   Importer(const ChakraInput& in, const model::ClusterSpec& cluster, const cost::CostModel& costs, CommPricing comm)
@@ -75,8 +130,7 @@ class Importer {
 
   ChakraImport run() {
     detail::count_chakra_nodes(in_.files);  // every file's, before any is read
-    detail::ImportCounts counts;
-    for (const ChakraFile& f : in_.files) files_.push_back(detail::parse_chakra_file(f, counts));
+    for (const ChakraFile& f : in_.files) files_.push_back(detail::parse_chakra_file(f, counts_));
     out_.ranks = static_cast<std::int32_t>(files_.size());
     for (std::int32_t rank = 0; rank < out_.ranks; ++rank) all_ranks_.push_back(rank);
     check_cluster();
@@ -97,6 +151,7 @@ class Importer {
     match_collectives();
     match_transfers();
     issue();
+    resolve_receives();
     add_dependencies();
     try {
       out_.built.graph = std::move(builder_).build();
@@ -220,8 +275,12 @@ class Importer {
     }
   }
 
+  // ASTRA-sim matches a message on (tag, source, destination, size), in
+  // order (CommonNetworkApi.cc: callback_tracker.search_entry(tag, src, dst,
+  // count, chunk_id)), and reads comm_tag as a uint32 (Workload.cc lines 403
+  // and 429: comm_tag<uint32_t>): tags are compared on their low 32 bits.
   void match_transfers() {
-    using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t>;  // source, destination, tag
+    using Key = std::tuple<std::int64_t, std::int64_t, std::uint32_t, double>;  // source, destination, tag, bytes
     std::map<Key, std::vector<NodeRef>> sends, recvs;
     const auto ranks = static_cast<std::int64_t>(files_.size());
     for (std::size_t f = 0; f < files_.size(); ++f)
@@ -240,15 +299,20 @@ class Importer {
         if (peer >= ranks || peer == own)
           fail(r, fmt::format("its {} {} is not another rank of the trace (ranks 0..{})",
                               send ? "comm_dst" : "comm_src", peer, ranks - 1));
-        (send ? sends : recvs)[{src, dst, n.comm_tag.value_or(0)}].push_back(r);
+        const auto tag = static_cast<std::uint32_t>(n.comm_tag.value_or(0));
+        (send ? sends : recvs)[{src, dst, tag, n.comm_bytes}].push_back(r);
       }
     partner_.resize(files_.size());
-    for (std::size_t f = 0; f < files_.size(); ++f) partner_[f].assign(files_[f].nodes.size(), NodeRef{kNone, kNone});
+    receive_of_.resize(files_.size());
+    for (std::size_t f = 0; f < files_.size(); ++f) {
+      partner_[f].assign(files_[f].nodes.size(), NodeRef{kNone, kNone});
+      receive_of_[f].assign(files_[f].nodes.size(), kNone);
+    }
     auto unmatched = [&](const NodeRef& r, const Key& k, bool send) {
-      const auto& [src, dst, tag] = k;
-      fail(r, fmt::format("has no matching {} in {} (source {}, destination {}, tag {}; they match in order)",
+      const auto& [src, dst, tag, bytes] = k;
+      fail(r, fmt::format("has no matching {} in {} (source {}, destination {}, tag {}, {} bytes; they match in order)",
                           send ? "COMM_RECV_NODE" : "COMM_SEND_NODE",
-                          files_[static_cast<std::size_t>(send ? dst : src)].path, src, dst, tag));
+                          files_[static_cast<std::size_t>(send ? dst : src)].path, src, dst, tag, bytes));
     };
     for (const auto& [key, list] : sends) {
       const auto it = recvs.find(key);
@@ -256,11 +320,11 @@ class Importer {
       if (list.size() > paired) unmatched(list[paired], key, true);
       for (std::size_t k = 0; k < list.size(); ++k) {
         const NodeRef s = list[k], r = it->second[k];
-        if (node(s).comm_bytes != node(r).comm_bytes)
-          fail(r, fmt::format("receives {} bytes, but its send {} of {} sends {}", node(r).comm_bytes,
-                              node_label(node(s)), files_[s.file].path, node(s).comm_bytes));
         partner_[s.file][s.node] = r;
-        partner_[r.file][r.node] = s;
+        receive_of_[r.file][r.node] = receives_.size();
+        Receive& receive = receives_.emplace_back();
+        receive.node = r;
+        receive.send = s;
       }
     }
     for (const auto& [key, list] : recvs) {
@@ -273,8 +337,8 @@ class Importer {
   // The stream a node runs on: a moeplan trace's table, a `stream` attribute
   // (a CUDA stream: in order), else one pool per kind and rank taking the
   // lowest ready node id first (ASTRA-sim's issue rule). A receive without a
-  // stream holds none: its transfer runs on the sender's.
-  std::optional<dag::ResourceId> resource_of(const NodeRef& r) {
+  // stream has none.
+  Stream* stream_of(const NodeRef& r) {
     const ParsedFile& f = files_[r.file];
     const ParsedNode& n = node(r);
     std::string name;
@@ -286,20 +350,31 @@ class Importer {
       name = fmt::format("stream {}", *n.stream);
       policy = dag::DispatchPolicy::InOrder;
     } else if (n.kind == NodeKind::Recv) {
-      return std::nullopt;
+      return nullptr;
     } else if (f.moeplan) {
       fail(r, "has no stream attribute, which every node of a moeplan trace but a receive carries");
     } else {
       name = n.cpu ? "cpu" : n.kind == NodeKind::Compute ? "compute" : "comm";
     }
-    const auto key = std::pair{f.rank, name};
-    auto it = resources_.find(key);
-    if (it == resources_.end()) {
-      it = resources_.emplace(key, builder_.add_resource({name, f.rank, policy})).first;
-      policies_.push_back(policy);  // resource ids run 0, 1, ... in the order they are added
-      last_on_.push_back(kNoTask);
+    auto [it, added] = streams_.try_emplace({f.rank, name});
+    if (added) {
+      it->second.rank = f.rank;
+      it->second.name = name;
+      it->second.policy = policy;
     }
-    return it->second;
+    return &it->second;
+  }
+
+  // The resource of a task's node: its stream, made a resource when its first task comes
+  // (a stream of receives alone runs no task, so the graph has no lane for it).
+  dag::ResourceId resource_of(const NodeRef& r) {
+    Stream* s = stream_of(r);
+    MOEPLAN_CHECK(s != nullptr, "every node but a receive has a stream");
+    if (!s->id) {
+      s->id = builder_.add_resource({s->name, s->rank, s->policy});
+      by_resource_.push_back(s);  // resource ids run 0, 1, ... in the order they are added
+    }
+    return *s->id;
   }
 
   double trace_ms(const ParsedNode& n) const {
@@ -343,6 +418,9 @@ class Importer {
           advance(f);
           break;
         case NodeKind::Recv:
+          place_receive(r);
+          advance(f);
+          break;
         case NodeKind::PassThrough:
           advance(f);
           break;
@@ -379,11 +457,28 @@ class Importer {
   TaskId add(const dag::TaskSpec& spec, const std::vector<dag::ResourceId>& resources) {
     const TaskId t = builder_.add_task(spec);
     for (dag::ResourceId res : resources) {
-      if (policies_[res] == dag::DispatchPolicy::InOrder && last_on_[res] != kNoTask)
-        edges_.emplace_back(last_on_[res], t);  // an in-order stream: after the task issued before it
-      last_on_[res] = t;
+      Stream& s = *by_resource_[res];
+      if (s.policy == dag::DispatchPolicy::InOrder) {
+        // An in-order stream: after the task issued before it, and after a receive issued since.
+        if (s.last_task != kNoTask) edges_.emplace_back(s.last_task, t);
+        if (s.pending_receive != kNone) after_receive_.emplace_back(s.pending_receive, t);
+        s.pending_receive = kNone;
+      }
+      s.last_task = t;
     }
     return t;
+  }
+
+  // A receive on an in-order stream keeps its place there: it ends after the
+  // stream's work before it, and the stream's next task starts after it. On a
+  // pool, or without a stream, it holds nothing.
+  void place_receive(const NodeRef& r) {
+    Stream* s = stream_of(r);
+    if (s == nullptr || s->policy != dag::DispatchPolicy::InOrder) return;
+    const std::size_t k = receive_of_[r.file][r.node];
+    receives_[k].stream_task = s->last_task;
+    receives_[k].stream_receive = s->pending_receive;
+    s->pending_receive = k;
   }
 
   dag::TaskSpec spec_of(const ParsedNode& n, dag::TaskKind kind, model::OpClass op) const {
@@ -400,8 +495,7 @@ class Importer {
 
   std::vector<dag::ResourceId> resources_for(const std::vector<NodeRef>& refs) {
     std::vector<dag::ResourceId> out;
-    for (const NodeRef& r : refs)
-      if (auto res = resource_of(r)) out.push_back(*res);
+    for (const NodeRef& r : refs) out.push_back(resource_of(r));
     return out;
   }
 
@@ -422,18 +516,25 @@ class Importer {
     const NodeRef& first = c.nodes.front();
     const ParsedNode& n = node(first);
     const std::optional<model::OpClass> op = collective_op(*n.comm_type);
-    if (!op)
-      fail(first, fmt::format("comm_type {} is not a collective moeplan simulates (ALL_REDUCE 0, ALL_GATHER 2, "
-                              "ALL_TO_ALL 6, REDUCE_SCATTER 7)",
-                              *n.comm_type));
+    if (!op) {
+      const auto type = static_cast<int>(std::min<std::int64_t>(*n.comm_type, std::numeric_limits<int>::max()));
+      const std::string name = ChakraProtoMsg::CollectiveCommType_IsValid(type)
+                                   ? " (" + ChakraProtoMsg::CollectiveCommType_Name(type) + ")"
+                                   : std::string();
+      fail(first, fmt::format("comm_type {}{} is not a collective moeplan simulates (ALL_REDUCE 0, ALL_GATHER 2, "
+                              "BROADCAST 5, ALL_TO_ALL 6, REDUCE_SCATTER 7, BARRIER 9)",
+                              *n.comm_type, name));
+    }
     dag::TaskSpec s = spec_of(n, dag::TaskKind::Communication, *op);
-    s.size = n.comm_bytes;
+    s.size = priced_bytes(n, c.members.size(), files_[first.file].nccl_tests_comm_size);
     s.group_size = static_cast<std::int32_t>(n.group_size.value_or(static_cast<std::int64_t>(c.members.size())));
     if (comm_ == CommPricing::Model) {
       if (n.group_size && *n.group_size != static_cast<std::int64_t>(c.members.size()))
         fail(first, fmt::format("was priced for {} ranks, but pg_name {} has {}; import it with {} trace",
                                 *n.group_size, quoted_for_error(c.pg), c.members.size(), option_ref("request.comm")));
-      s.duration_ms = costs_.communication(*op, shape_of(c.members), n.comm_bytes).value;
+      const cost::GroupShape shape = shape_of(c.members);
+      s.duration_ms = *n.comm_type == ChakraProtoMsg::BROADCAST ? costs_.broadcast(shape, s.size).value
+                                                                : costs_.communication(*op, shape, s.size).value;
       ++out_.priced_by_model;
     } else {
       // Each member's own time; the collective ends with its slowest member.
@@ -445,6 +546,9 @@ class Importer {
     ++out_.collectives;
   }
 
+  // A send: its message's time on the sender's stream (the receive's own
+  // time in the trace is not used: it ends when the message has arrived and
+  // it is posted).
   void add_transfer(const NodeRef& send) {
     const NodeRef recv = partner_[send.file][send.node];
     const ParsedNode& n = node(send);
@@ -458,11 +562,100 @@ class Importer {
     } else {
       s.duration_ms = trace_ms(n);
     }
-    s.resources = resources_for({send, recv});
-    const TaskId t = add(s, s.resources);
-    task_of_[send.file][send.node] = t;
-    task_of_[recv.file][recv.node] = t;
+    s.resources = resources_for({send});
+    task_of_[send.file][send.node] = add(s, s.resources);
     ++out_.transfers;
+  }
+
+  [[noreturn]] void fail_bound(const NodeRef& r) const {
+    fail(r, fmt::format("brings the dependencies of the trace's files, once receives are passed through (what waits "
+                        "for a receive waits for its send and for all the receive waits for), to more than {}, the "
+                        "limit of one import",
+                        kMaxChakraDependencies));
+  }
+
+  // The tasks a node's dependents wait for: its task, or a receive's set.
+  const std::vector<TaskId>& done_of(std::size_t file, std::size_t node, std::vector<TaskId>& one) const {
+    if (task_of_[file][node] != kNoTask) {
+      one.assign(1, task_of_[file][node]);
+      return one;
+    }
+    const std::size_t k = receive_of_[file][node];
+    MOEPLAN_CHECK(k != kNone, "a node without a task is a receive (pass-through nodes are resolved when parsed)");
+    return receives_[k].waits;
+  }
+
+  // Each receive's set: its send's task, what its dependencies' dependents
+  // wait for, and on an in-order stream what the stream's work before it
+  // does. Receives before it come first (depth first, without recursion: a
+  // chain of receives may be as long as a file); one it waits for that waits
+  // for it is a cycle through an in-order stream's issue order (the
+  // dependencies of one file were checked acyclic when parsed).
+  void resolve_receives() {
+    using State = Receive::State;
+    std::vector<std::size_t> stack;
+    for (std::size_t start = 0; start < receives_.size(); ++start) {
+      stack.push_back(start);
+      while (!stack.empty()) {
+        Receive& x = receives_[stack.back()];
+        if (x.state == State::Done) {
+          stack.pop_back();
+        } else if (x.state == State::Unseen) {
+          x.state = State::Open;
+          for_each_earlier_receive(x, [&](std::size_t k) {
+            if (receives_[k].state == State::Open)
+              fail(x.node, "lies on a dependency cycle (its dependencies with its in-order stream's issue order)");
+            if (receives_[k].state == State::Unseen) stack.push_back(k);
+          });
+        } else {
+          gather_waits(x);
+          x.state = State::Done;
+          stack.pop_back();
+        }
+      }
+    }
+  }
+
+  template <typename F>
+  void for_each_earlier_receive(const Receive& x, F&& f) const {
+    for (std::size_t d : files_[x.node.file].deps[x.node.node])
+      if (task_of_[x.node.file][d] == kNoTask) f(receive_of_[x.node.file][d]);
+    if (x.stream_receive != kNone) f(x.stream_receive);
+  }
+
+  void gather_waits(Receive& x) {
+    std::vector<TaskId> one, waits{task_of_[x.send.file][x.send.node]};
+    auto take = [&](const std::vector<TaskId>& set) {
+      if (set.size() > kMaxChakraDependencies - counts_.resolved_dependencies) fail_bound(x.node);
+      counts_.resolved_dependencies += set.size();
+      waits.insert(waits.end(), set.begin(), set.end());
+    };
+    for (std::size_t d : files_[x.node.file].deps[x.node.node]) take(done_of(x.node.file, d, one));
+    if (x.stream_task != kNoTask) waits.push_back(x.stream_task);
+    if (x.stream_receive != kNone) take(receives_[x.stream_receive].waits);
+    std::sort(waits.begin(), waits.end());
+    waits.erase(std::unique(waits.begin(), waits.end()), waits.end());
+    x.waits = std::move(waits);
+  }
+
+  // Edges from what `before` (a node of file f) is done after into task t, which waits for it.
+  void wait_for(std::size_t f, std::size_t before, TaskId t, const NodeRef& waiter) {
+    std::vector<TaskId> one;
+    const std::vector<TaskId>& set = done_of(f, before, one);
+    if (set.size() > 1 || task_of_[f][before] == kNoTask) {
+      if (set.size() > kMaxChakraDependencies - counts_.resolved_dependencies) fail_bound(waiter);
+      counts_.resolved_dependencies += set.size();
+    }
+    for (TaskId w : set) {
+      if (w != t) {
+        edges_.emplace_back(w, t);
+      } else if (task_of_[f][before] == kNoTask) {
+        // t waits for a receive that waits for t: through an in-order stream's order.
+        fail(waiter, fmt::format("lies on a dependency cycle through the receive {} (its dependencies with its "
+                                 "in-order stream's issue order)",
+                                 node_label(node({f, before}))));
+      }
+    }
   }
 
   void add_dependencies() {
@@ -470,9 +663,10 @@ class Importer {
       for (std::size_t i = 0; i < files_[f].nodes.size(); ++i) {
         const TaskId t = task_of_[f][i];
         if (t == kNoTask) continue;
-        for (std::size_t d : files_[f].deps[i])
-          if (task_of_[f][d] != t) edges_.emplace_back(task_of_[f][d], t);
+        for (std::size_t d : files_[f].deps[i]) wait_for(f, d, t, {f, i});
       }
+    for (const auto& [k, t] : after_receive_)
+      wait_for(receives_[k].node.file, receives_[k].node.node, t, receives_[k].node);
     std::sort(edges_.begin(), edges_.end());
     edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
     for (const auto& [before, after] : edges_) builder_.add_dependency(before, after);
@@ -486,12 +680,15 @@ class Importer {
   std::map<std::string, std::vector<std::int32_t>> groups_;
   std::vector<std::int32_t> all_ranks_;  // 0..n-1: the default group
   std::vector<Collective> collectives_;
-  std::vector<std::vector<std::size_t>> coll_of_;  // per file and node: its collective, else kNone
-  std::vector<std::vector<NodeRef>> partner_;      // per file and node: the other end of a transfer
-  std::vector<std::vector<TaskId>> task_of_;       // per file and node: its task, else kNoTask
-  std::map<std::pair<std::int32_t, std::string>, dag::ResourceId> resources_;
-  std::vector<dag::DispatchPolicy> policies_;
-  std::vector<TaskId> last_on_;
+  std::vector<std::vector<std::size_t>> coll_of_;     // per file and node: its collective, else kNone
+  std::vector<std::vector<NodeRef>> partner_;         // per send: its receive
+  std::vector<std::vector<std::size_t>> receive_of_;  // per file and node: its receive, else kNone
+  std::vector<Receive> receives_;
+  std::vector<std::vector<TaskId>> task_of_;                        // per file and node: its task, else kNoTask
+  std::map<std::pair<std::int32_t, std::string>, Stream> streams_;  // by (rank, name); nodes stay put
+  std::vector<Stream*> by_resource_;                                // per resource id: its stream
+  std::vector<std::pair<std::size_t, TaskId>> after_receive_;       // (receive, the next task on its stream)
+  detail::ImportCounts counts_;
   std::vector<std::pair<TaskId, TaskId>> edges_;
   dag::TaskGraphBuilder builder_;
   ChakraImport out_;

@@ -165,11 +165,11 @@ class NodeReader {
     } else if (name == attr::kCommType) {
       n_.comm_type = integer(a, 0, kInt32Max);
     } else if (name == attr::kCommSize) {
-      if (!size_exact_) n_.comm_bytes = static_cast<double>(integer(a, 0, kMaxSize));
+      if (!n_.comm_bytes_exact) n_.comm_bytes = static_cast<double>(integer(a, 0, kMaxSize));
       return true;
     } else if (name == attr::kCommBytes) {
       n_.comm_bytes = number(a, model::kMaxSampleSize);
-      size_exact_ = true;
+      n_.comm_bytes_exact = true;
       return true;
     } else if (name == attr::kCommSrc) {
       n_.comm_src = integer(a, 0, kInt32Max);
@@ -228,7 +228,6 @@ class NodeReader {
 
   const std::string& path_;
   ParsedNode& n_;
-  bool size_exact_ = false;
 };
 
 dag::DispatchPolicy policy_of(const std::string& path, const std::string& entry) {
@@ -247,6 +246,7 @@ void read_metadata(const ChakraFile& f, const DelimitedMessage& message, ParsedF
     throw file_error(f.path, fmt::format("message 1 at byte {}: not a ChakraProtoMsg.GlobalMetadata (a Chakra trace "
                                          "starts with one)",
                                          message.offset));
+  bool astra_sim_sizes = false;
   for (const AttributeProto& a : meta.attr()) {
     if (a.name() == attr::kStreams) {
       if (a.value_case() != AttributeProto::kStringList)
@@ -254,6 +254,8 @@ void read_metadata(const ChakraFile& f, const DelimitedMessage& message, ParsedF
       out.moeplan = true;
       for (const std::string& entry : a.string_list().values())
         out.streams.push_back({entry.substr(0, entry.rfind(':')), policy_of(f.path, entry)});
+    } else if (a.name() == attr::kCommSizeConvention) {
+      astra_sim_sizes = a.value_case() == AttributeProto::kStringVal && a.string_val() == attr::kAstraSimConvention;
     } else if (a.name() == attr::kRepresentative) {
       out.representative = a.value_case() == AttributeProto::kBoolVal && a.bool_val();
     } else if (a.name() == attr::kRank) {
@@ -264,6 +266,7 @@ void read_metadata(const ChakraFile& f, const DelimitedMessage& message, ParsedF
                                              *rank, f.rank));
     }
   }
+  out.nccl_tests_comm_size = out.moeplan && !astra_sim_sizes;
 }
 
 // Kahn's algorithm over one file's nodes: a node left over lies on a cycle

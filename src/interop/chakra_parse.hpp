@@ -37,6 +37,10 @@ struct ParsedNode {
   double num_ops = 0;
   std::optional<std::int64_t> comm_type;  ///< CollectiveCommType value
   double comm_bytes = 0;                  ///< moeplan_comm_bytes, else comm_size
+  /// comm_bytes is moeplan_comm_bytes: the size in nccl-tests' convention, as
+  /// the cost model takes it; comm_size is in ASTRA-sim's (an all-gather's
+  /// input of one rank).
+  bool comm_bytes_exact = false;
   std::string pg_name;
   std::optional<std::int64_t> comm_src, comm_dst, comm_tag;
   std::int32_t priority = 0;               ///< comm_priority
@@ -60,6 +64,9 @@ struct ParsedFile {
   std::int32_t rank = 0;
   bool moeplan = false;  ///< written by moeplan (its stream table is there)
   bool representative = false;
+  /// comm_size of an all-gather is its nccl-tests size (its output): a file
+  /// moeplan wrote before issue 29, without moeplan_comm_size "astra-sim".
+  bool nccl_tests_comm_size = false;
   std::vector<StreamInfo> streams;
   std::vector<ParsedNode> nodes;  ///< by id
   /// Per node: its dependencies as node indices, METADATA and INVALID nodes

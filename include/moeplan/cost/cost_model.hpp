@@ -94,6 +94,13 @@ class CostModel {
   Milliseconds communication(model::OpClass op, const GroupShape& group, double size_bytes) const;
   /// The line(s) communication() evaluates.
   CommLines lines_for(model::OpClass op, const GroupShape& group) const;
+  /// A broadcast of size_bytes from one rank to the group, on the group's
+  /// all-gather line(s): nccl-tests (doc/PERFORMANCE.md, "Broadcast" and
+  /// "Summary") defines a broadcast's busbw = algbw (all data leaves the root,
+  /// t = S/B) and an all-gather's busbw = algbw (n-1)/n of its output, so at
+  /// one bus bandwidth a broadcast of S bytes takes the time of an all-gather
+  /// whose output is S n/(n-1). A group of one costs nothing.
+  Milliseconds broadcast(const GroupShape& group, double size_bytes) const;
 
   /// The measured line for (op, link) moved to `group` ranks by the bus
   /// factors alone, keeping the measured placement (the `cost` command's

@@ -194,13 +194,14 @@ struct ChakraImport {
   std::int32_t ranks = 0;
   std::size_t compute_tasks = 0;
   std::size_t collectives = 0;
-  std::size_t transfers = 0;
+  std::size_t transfers = 0;        ///< sends (a receive is no task: it joins its send and its own dependencies)
   std::size_t priced_by_model = 0;  ///< communication tasks the cost model priced
   bool representative = false;
 };
 
-/// Builds the task graph of a trace. Bad files are input Errors naming the
-/// file and what is wrong (truncated framing, a message that is not the one
+/// Builds the task graph of a trace, sends and receives run as ASTRA-sim runs
+/// them (docs/formats.md, "What `import-chakra` reads"). Bad files are input
+/// Errors naming the file and what is wrong (truncated framing, a message that is not the one
 /// expected, an unknown or unsupported node type, a dependency on a node the
 /// file lacks, a cycle, collectives or transfers whose partners disagree or
 /// are missing, more nodes, dependencies or groups than the bounds above).

@@ -197,6 +197,26 @@ TEST_CASE("cost::CostModel moves a line to another group with bus-bandwidth fact
   }
 }
 
+TEST_CASE("cost::CostModel::broadcast moves like an all-gather of n/(n-1) its size", "[cost]") {
+  // One intra all-gather line, measured on 4 ranks of one 8-GPU node: 0.01 ms
+  // + 1e-6 ms per byte of output. Its bus bandwidth (nccl-tests
+  // doc/PERFORMANCE.md: busbw = algbw (n-1)/n for an all-gather) is
+  // 1 / 1e-6 x 3/4 = 750,000 bytes per ms. A broadcast has busbw = algbw: all
+  // of it leaves the root, t = S / busbw.
+  const cost::CostModel costs(
+      model::CostProfileSpec{"p", "c", {cost_line(OpClass::AllGather, LinkClass::Intra, 4, 0.01, 1e-6)}, 1.0});
+  SECTION("4 ranks: 3000 bytes in 3000 / 750,000 = 0.004 ms after the line's 0.01 ms") {
+    // As the all-gather of output 3000 x 4/3 = 4000 bytes on the line as measured.
+    CHECK(costs.broadcast(shape(4, 4, 8, 1, 2), 3000).value == Approx(0.014).epsilon(1e-12));
+  }
+  SECTION("2 ranks: the same bus bandwidth, so the same 0.014 ms") {
+    // Output 3000 x 2/1 = 6000 bytes on the line moved to 2 ranks: slope
+    // 1e-6 x (1/2) / (3/4) = 2/3 x 1e-6, so 6000 x 2/3 x 1e-6 = 0.004 ms.
+    CHECK(costs.broadcast(shape(2, 2, 8, 1, 4), 3000).value == Approx(0.014).epsilon(1e-12));
+  }
+  SECTION("a group of one launches nothing") { CHECK(costs.broadcast(shape(1, 1, 8, 1, 8), 3000).value == 0.0); }
+}
+
 TEST_CASE("cost::bus_factor follows nccl-tests", "[cost]") {
   CHECK(cost::bus_factor(OpClass::AllReduce, 4) == 1.5);
   CHECK(cost::bus_factor(OpClass::AllGather, 4) == 0.75);

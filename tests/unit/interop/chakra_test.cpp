@@ -159,6 +159,37 @@ ChakraInput one_file(const std::vector<ChakraProtoMsg::Node>& nodes) {
   return in;
 }
 
+// One file per rank, each of the given nodes after a GlobalMetadata.
+ChakraInput rank_files(const std::vector<std::vector<ChakraProtoMsg::Node>>& ranks) {
+  ChakraInput in;
+  in.directory = "dir";
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    std::string bytes = delimited(ChakraProtoMsg::GlobalMetadata());
+    for (const auto& n : ranks[r]) bytes += delimited(n);
+    in.files.push_back({"dir/t." + std::to_string(r) + ".et", static_cast<std::int32_t>(r), bytes});
+  }
+  in.comm_groups_path = "dir/comm_groups.json";
+  return in;
+}
+
+// A send (to `peer`) or a receive (from `peer`) of `bytes` with tag 0, as ASTRA-sim's examples write them.
+ChakraProtoMsg::Node transfer(std::uint64_t id, bool send, std::int64_t peer, std::int64_t bytes, std::uint64_t micros,
+                              std::vector<std::uint64_t> deps = {}) {
+  auto n = node(id, send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE, micros, std::move(deps));
+  add_int(n, send ? "comm_dst" : "comm_src", peer);
+  add_int(n, "comm_size", bytes);
+  add_int(n, "comm_tag", 0);
+  return n;
+}
+
+ChakraProtoMsg::Node collective(std::uint64_t id, ChakraProtoMsg::CollectiveCommType type, std::int64_t bytes,
+                                std::uint64_t micros, std::vector<std::uint64_t> deps = {}) {
+  auto n = node(id, ChakraProtoMsg::COMM_COLL_NODE, micros, std::move(deps));
+  add_int(n, "comm_type", type);
+  add_int(n, "comm_size", bytes);
+  return n;
+}
+
 std::string import_error(const ChakraInput& in, CommPricing comm = CommPricing::Trace) {
   try {
     interop::import_chakra(in, one_node_of_two(), two_gpu_costs(), comm);
@@ -359,11 +390,13 @@ TEST_CASE("interop::import_chakra refuses bad traces, naming the file and the re
                                node(3, ChakraProtoMsg::COMP_NODE, 1, {2})})),
         Catch::Contains("lies on a dependency cycle"));
   }
-  SECTION("a collective the cost model has no line for") {
+  SECTION("a collective moeplan does not run") {
     auto n = node(1, ChakraProtoMsg::COMM_COLL_NODE, 1);
-    add_int(n, "comm_type", ChakraProtoMsg::BROADCAST);
+    add_int(n, "comm_type", ChakraProtoMsg::REDUCE);
     add_int(n, "comm_size", 8);
-    CHECK_THAT(import_error(one_file({n})), Catch::Contains("comm_type 5 is not a collective moeplan simulates"));
+    CHECK_THAT(import_error(one_file({n})),
+               Catch::Contains("node 1 ('n1'): comm_type 1 (REDUCE) is not a collective moeplan simulates (ALL_REDUCE "
+                               "0, ALL_GATHER 2, BROADCAST 5, ALL_TO_ALL 6, REDUCE_SCATTER 7, BARRIER 9)"));
   }
   SECTION("a representative trace under the cost model") {
     // As moeplan wrote symmetric and pipeline-stage graphs before issue 29.
@@ -598,4 +631,150 @@ TEST_CASE("interop::export_chakra hands each rank's file to the sink in rank ord
   CHECK(streamed.files.empty());
   CHECK(streamed.ranks == 2);
   CHECK(sink.files == interop::export_chakra(g, tl, {"s", "x", {}, 2}).files);
+TEST_CASE("interop::import_chakra runs a send and its receive as ASTRA-sim does", "[interop]") {
+  // Rank 0 sends 100 bytes to rank 1 in 10 us (node 1), then computes 1 us
+  // after it (node 2). Rank 1 computes A us (node 1), posts the receive after
+  // it (node 2) and computes 1 us after the receive (node 3). ASTRA-sim
+  // (518bd51 CommonNetworkApi.cc process_chunk_arrival, sim_recv): the send
+  // ends when its message arrives, 10 us, posted or not; the receive ends at
+  // max(arrival 10 us, posted at A us). The receive is no task. Task ids in
+  // issue order (the lowest node id first, the lower rank on ties): 0 rank
+  // 0's send, 1 rank 1's A, 2 rank 0's compute, 3 rank 1's last compute.
+  auto ranks = [](std::uint64_t a_micros) {
+    return rank_files({{transfer(1, true, 1, 100, 10), node(2, ChakraProtoMsg::COMP_NODE, 1, {1})},
+                       {node(1, ChakraProtoMsg::COMP_NODE, a_micros), transfer(2, false, 0, 100, 0, {1}),
+                        node(3, ChakraProtoMsg::COMP_NODE, 1, {2})}});
+  };
+  auto run = [](const ChakraInput& in) {
+    const interop::ChakraImport im = interop::import_chakra(in, one_node_of_two(), two_gpu_costs(), CommPricing::Trace);
+    REQUIRE(im.built.graph.size() == 4);
+    CHECK(im.transfers == 1);
+    return sim::simulate(im.built.graph);
+  };
+  SECTION("posted before the message arrives (A = 4 us): it ends at the arrival, 10 us") {
+    const sim::Timeline tl = run(ranks(4));
+    CHECK(tl.end_ms[0] == Approx(0.010));    // the send
+    CHECK(tl.start_ms[3] == Approx(0.010));  // after the receive: max(10, 4)
+    CHECK(tl.makespan_ms == Approx(0.011));
+  }
+  SECTION("posted after the message arrived (A = 25 us): it ends when posted, 25 us; the sender did not wait") {
+    const sim::Timeline tl = run(ranks(25));
+    CHECK(tl.end_ms[0] == Approx(0.010));    // the send: its arrival, not the receive's 25 us
+    CHECK(tl.start_ms[2] == Approx(0.010));  // rank 0 goes on at once
+    CHECK(tl.start_ms[3] == Approx(0.025));  // max(10, 25)
+    CHECK(tl.makespan_ms == Approx(0.026));
+  }
+  SECTION("the cost model prices the send on the pair's p2p line") {
+    // p2p 0.05 ms + 100 x 1e-6 = 0.0501 ms; A = 4 us: rank 1 computes 1 us after it.
+    const interop::ChakraImport im =
+        interop::import_chakra(ranks(4), one_node_of_two(), two_gpu_costs(), CommPricing::Model);
+    CHECK(im.priced_by_model == 1);
+    CHECK(sim::simulate(im.built.graph).makespan_ms == Approx(0.0511).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("interop::import_chakra runs two ranks that each send, then receive", "[interop]") {
+  // Each rank sends 4096 bytes to the other (node 0), receives the other's
+  // (node 1, after its own send) and computes 5 us after that (node 2).
+  // Merged into one task, a send and its receive made a cycle (rank 0's send
+  // = rank 1's receive, after rank 1's send = rank 0's receive, after rank 0's send).
+  auto exchange = [](std::int64_t peer, std::uint64_t send_micros) {
+    return std::vector<ChakraProtoMsg::Node>{transfer(0, true, peer, 4096, send_micros),
+                                             transfer(1, false, peer, 4096, 0, {0}),
+                                             node(2, ChakraProtoMsg::COMP_NODE, 5, {1})};
+  };
+  const ChakraInput in = rank_files({exchange(1, 3), exchange(0, 7)});
+  SECTION("trace times: sends of 3 and 7 us; each receive ends at 7 us, each rank at 7 + 5 = 12 us") {
+    const interop::ChakraImport im = interop::import_chakra(in, one_node_of_two(), two_gpu_costs(), CommPricing::Trace);
+    CHECK(im.built.graph.size() == 4);  // two sends, two computes
+    CHECK(sim::simulate(im.built.graph).makespan_ms == Approx(0.012));
+  }
+  SECTION("the cost model: both sends 0.05 + 4096 x 1e-6 = 0.054096 ms, then 5 us") {
+    const interop::ChakraImport im = interop::import_chakra(in, one_node_of_two(), two_gpu_costs(), CommPricing::Model);
+    CHECK(sim::simulate(im.built.graph).makespan_ms == Approx(0.059096).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("interop::import_chakra keeps a receive's place on its in-order stream", "[interop]") {
+  // Rank 0 sends 64 bytes in 10 us. Rank 1 receives it (node 1) and computes
+  // 1 us (node 2, no dependency). On one CUDA stream (7) the compute comes
+  // after the receive in the stream's order: it starts at 10 us. Without a
+  // stream on the receive it holds nothing: the compute starts at 0.
+  auto recv = transfer(1, false, 0, 64, 0);
+  auto work = node(2, ChakraProtoMsg::COMP_NODE, 1);
+  add_int(work, "stream", 7);
+  SECTION("on the stream") {
+    auto on_stream = recv;
+    add_int(on_stream, "stream", 7);
+    const interop::ChakraImport im =
+        interop::import_chakra(rank_files({{transfer(1, true, 1, 64, 10)}, {on_stream, work}}), one_node_of_two(),
+                               two_gpu_costs(), CommPricing::Trace);
+    const sim::Timeline tl = sim::simulate(im.built.graph);
+    CHECK(tl.start_ms[1] == Approx(0.010));
+    CHECK(tl.makespan_ms == Approx(0.011));
+  }
+  SECTION("without a stream") {
+    const interop::ChakraImport im = interop::import_chakra(rank_files({{transfer(1, true, 1, 64, 10)}, {recv, work}}),
+                                                            one_node_of_two(), two_gpu_costs(), CommPricing::Trace);
+    CHECK(sim::simulate(im.built.graph).start_ms[1] == 0.0);
+  }
+  SECTION("a task before the receive on its stream that waits for it: a cycle, named") {
+    // Node 1 computes on stream 7 after node 2, the receive after it on stream 7.
+    auto first = node(1, ChakraProtoMsg::COMP_NODE, 1, {2});
+    add_int(first, "stream", 7);
+    auto late = transfer(2, false, 0, 64, 0);
+    add_int(late, "stream", 7);
+    CHECK_THAT(import_error(rank_files({{transfer(1, true, 1, 64, 10)}, {first, late}})),
+               Catch::Contains("dir/t.1.et: node 1 ('n1'): lies on a dependency cycle through the receive node 2 "
+                               "('n2')"));
+  }
+  SECTION("a send and a receive of other sizes do not match (ASTRA-sim matches on the size too)") {
+    CHECK_THAT(import_error(rank_files({{transfer(1, true, 1, 64, 10)}, {transfer(1, false, 0, 128, 0)}})),
+               Catch::Contains("dir/t.0.et: node 1 ('n1'): has no matching COMM_RECV_NODE in dir/t.1.et (source 0, "
+                               "destination 1, tag 0, 64 bytes; they match in order)"));
+  }
+}
+
+TEST_CASE("interop::import_chakra runs BROADCAST and BARRIER and reads an ALL_GATHER's comm_size per rank",
+          "[interop]") {
+  // Two ranks on one node. Lines: allreduce 0.1 ms + 1e-6 ms per byte, all-gather 0.02 ms + 1e-6 ms per byte of output.
+  using moeplan::testing::cost_line;
+  const cost::CostModel costs(model::CostProfileSpec{"p",
+                                                     "two",
+                                                     {cost_line(OpClass::AllReduce, LinkClass::Intra, 2, 0.1, 1e-6),
+                                                      cost_line(OpClass::AllGather, LinkClass::Intra, 2, 0.02, 1e-6)},
+                                                     1.0});
+  SECTION("a broadcast of 1000 bytes (rank 0 saw 30 us, rank 1 20 us), then a barrier (2 us)") {
+    auto ranks = [](std::uint64_t broadcast_micros) {
+      return std::vector<ChakraProtoMsg::Node>{collective(1, ChakraProtoMsg::BROADCAST, 1000, broadcast_micros),
+                                               collective(2, ChakraProtoMsg::BARRIER, 0, 2, {1})};
+    };
+    const ChakraInput in = rank_files({ranks(30), ranks(20)});
+    // Trace: the slower member's 30 us, then 2 us.
+    const interop::ChakraImport traced = interop::import_chakra(in, one_node_of_two(), costs, CommPricing::Trace);
+    CHECK(traced.collectives == 2);
+    CHECK(sim::simulate(traced.built.graph).makespan_ms == Approx(0.032));
+    // Cost model: the broadcast as an all-gather of 1000 x 2/1 = 2000 bytes of
+    // output, 0.02 + 0.002 = 0.022 ms; the barrier as an allreduce of its
+    // comm_size, 0 bytes: 0.1 ms. 0.122 ms.
+    const interop::ChakraImport priced = interop::import_chakra(in, one_node_of_two(), costs, CommPricing::Model);
+    CHECK(priced.priced_by_model == 2);
+    CHECK(sim::simulate(priced.built.graph).makespan_ms == Approx(0.122).epsilon(1e-12));
+  }
+  SECTION("an all-gather's comm_size is each rank's input; moeplan_comm_bytes is its output") {
+    // comm_size 1000 on each of 2 ranks: 2000 bytes of output, 0.022 ms.
+    const ChakraInput astra = rank_files(
+        {{collective(1, ChakraProtoMsg::ALL_GATHER, 1000, 0)}, {collective(1, ChakraProtoMsg::ALL_GATHER, 1000, 0)}});
+    const interop::ChakraImport by_input = interop::import_chakra(astra, one_node_of_two(), costs, CommPricing::Model);
+    CHECK(by_input.built.graph.size(0) == 2000.0);
+    CHECK(sim::simulate(by_input.built.graph).makespan_ms == Approx(0.022).epsilon(1e-12));
+    // moeplan_comm_bytes 1000 beside it: 1000 bytes of output, 0.021 ms.
+    auto exact = collective(1, ChakraProtoMsg::ALL_GATHER, 1000, 0);
+    auto* a = exact.add_attr();
+    a->set_name("moeplan_comm_bytes");
+    a->set_double_val(1000.0);
+    const interop::ChakraImport by_output =
+        interop::import_chakra(rank_files({{exact}, {exact}}), one_node_of_two(), costs, CommPricing::Model);
+    CHECK(sim::simulate(by_output.built.graph).makespan_ms == Approx(0.021).epsilon(1e-12));
+  }
 }
