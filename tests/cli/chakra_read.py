@@ -95,6 +95,18 @@ def packed(wire, value):
     return out
 
 
+def metadata(path):
+    """The GlobalMetadata's version and attributes {name: (member, value)}."""
+    out = {"version": "", "attr": {}}
+    for number, _, v in fields(next(messages(path))):
+        if number == 1:
+            out["version"] = v.decode()
+        elif number == 2:
+            name, value = attribute(v)
+            out["attr"][name] = value
+    return out
+
+
 def nodes(path):
     out = []
     for k, m in enumerate(messages(path)):

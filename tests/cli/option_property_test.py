@@ -46,7 +46,7 @@ BASE = {
     "capacity": ["gpt-moe-s", "--cluster", "dgx-h100", "--gpus", "8", "--global-batch", "64", "--quiet"],
     "execute": ["host-flowmoe-small", "--backend", "host", "--iterations", "1", "--warmup", "0"],
     "validate-hw": ["host-flowmoe-small", "--backend", "host"],
-    "export-chakra": ["flowmoe-gpt2-tiny-moe-c1", "-o", f"{TMP}/ch"],
+    "export-chakra": ["flowmoe-gpt2-tiny-moe-c1", "--set", "schedule.mode=multi_rank", "-o", f"{TMP}/ch"],
     "import-chakra": [f"{TMP}/ch", "--cluster", "foldmoe-g5", "--profile", "foldmoe-g5-datasheet"],
     "report": ["foldmoe-gpt-moe-s-4k", "-o", f"{TMP}/r.html", "--quiet"],
 }
@@ -118,7 +118,7 @@ def without_option(args, flags):
 
 def main():
     # import-chakra's base reads an exported trace.
-    rc, err = run(["export-chakra", "flowmoe-gpt2-tiny-moe-c1", "-o", f"{TMP}/ch"])
+    rc, err = run(["export-chakra", "flowmoe-gpt2-tiny-moe-c1", "--set", "schedule.mode=multi_rank", "-o", f"{TMP}/ch"])
     assert rc == 0, err
     failures, checked = [], 0
     cmds = commands()

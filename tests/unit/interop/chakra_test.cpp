@@ -522,115 +522,6 @@ TEST_CASE("interop::import_chakra refuses a trace past its bounds before holding
   }
 }
 
-// Issue 29: what ASTRA-sim reads from an export.
-TEST_CASE("interop::export_chakra writes an all-gather's comm_size as each rank's input, as ASTRA-sim reads it", "[interop]") {
-  // Three ranks, one stream each: an all-gather whose output (nccl-tests'
-  // size, what the cost model priced) is 3,000 bytes, and a reduce-scatter of
-  // a 3,000-byte input. ASTRA-sim's Ring reads ALL_GATHER comm_size as each
-  // rank's input (final = size x 3), REDUCE_SCATTER's as the input:
-  // 3,000 / 3 = 1,000 and 3,000. A 1,000-byte output over 3 ranks is 333.33
-  // bytes each: comm_size 333 (rounded), and the priced 1,000 beside it.
-  dag::TaskGraphBuilder b;
-  std::vector<dag::ResourceId> on;
-  for (std::int32_t r = 0; r < 3; ++r) on.push_back(b.add_resource({"comm", r}));
-  auto collective = [&](const char* name, OpClass op, double bytes) {
-    dag::TaskSpec s;
-    s.name = name;
-    s.kind = dag::TaskKind::Communication;
-    s.op = op;
-    s.size = bytes;
-    s.duration_ms = 1;
-    s.resources = on;
-    s.group_size = 3;
-    return b.add_task(s);
-  };
-  collective("ag", OpClass::AllGather, 3000);
-  collective("rs", OpClass::ReduceScatter, 3000);
-  collective("ag-odd", OpClass::AllGather, 1000);
-  const dag::TaskGraph g = std::move(b).build();
-  const interop::ChakraExport ex = interop::export_chakra(g, sim::simulate(g), {"s", "x", {}, 2});
-  REQUIRE(ex.files.size() == 3);
-  for (const std::string& file : ex.files) {
-    const Decoded d = decode(file);
-    CHECK(find_attr(d.nodes.at(0), "comm_size")->int64_val() == 1000);
-    CHECK(find_attr(d.nodes.at(0), "moeplan_comm_bytes") == nullptr);  // 1,000 x 3 gives the 3,000 back
-    CHECK(find_attr(d.nodes.at(1), "comm_size")->int64_val() == 3000);
-    CHECK(find_attr(d.nodes.at(1), "moeplan_comm_bytes") == nullptr);
-    CHECK(find_attr(d.nodes.at(2), "comm_size")->int64_val() == 333);
-    CHECK(find_attr(d.nodes.at(2), "moeplan_comm_bytes")->double_val() == 1000.0);
-  }
-}
-
-TEST_CASE("interop::export_chakra writes tensor_size from a compute task's work shape", "[interop]") {
-  // One GEMM task of two 64 x 32 x 16 GEMMs (C[m x n] = A[m x k] B[k x n]) in
-  // BF16: each moves A 64 x 16 + B 16 x 32 + C 64 x 32 elements = 1,024 +
-  // 512 + 2,048 = 3,584, twice: 7,168 elements x 2 bytes = 14,336 bytes;
-  // 2 x 2 x 64 x 32 x 16 = 131,072 FLOPs. The same shape as an FP8 GEMM reads
-  // its A and B at 1 byte: 2 x (1,536 x 1 + 2,048 x 2) = 11,264 bytes. An
-  // elementwise task is priced by its 4,096 bytes: they are its tensor_size.
-  dag::TaskGraphBuilder b;
-  const dag::ResourceId c = b.add_resource({"compute", 0});
-  dag::WorkShape work;
-  work.gemms.push_back({64, 32, 16, 2});
-  auto task = [&](const char* name, OpClass op, double size, const dag::WorkShape* shape) {
-    dag::TaskSpec s;
-    s.name = name;
-    s.op = op;
-    s.size = size;
-    s.duration_ms = 1;
-    s.resources = {c};
-    s.work = shape;
-    return b.add_task(s);
-  };
-  task("gemm", OpClass::Gemm, 131072, &work);
-  task("fp8", OpClass::GemmFp8, 131072, &work);
-  task("cast", OpClass::Elementwise, 4096, nullptr);
-  const dag::TaskGraph g = std::move(b).build();
-  const Decoded d = decode(interop::export_chakra(g, sim::simulate(g), {"s", "x", {}, 2}).files.at(0));
-  CHECK(find_attr(d.nodes.at(0), "tensor_size")->uint64_val() == 14336);
-  CHECK(find_attr(d.nodes.at(0), "num_ops")->int64_val() == 131072);
-  CHECK(find_attr(d.nodes.at(1), "tensor_size")->uint64_val() == 11264);
-  CHECK(find_attr(d.nodes.at(2), "tensor_size")->uint64_val() == 4096);
-  // Its size is bytes, not FLOPs: one operation per 2-byte element, 2,048.
-  CHECK(find_attr(d.nodes.at(2), "num_ops")->int64_val() == 2048);
-}
-
-TEST_CASE("interop::export_chakra refuses a graph whose ranks stand for others", "[interop]") {
-  // Rank 0 alone holds an all-reduce priced for 8 ranks (symmetric mode):
-  // ASTRA-sim would wait for the files of the other 7.
-  dag::TaskGraphBuilder b;
-  dag::TaskSpec s;
-  s.name = "ar";
-  s.kind = dag::TaskKind::Communication;
-  s.op = OpClass::AllReduce;
-  s.size = 1024;
-  s.duration_ms = 1;
-  s.resources = {b.add_resource({"comm", 0})};
-  s.group_size = 8;
-  b.add_task(s);
-  const dag::TaskGraph g = std::move(b).build();
-  CHECK_THROWS_WITH(interop::export_chakra(g, sim::simulate(g), {"s", "x", {}, 2}),
-                    Catch::Contains("a collective priced for 8 ranks holds the streams of 1"));
-}
-
-TEST_CASE("interop::export_chakra hands each rank's file to the sink in rank order, after begin", "[interop]") {
-  // The streamed files are the in-memory ones, and begin() comes first with the rank count.
-  struct Recorder final : interop::ChakraFileSink {
-    std::vector<std::string> events;
-    std::vector<std::string> files;
-    void begin(std::int32_t ranks) override { events.push_back("begin " + std::to_string(ranks)); }
-    void file(std::int32_t rank, std::string_view bytes) override {
-      events.push_back("file " + std::to_string(rank));
-      files.emplace_back(bytes);
-    }
-  } sink;
-  const dag::TaskGraph g = two_rank_graph();
-  const sim::Timeline tl = sim::simulate(g);
-  const interop::ChakraExport streamed = interop::export_chakra(g, tl, {"s", "x", {}, 2}, sink);
-  CHECK(sink.events == std::vector<std::string>{"begin 2", "file 0", "file 1"});
-  CHECK(streamed.files.empty());
-  CHECK(streamed.ranks == 2);
-  CHECK(sink.files == interop::export_chakra(g, tl, {"s", "x", {}, 2}).files);
 TEST_CASE("interop::import_chakra runs a send and its receive as ASTRA-sim does", "[interop]") {
   // Rank 0 sends 100 bytes to rank 1 in 10 us (node 1), then computes 1 us
   // after it (node 2). Rank 1 computes A us (node 1), posts the receive after
@@ -777,4 +668,115 @@ TEST_CASE("interop::import_chakra runs BROADCAST and BARRIER and reads an ALL_GA
         interop::import_chakra(rank_files({{exact}, {exact}}), one_node_of_two(), costs, CommPricing::Model);
     CHECK(sim::simulate(by_output.built.graph).makespan_ms == Approx(0.021).epsilon(1e-12));
   }
+}
+
+// Issue 29: what ASTRA-sim reads from an export.
+TEST_CASE("interop::export_chakra writes an all-gather's comm_size as each rank's input, as ASTRA-sim reads it", "[interop]") {
+  // Three ranks, one stream each: an all-gather whose output (nccl-tests'
+  // size, what the cost model priced) is 3,000 bytes, and a reduce-scatter of
+  // a 3,000-byte input. ASTRA-sim's Ring reads ALL_GATHER comm_size as each
+  // rank's input (final = size x 3), REDUCE_SCATTER's as the input:
+  // 3,000 / 3 = 1,000 and 3,000. A 1,000-byte output over 3 ranks is 333.33
+  // bytes each: comm_size 333 (rounded), and the priced 1,000 beside it.
+  dag::TaskGraphBuilder b;
+  std::vector<dag::ResourceId> on;
+  for (std::int32_t r = 0; r < 3; ++r) on.push_back(b.add_resource({"comm", r}));
+  auto collective = [&](const char* name, OpClass op, double bytes) {
+    dag::TaskSpec s;
+    s.name = name;
+    s.kind = dag::TaskKind::Communication;
+    s.op = op;
+    s.size = bytes;
+    s.duration_ms = 1;
+    s.resources = on;
+    s.group_size = 3;
+    return b.add_task(s);
+  };
+  collective("ag", OpClass::AllGather, 3000);
+  collective("rs", OpClass::ReduceScatter, 3000);
+  collective("ag-odd", OpClass::AllGather, 1000);
+  const dag::TaskGraph g = std::move(b).build();
+  const interop::ChakraExport ex = interop::export_chakra(g, sim::simulate(g), {"s", "x", {}, 2});
+  REQUIRE(ex.files.size() == 3);
+  for (const std::string& file : ex.files) {
+    const Decoded d = decode(file);
+    CHECK(find_attr(d.nodes.at(0), "comm_size")->int64_val() == 1000);
+    CHECK(find_attr(d.nodes.at(0), "moeplan_comm_bytes") == nullptr);  // 1,000 x 3 gives the 3,000 back
+    CHECK(find_attr(d.nodes.at(1), "comm_size")->int64_val() == 3000);
+    CHECK(find_attr(d.nodes.at(1), "moeplan_comm_bytes") == nullptr);
+    CHECK(find_attr(d.nodes.at(2), "comm_size")->int64_val() == 333);
+    CHECK(find_attr(d.nodes.at(2), "moeplan_comm_bytes")->double_val() == 1000.0);
+  }
+}
+
+TEST_CASE("interop::export_chakra writes tensor_size from a compute task's work shape", "[interop]") {
+  // One GEMM task of two 64 x 32 x 16 GEMMs (C[m x n] = A[m x k] B[k x n]) in
+  // BF16: each moves A 64 x 16 + B 16 x 32 + C 64 x 32 elements = 1,024 +
+  // 512 + 2,048 = 3,584, twice: 7,168 elements x 2 bytes = 14,336 bytes;
+  // 2 x 2 x 64 x 32 x 16 = 131,072 FLOPs. The same shape as an FP8 GEMM reads
+  // its A and B at 1 byte: 2 x (1,536 x 1 + 2,048 x 2) = 11,264 bytes. An
+  // elementwise task is priced by its 4,096 bytes: they are its tensor_size.
+  dag::TaskGraphBuilder b;
+  const dag::ResourceId c = b.add_resource({"compute", 0});
+  dag::WorkShape work;
+  work.gemms.push_back({64, 32, 16, 2});
+  auto task = [&](const char* name, OpClass op, double size, const dag::WorkShape* shape) {
+    dag::TaskSpec s;
+    s.name = name;
+    s.op = op;
+    s.size = size;
+    s.duration_ms = 1;
+    s.resources = {c};
+    s.work = shape;
+    return b.add_task(s);
+  };
+  task("gemm", OpClass::Gemm, 131072, &work);
+  task("fp8", OpClass::GemmFp8, 131072, &work);
+  task("cast", OpClass::Elementwise, 4096, nullptr);
+  const dag::TaskGraph g = std::move(b).build();
+  const Decoded d = decode(interop::export_chakra(g, sim::simulate(g), {"s", "x", {}, 2}).files.at(0));
+  CHECK(find_attr(d.nodes.at(0), "tensor_size")->uint64_val() == 14336);
+  CHECK(find_attr(d.nodes.at(0), "num_ops")->int64_val() == 131072);
+  CHECK(find_attr(d.nodes.at(1), "tensor_size")->uint64_val() == 11264);
+  CHECK(find_attr(d.nodes.at(2), "tensor_size")->uint64_val() == 4096);
+  // Its size is bytes, not FLOPs: one operation per 2-byte element, 2,048.
+  CHECK(find_attr(d.nodes.at(2), "num_ops")->int64_val() == 2048);
+}
+
+TEST_CASE("interop::export_chakra refuses a graph whose ranks stand for others", "[interop]") {
+  // Rank 0 alone holds an all-reduce priced for 8 ranks (symmetric mode):
+  // ASTRA-sim would wait for the files of the other 7.
+  dag::TaskGraphBuilder b;
+  dag::TaskSpec s;
+  s.name = "ar";
+  s.kind = dag::TaskKind::Communication;
+  s.op = OpClass::AllReduce;
+  s.size = 1024;
+  s.duration_ms = 1;
+  s.resources = {b.add_resource({"comm", 0})};
+  s.group_size = 8;
+  b.add_task(s);
+  const dag::TaskGraph g = std::move(b).build();
+  CHECK_THROWS_WITH(interop::export_chakra(g, sim::simulate(g), {"s", "x", {}, 2}),
+                    Catch::Contains("a collective priced for 8 ranks holds the streams of 1"));
+}
+
+TEST_CASE("interop::export_chakra hands each rank's file to the sink in rank order, after begin", "[interop]") {
+  // The streamed files are the in-memory ones, and begin() comes first with the rank count.
+  struct Recorder final : interop::ChakraFileSink {
+    std::vector<std::string> events;
+    std::vector<std::string> files;
+    void begin(std::int32_t ranks) override { events.push_back("begin " + std::to_string(ranks)); }
+    void file(std::int32_t rank, std::string_view bytes) override {
+      events.push_back("file " + std::to_string(rank));
+      files.emplace_back(bytes);
+    }
+  } sink;
+  const dag::TaskGraph g = two_rank_graph();
+  const sim::Timeline tl = sim::simulate(g);
+  const interop::ChakraExport streamed = interop::export_chakra(g, tl, {"s", "x", {}, 2}, sink);
+  CHECK(sink.events == std::vector<std::string>{"begin 2", "file 0", "file 1"});
+  CHECK(streamed.files.empty());
+  CHECK(streamed.ranks == 2);
+  CHECK(sink.files == interop::export_chakra(g, tl, {"s", "x", {}, 2}).files);
 }
