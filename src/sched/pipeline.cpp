@@ -42,6 +42,27 @@ std::vector<PipelineStep> pipeline_order(std::int64_t p, std::int64_t v, std::in
   return out;
 }
 
+// The same order in closed form: warm-up forwards 0..w-1, then forward w + j
+// and backward j alternately, then the backwards left (1F1B is the
+// interleaved rule with v = 1: warm-up p - s - 1, chunk 0, micro-batch k).
+PipelineOrder::PipelineOrder(std::int64_t p, std::int64_t v, std::int64_t m, std::int64_t stage)
+    : p_(p), v_(v), total_(m * v),
+      warmup_(v == 1 ? std::min(p - stage - 1, m) : std::min((p - stage - 1) * 2 + (v - 1) * p, m * v)) {}
+
+PipelineStep PipelineOrder::step(std::int64_t i) const {
+  const auto forward_step = [&](std::int64_t k) {
+    return PipelineStep{true, (k / p_) % v_, (k / (p_ * v_)) * p_ + k % p_};
+  };
+  const auto backward_step = [&](std::int64_t k) {
+    return PipelineStep{false, v_ - 1 - (k / p_) % v_, (k / (p_ * v_)) * p_ + k % p_};
+  };
+  if (i < warmup_) return forward_step(i);
+  const std::int64_t j = i - warmup_;
+  const std::int64_t steady = total_ - warmup_;  // forward-backward pairs
+  if (j < 2 * steady) return j % 2 == 0 ? forward_step(warmup_ + j / 2) : backward_step(j / 2);
+  return backward_step(steady + (j - 2 * steady));
+}
+
 void check_pipeline(const PipelineSpec& s) {
   const std::int64_t p = s.stages, v = s.virtual_stages, m = s.micro_batches;
   if (p < 1 || v < 1 || m < 1) throw Error(ErrorKind::Input, "pipeline sizes must be positive", "parallelism.pp");

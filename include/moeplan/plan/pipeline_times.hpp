@@ -27,7 +27,11 @@ struct PipelineTimes {
 /// (overlap slowdowns 1, no rank factors, no jitter: the caller's to know).
 /// check_pipeline's errors first. Empty when the graph would come within a
 /// factor of 2 of the spec's task limit: build_pipeline decides there, and
-/// refuses with its own error.
+/// refuses with its own error. Every step runs: a pipeline's makespan is the
+/// longest of its paths, a maximum of lines in the micro-batch count, so
+/// extrapolating the steady state from short runs can miss a steeper path
+/// that overtakes later (docs/performance.md, issue 31).
 std::optional<PipelineTimes> pipeline_times(const sched::PipelineSpec& spec);
 
 }  // namespace moeplan::plan
+

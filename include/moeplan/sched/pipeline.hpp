@@ -50,6 +50,18 @@ struct PipelineStep {
 std::vector<PipelineStep> pipeline_order(std::int64_t stages, std::int64_t virtual_stages, std::int64_t micro_batches,
                                          std::int64_t stage);
 
+/// @brief pipeline_order of one stage, one step at a time without the vector
+/// (the planners walk millions of steps): step(i) is pipeline_order(...)[i].
+class PipelineOrder {
+ public:
+  PipelineOrder(std::int64_t stages, std::int64_t virtual_stages, std::int64_t micro_batches, std::int64_t stage);
+  std::int64_t size() const { return 2 * total_; }
+  PipelineStep step(std::int64_t i) const;
+
+ private:
+  std::int64_t p_, v_, total_, warmup_;
+};
+
 /// What build_pipeline refuses: sizes below 1 (input Error, parallelism.pp),
 /// interleaving with micro_batches not a multiple of stages (Megatron's
 /// requirement; input Error, parallelism.vpp), per-chunk costs that do not

@@ -92,3 +92,27 @@ TEST_CASE("sched::build_pipeline labels its tasks with the FLOPs and bytes they 
   CHECK(count[{model::OpClass::ReduceScatter, 9}] == 2);
   CHECK(count.size() == 4);
 }
+
+TEST_CASE("sched::PipelineOrder gives pipeline_order's steps one at a time", "[sched][pipeline]") {
+  // The vector is the first formulation (Megatron's loops, pushed in order);
+  // the closed form must name the same step at every index.
+  std::size_t compared = 0;
+  for (std::int64_t p : {1, 2, 3, 4, 7})
+    for (std::int64_t v : {1, 2, 3})
+      for (std::int64_t m : {1, 2, 5, 8, 14, 21})
+        for (std::int64_t stage = 0; stage < p; ++stage) {
+          if (v > 1 && m % p != 0) continue;  // interleaving needs a multiple of pp
+          const std::vector<sched::PipelineStep> order = sched::pipeline_order(p, v, m, stage);
+          const sched::PipelineOrder closed(p, v, m, stage);
+          REQUIRE(closed.size() == static_cast<std::int64_t>(order.size()));
+          for (std::int64_t i = 0; i < closed.size(); ++i) {
+            const sched::PipelineStep a = closed.step(i), b = order[static_cast<std::size_t>(i)];
+            INFO("pp " << p << " vpp " << v << " m " << m << " stage " << stage << " step " << i);
+            CHECK(a.forward == b.forward);
+            CHECK(a.chunk == b.chunk);
+            CHECK(a.micro_batch == b.micro_batch);
+          }
+          ++compared;
+        }
+  CHECK(compared > 150);
+}
