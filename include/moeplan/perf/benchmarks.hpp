@@ -20,7 +20,8 @@ struct BenchReport {
 /// 1M tasks on the engine (a random DAG, and the same at 50% communication on
 /// shared links), then FlowMoE on 1,024 ranks built and run.
 BenchReport bench_engine();
-/// FSMoE's Algorithm 1 on every Table 4 configuration, then the whole sweep on 2 threads.
+/// FSMoE's Algorithm 1 on every Table 4 configuration, then the whole sweep on
+/// 2 threads; then `plan` of DeepSeek-V3 on 1,024 and 16,384 H100 (issue 31).
 BenchReport bench_planner();
 /// Every folded and coupled mapping of Mixtral-8x22B at 128K on 1,024 H100, 2 threads.
 BenchReport bench_folding();
