@@ -75,9 +75,10 @@ struct Placement {
 // reads an ALL_GATHER's comm_size as each rank's input (final_data_size =
 // data_size x nodes_in_ring), a REDUCE_SCATTER's as the input it reduces
 // (final = data_size / n), an ALL_REDUCE's and an ALL_TO_ALL's as the buffer:
-// only the all-gather differs, by its group's size.
-double chakra_comm_size(model::OpClass op, double nccl_tests_size, std::int32_t group) {
-  return op == model::OpClass::AllGather ? nccl_tests_size / group : nccl_tests_size;
+// only the all-gather differs, by its group's size: nccl-tests' size is
+// ASTRA-sim's times this.
+double nccl_tests_per_chakra_size(model::OpClass op, std::int32_t group) {
+  return op == model::OpClass::AllGather ? static_cast<double>(group) : 1.0;
 }
 
 class Exporter {
@@ -319,7 +320,7 @@ class Exporter {
     } else {
       n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
       attr::add(n, attr::kCommType).set_int64_val(*collective_of(g_.op(t)));
-      add_size(n, t, chakra_comm_size(g_.op(t), g_.size(t), g_.group_size(t)));
+      add_size(n, t);
       attr::add(n, attr::kPgName).set_string_val(std::to_string(group_[t]));
       attr::add(n, attr::kGroupSize).set_int64_val(g_.group_size(t));
       attr::add(n, attr::kDurationMs).set_double_val(g_.duration_ms(t));
@@ -379,21 +380,19 @@ class Exporter {
     attr::add(n, attr::kCommDst).set_int32_val(dst);
     if (t > static_cast<TaskId>(std::numeric_limits<std::int32_t>::max())) refuse(t, "its id does not fit a comm_tag");
     attr::add(n, attr::kCommTag).set_int32_val(static_cast<std::int32_t>(t));
-    add_size(n, t, g_.size(t));
+    add_size(n, t);
   }
 
   // comm_size is whole bytes in Chakra's (ASTRA-sim's) convention; the size
   // the cost model priced (nccl-tests' convention, maybe a fraction of a byte
   // when a buffer is split in R parts) travels beside it whenever comm_size
   // does not give it back exactly.
-  void add_size(Node& n, TaskId t, double chakra_bytes) const {
-    const std::int64_t written = whole(t, chakra_bytes, "bytes");
-    attr::add(n, attr::kCommSize).set_int64_val(written);
+  void add_size(Node& n, TaskId t) const {
     const double priced = g_.size(t);
-    const double back = g_.kind(t) == dag::TaskKind::Communication && g_.op(t) == model::OpClass::AllGather
-                            ? static_cast<double>(written) * g_.group_size(t)
-                            : static_cast<double>(written);
-    if (back != priced) attr::add(n, attr::kCommBytes).set_double_val(priced);
+    const double ratio = nccl_tests_per_chakra_size(g_.op(t), g_.group_size(t));
+    const std::int64_t written = whole(t, priced / ratio, "bytes");
+    attr::add(n, attr::kCommSize).set_int64_val(written);
+    if (static_cast<double>(written) * ratio != priced) attr::add(n, attr::kCommBytes).set_double_val(priced);
   }
 
   void add_labels(Node& n, TaskId t) const {

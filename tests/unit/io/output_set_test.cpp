@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -61,6 +62,24 @@ std::string read(const std::string& path) {
 void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 bool is_temporary(const std::string& name) { return name.find(".tmp") != std::string::npos; }
+
+// Runs `body` in a child process as a command runs: the default action for
+// SIGTERM and SIGHUP (Catch2 handles SIGTERM in tests), then moeplan's
+// handlers. Returns the child's wait status; a body that returns exits 0.
+int status_of_child(const std::function<void()>& body) {
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGHUP, SIG_DFL);
+    moeplan::io::remove_temporaries_on_signal();
+    body();
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  return status;
+}
 
 }  // namespace
 
@@ -191,21 +210,13 @@ TEST_CASE("io::OutputSet refuses one file named by two outputs", "[io][output]")
 
 TEST_CASE("io::OutputSet's temporaries are removed when SIGTERM ends the process", "[io][output]") {
   const Folder dir("signal");
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    // The child stages an output, as a command does before it commits, and is
-    // terminated. Catch2 handles SIGTERM in tests; the child puts back the
-    // default that a command starts with.
-    ::signal(SIGTERM, SIG_DFL);
-    moeplan::io::remove_temporaries_on_signal();
+  // The child stages an output, as a command does before it commits, and is
+  // terminated: the handler re-raises with the default action.
+  const int status = status_of_child([&] {
     OutputSet set;
     set.add(dir / "trace.json", std::string(1 << 20, 'x'));
     ::raise(SIGTERM);
-    ::_exit(0);  // not reached: the handler re-raises with the default action
-  }
-  int status = 0;
-  REQUIRE(::waitpid(child, &status, 0) == child);
+  });
   CHECK(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGTERM);
   CHECK(dir.entries().empty());
@@ -260,19 +271,12 @@ TEST_CASE("io::OutputSet stages a new output folder: it appears at commit with i
 
 TEST_CASE("io::OutputSet's staged folders are removed when SIGTERM ends the process", "[io][output]") {
   const Folder dir("signal-folder");
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    ::signal(SIGTERM, SIG_DFL);  // as in the case above
-    moeplan::io::remove_temporaries_on_signal();
+  const int status = status_of_child([&] {
     OutputSet set;
     set.add_folder(dir / "a/b/c");
     set.add(dir / "a/b/c/trace.0.et", std::string(1 << 20, 'x'));
     ::raise(SIGTERM);
-    ::_exit(0);
-  }
-  int status = 0;
-  REQUIRE(::waitpid(child, &status, 0) == child);
+  });
   CHECK(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGTERM);
   CHECK(dir.entries().empty());
@@ -280,25 +284,16 @@ TEST_CASE("io::OutputSet's staged folders are removed when SIGTERM ends the proc
 
 TEST_CASE("io::DeferSignals holds a signal until it ends, then ends the process with the first one", "[io][output]") {
   const Folder dir("defer");
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    ::signal(SIGTERM, SIG_DFL);  // as in the cases above
-    ::signal(SIGHUP, SIG_DFL);
-    moeplan::io::remove_temporaries_on_signal();
+  // The end of the deferral ends the process: the child never exits 0.
+  const int status = status_of_child([&] {
     OutputSet set;
     set.add(dir / "staged.json", "staged");
-    {
-      const moeplan::io::DeferSignals deferred;
-      ::raise(SIGHUP);
-      ::raise(SIGTERM);  // a second one waits too, and is not the one reported
-      // Still running: this file is the proof.
-      write(dir / "after-signals", "ran");
-    }
-    ::_exit(0);  // not reached: the end of the deferral ends the process
-  }
-  int status = 0;
-  REQUIRE(::waitpid(child, &status, 0) == child);
+    const moeplan::io::DeferSignals deferred;
+    ::raise(SIGHUP);
+    ::raise(SIGTERM);  // a second one waits too, and is not the one reported
+    // Still running: this file is the proof.
+    write(dir / "after-signals", "ran");
+  });
   REQUIRE(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGHUP);
   // The code after the signals ran; the staged output's temporary went when
