@@ -23,7 +23,13 @@ CostModel::CostModel(const model::CostProfileSpec& profile)
       overlap_comm_slowdown_(profile.overlap_comm_slowdown),
       gemm_shape_(profile.gemm_shape),
       attention_shape_(profile.attention_shape) {
-  for (const model::LinearCostSpec& line : profile.costs) lines_[index(line.op)][index(line.link)].push_back(line);
+  for (const model::LinearCostSpec& line : profile.costs) {
+    // Pass- or head-dim-specific attention lines are looked up by attention_line(), not by group.
+    if (line.attention_pass || line.head_dim)
+      attention_lines_.push_back(line);
+    else
+      lines_[index(line.op)][index(line.link)].push_back(line);
+  }
   for (auto& per_op : lines_)
     for (auto& per_link : per_op)
       std::sort(per_link.begin(), per_link.end(),
@@ -164,9 +170,34 @@ Milliseconds CostModel::attention(const model::ModelSpec& model, std::int64_t qu
   return Milliseconds{ms};
 }
 
+LinearModel CostModel::attention_line(model::AttentionPass pass, std::int64_t head_dim) const {
+  // The most specific line: pass and head dim, then the pass's, then the head
+  // dim's for both passes, then the generic line (docs/cost-model.md, "Fused attention").
+  const model::LinearCostSpec* best = nullptr;
+  int best_rank = 0;
+  for (const model::LinearCostSpec& c : attention_lines_) {
+    if (c.attention_pass && *c.attention_pass != pass) continue;
+    if (c.head_dim && *c.head_dim != head_dim) continue;
+    const int rank = (c.attention_pass ? 2 : 0) + (c.head_dim ? 1 : 0);
+    if (rank > best_rank) {
+      best = &c;
+      best_rank = rank;
+    }
+  }
+  if (best) return LinearModel{best->alpha_ms, best->beta_ms_per_unit};
+  if (!has(model::OpClass::Attention, model::LinkClass::Local))
+    throw Error(ErrorKind::Input,
+                fmt::format("profile {} has no ATTENTION line for the {} pass at head dim {}, and no generic one "
+                            "(no attention_pass, no head_dim)",
+                            quoted_for_error(profile_name_),
+                            pass == model::AttentionPass::Forward ? "forward" : "backward", head_dim),
+                "costs");
+  return line_for(model::OpClass::Attention, model::LinkClass::Local, 1);
+}
+
 Milliseconds CostModel::attention_core(const model::ModelSpec& model, std::int64_t queries, std::int64_t context,
-                                       double core_flops) const {
-  if (!attention_shape_) return compute(model::OpClass::Attention, core_flops);
+                                       double core_flops, model::AttentionPass pass) const {
+  if (!attention_shape_) return Milliseconds{attention_line(pass, model.head_dim).predict_ms(core_flops)};
   model::ModelSpec one_head = model;
   one_head.num_heads = one_head.num_kv_heads = 1;
   const double per_head =

@@ -112,6 +112,22 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
       model::OpClass::Attention, model::LinkClass::Local, 1, a.attention_alpha_ms,
       kMsPerSecond / (peak * a.attention_efficiency),
       fmt::format("{} {} peak {:.4g} TFLOP/s x efficiency {}", gpu.name, dtype, peak / 1e12, a.attention_efficiency)));
+  // The GPU's fused attention kernels by pass and head dim, measured or
+  // published (the cluster file's gpu.fused_attention): half precision only,
+  // as the kernels run; the generic line above prices every other case.
+  if (a.dtype == ComputeDtype::Half)
+    for (const model::FusedAttentionRate& r : gpu.fused_attention) {
+      model::LinearCostSpec c = line(
+          model::OpClass::Attention, model::LinkClass::Local, 1, r.alpha_ms, kMsPerSecond / (peak * r.efficiency),
+          fmt::format("{} fused attention {}{}: half-precision tensor peak {:.4g} TFLOP/s x efficiency {} "
+                      "(gpu.fused_attention)",
+                      gpu.name, r.pass == model::AttentionPass::Forward ? "forward" : "backward",
+                      r.head_dim ? fmt::format(", head dim {}", *r.head_dim) : std::string(), peak / 1e12,
+                      r.efficiency));
+      c.attention_pass = r.pass;
+      c.head_dim = r.head_dim;
+      p.costs.push_back(std::move(c));
+    }
   // FP8 GEMMs at the FP8 peak times the BF16 GEMMs' efficiency (an assumption
   // until FP8 GEMMs are measured: docs/cost-model.md, "FP8").
   if (a.dtype == ComputeDtype::Half && gpu.peak_flops_per_s_fp8 > 0)

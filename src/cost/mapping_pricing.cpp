@@ -193,15 +193,16 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
       full_share * full_core_flops + window_share * window_core_flops + chunk_share * chunk_core_flops;
   // The core's forward, and its backward at twice the FLOPs as one kernel
   // (the attention line's startup once per kernel, docs/cost-model.md).
-  const auto core_time = [&](double factor) {
-    return full_share * costs.attention_core(m, local_seq, local_seq, factor * full_core_flops).value +
-           (windows > 0 ? window_share * costs.attention_core(m, local_seq, local_seq, factor * window_core_flops).value
-                        : 0.0) +
-           (chunks > 0 ? chunk_share * costs.attention_core(m, local_seq, local_seq, factor * chunk_core_flops).value
-                       : 0.0);
+  const auto core_time = [&](model::AttentionPass pass) {
+    const double factor = pass == model::AttentionPass::Backward ? 2.0 : 1.0;
+    const auto core = [&](double flops) {
+      return costs.attention_core(m, local_seq, local_seq, factor * flops, pass).value;
+    };
+    return full_share * core(full_core_flops) + (windows > 0 ? window_share * core(window_core_flops) : 0.0) +
+           (chunks > 0 ? chunk_share * core(chunk_core_flops) : 0.0);
   };
-  const double core_ms = core_time(1.0);
-  const double core_backward_ms = core_time(2.0);
+  const double core_ms = core_time(model::AttentionPass::Forward);
+  const double core_backward_ms = core_time(model::AttentionPass::Backward);
   // Under an FP8 recipe the linear layers' GEMMs (projections, FFNs, experts)
   // take FP8 operands; the core, the router and the LM head stay in BF16
   // (docs/cost-model.md, "FP8").

@@ -126,6 +126,18 @@ model::GpuSpec to_spec(const pb::Gpu& gpu) {
                         fmt::format("a share of the tensor peak: must be in (0, 1], got {}", gpu.gemm_efficiency()));
     g.gemm_efficiency = gpu.gemm_efficiency();
   }
+  for (int i = 0; i < gpu.fused_attention_size(); ++i) {
+    const pb::FusedAttentionRate& r = gpu.fused_attention(i);
+    const std::string at = fmt::format("fused_attention[{}].", i);
+    model::FusedAttentionRate rate;
+    if (r.pass() != pb::FORWARD && r.pass() != pb::BACKWARD)
+      throw_input_error(at + "pass", "required: FORWARD or BACKWARD");
+    rate.pass = r.pass() == pb::FORWARD ? model::AttentionPass::Forward : model::AttentionPass::Backward;
+    if (r.has_head_dim()) rate.head_dim = r.head_dim();
+    rate.efficiency = required(r.has_efficiency(), r.efficiency(), (at + "efficiency").c_str());
+    rate.alpha_ms = required(r.has_alpha_us(), r.alpha_us(), (at + "alpha_us").c_str()) / 1e3;
+    g.fused_attention.push_back(rate);
+  }
   return g;
 }
 
@@ -241,6 +253,13 @@ model::LinearCostSpec to_spec(const pb::LinearCost& c) {
   s.points = c.points();
   if (c.has_ranks_per_node()) s.ranks_per_node = c.ranks_per_node();
   s.concurrent_groups = c.has_concurrent_groups() ? c.concurrent_groups() : 1;
+  if (c.has_attention_pass()) {
+    if (c.attention_pass() != pb::FORWARD && c.attention_pass() != pb::BACKWARD)
+      throw_input_error("attention_pass", "must be FORWARD or BACKWARD (or absent: both passes)");
+    s.attention_pass =
+        c.attention_pass() == pb::FORWARD ? model::AttentionPass::Forward : model::AttentionPass::Backward;
+  }
+  if (c.has_head_dim()) s.head_dim = c.head_dim();
   s.provenance = provenance_of(c.provenance());
   s.source = c.source();
   return s;
@@ -710,6 +729,9 @@ pb::CostProfile to_proto(const model::CostProfileSpec& s) {
     if (!c.source.empty()) out->set_source(c.source);
     if (c.ranks_per_node) out->set_ranks_per_node(*c.ranks_per_node);
     if (c.concurrent_groups != 1) out->set_concurrent_groups(c.concurrent_groups);
+    if (c.attention_pass)
+      out->set_attention_pass(*c.attention_pass == model::AttentionPass::Forward ? pb::FORWARD : pb::BACKWARD);
+    if (c.head_dim) out->set_head_dim(*c.head_dim);
   }
   if (s.gemm_shape) {
     const model::GemmShapeModelSpec& g = *s.gemm_shape;

@@ -15,6 +15,7 @@
 #include <moeplan/model/family_rules.hpp>
 #include <moeplan/model/options.hpp>
 #include <moeplan/model/recompute.hpp>
+#include <moeplan/model/size_bounds.hpp>
 
 namespace moeplan::model {
 namespace {
@@ -233,6 +234,33 @@ void validate_link_gbit_s(double gbit_s, const std::string& field) {
   require_range(gbit_s, kMinLinkGbitS, kMaxLinkGbitS, field, "Gbit/s");
 }
 
+namespace {
+
+// The key of an attention line or rate, its text for messages.
+std::string attention_key(std::optional<AttentionPass> pass, std::optional<std::int64_t> head_dim) {
+  const std::string p = !pass ? "both passes" : *pass == AttentionPass::Forward ? "FORWARD" : "BACKWARD";
+  return head_dim ? fmt::format("{}, head_dim {}", p, *head_dim) : p + ", any head_dim";
+}
+
+void validate_fused_attention(const std::vector<FusedAttentionRate>& rates, const std::string& at) {
+  std::set<std::pair<AttentionPass, std::int64_t>> seen;
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    const FusedAttentionRate& r = rates[i];
+    const std::string prefix = fmt::format("{}[{}].", at, i);
+    require(std::isfinite(r.efficiency) && r.efficiency > 0 && r.efficiency <= 1, prefix + "efficiency",
+            fmt::format("a share of the half-precision peak: must be in (0, 1], got {}", r.efficiency));
+    require(std::isfinite(r.alpha_ms) && r.alpha_ms >= 0 && r.alpha_ms < kMaxAlphaMs, prefix + "alpha_us",
+            fmt::format("must be a finite time in [0, {}) us, got {}", kMaxAlphaMs * 1e3, r.alpha_ms * 1e3));
+    if (r.head_dim)
+      require(*r.head_dim >= 1 && *r.head_dim <= kMaxWidth, prefix + "head_dim",
+              fmt::format("must be in 1..{}, got {}", kMaxWidth, *r.head_dim));
+    require(seen.insert({r.pass, r.head_dim.value_or(0)}).second, prefix + "pass",
+            fmt::format("a second entry for {}", attention_key(r.pass, r.head_dim)));
+  }
+}
+
+}  // namespace
+
 void validate(const ClusterSpec& c) {
   require(!c.name.empty(), "name", "required field is missing");
   require_positive(c.num_nodes, "num_nodes");
@@ -257,6 +285,7 @@ void validate(const ClusterSpec& c) {
   for (auto [tile, field] : {std::pair{c.gpu.gemm_tile_m, "gpu.gemm_tile_m"}, {c.gpu.gemm_tile_n, "gpu.gemm_tile_n"}})
     if (tile)
       require(*tile >= 1 && *tile <= kMaxTile, field, fmt::format("must be in 1..{}, got {}", kMaxTile, *tile));
+  validate_fused_attention(c.gpu.fused_attention, "gpu.fused_attention");
   if (c.nvlink_domain_gpus != 0) {
     require_positive(c.nvlink_domain_gpus, "nvlink_domain_gpus");
     require(c.nvlink_domain_gpus % c.gpus_per_node == 0, "nvlink_domain_gpus",
@@ -316,6 +345,13 @@ void validate_cost_line(const LinearCostSpec& c, const std::string& at) {
   }
   require(compute == (c.link == LinkClass::Local), prefix + "link",
           compute ? "compute operations use link LOCAL" : "communication needs link INTRA or INTER");
+  require(!c.attention_pass || c.op == OpClass::Attention, prefix + "attention_pass",
+          fmt::format("only an ATTENTION line names a pass, not a {} line", to_string(c.op)));
+  require(!c.head_dim || c.op == OpClass::Attention, prefix + "head_dim",
+          fmt::format("only an ATTENTION line names a head dimension, not a {} line", to_string(c.op)));
+  if (c.head_dim)
+    require(*c.head_dim >= 1 && *c.head_dim <= kMaxWidth, prefix + "head_dim",
+            fmt::format("must be in 1..{}, got {}", kMaxWidth, *c.head_dim));
 }
 
 void validate_gemm_shape_rates(double peak_tflops, double memory_gbytes_per_s, const std::string& at) {
@@ -378,13 +414,18 @@ void validate(const CostProfileSpec& p) {
           "must be at least 1.0");
   require(p.overlap_comm_slowdown <= kMaxOverlapSlowdown, "overlap_comm_slowdown",
           fmt::format("{} is implausible: at most {}", p.overlap_comm_slowdown, kMaxOverlapSlowdown));
-  std::set<std::tuple<OpClass, LinkClass, std::int64_t>> seen;
+  // Attention lines are told apart by pass and head dim too (-1 and 0 stand for "any").
+  std::set<std::tuple<OpClass, LinkClass, std::int64_t, int, std::int64_t>> seen;
   for (std::size_t i = 0; i < p.costs.size(); ++i) {
     const LinearCostSpec& c = p.costs[i];
     const std::string at = fmt::format("costs[{}]", i);
     validate_cost_line(c, at);
-    require(seen.insert({c.op, c.link, c.group}).second, at,
-            fmt::format("duplicate entry for op {} link {} group {}", to_string(c.op), to_string(c.link), c.group));
+    const int pass = c.attention_pass ? static_cast<int>(*c.attention_pass) : -1;
+    require(seen.insert({c.op, c.link, c.group, pass, c.head_dim.value_or(0)}).second, at,
+            c.op == OpClass::Attention
+                ? fmt::format("duplicate ATTENTION line for {}", attention_key(c.attention_pass, c.head_dim))
+                : fmt::format("duplicate entry for op {} link {} group {}", to_string(c.op), to_string(c.link),
+                              c.group));
   }
 }
 

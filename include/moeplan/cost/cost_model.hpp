@@ -80,11 +80,16 @@ class CostModel {
   /// attention line on its FLOPs, as before.
   Milliseconds attention(const model::ModelSpec& model, std::int64_t queries, std::int64_t context,
                          double flops) const;
-  /// The causal core alone, `core_flops` of attention_core_flops (its
-  /// projections priced elsewhere): by the shape model's core when the profile
-  /// has one, else by the attention line.
+  /// The causal core alone, `core_flops` of attention_core_flops for the
+  /// pass (twice the forward's backward; its projections priced elsewhere): by
+  /// the shape model's core when the profile has one, else by
+  /// attention_line(pass, model.head_dim).
   Milliseconds attention_core(const model::ModelSpec& model, std::int64_t queries, std::int64_t context,
-                              double core_flops) const;
+                              double core_flops, model::AttentionPass pass) const;
+  /// The ATTENTION line that prices a fused core of this pass and query/key
+  /// head dim: the profile's most specific (pass and head dim, pass, head dim,
+  /// then the generic line).
+  LinearModel attention_line(model::AttentionPass pass, std::int64_t head_dim) const;
   /// The profile's attention shape model, if it has one.
   const std::optional<model::AttentionShapeModelSpec>& attention_shape_model() const { return attention_shape_; }
   /// The profile's GEMM shape model, if it has one.
@@ -131,6 +136,8 @@ class CostModel {
   std::optional<model::AttentionShapeModelSpec> attention_shape_;
   // Lines per [op][link], sorted by measured group size.
   std::array<std::array<std::vector<model::LinearCostSpec>, kLinks>, kOps> lines_;
+  // ATTENTION lines with a pass or a head dim (attention_line()).
+  std::vector<model::LinearCostSpec> attention_lines_;
 };
 
 /// Share of a node's inter-node bandwidth one communicator gets: its members

@@ -94,6 +94,18 @@ struct ModelSpec {
   std::int64_t value_head_dim() const { return mla ? mla->v_head_dim : head_dim; }
 };
 
+/// The pass an attention line prices (docs/cost-model.md, "Fused attention").
+enum class AttentionPass { Forward, Backward };
+
+/// @brief A fused causal attention kernel's rate on a GPU, measured or
+/// published: t = alpha + FLOPs / (efficiency x dense half-precision peak).
+struct FusedAttentionRate {
+  AttentionPass pass = AttentionPass::Forward;
+  std::optional<std::int64_t> head_dim;  ///< query/key head dimension; empty: any without its own entry
+  double efficiency = 0;                 ///< share of the dense half-precision peak, in (0, 1]
+  double alpha_ms = 0;                   ///< startup
+};
+
 /// @brief One GPU model, from its datasheet.
 struct GpuSpec {
   std::string name;
@@ -111,6 +123,9 @@ struct GpuSpec {
   /// Share of the half-precision (and FP8) tensor peak the GPU's training
   /// GEMMs reach, measured or published; absent: datasheet-profile's generic assumption.
   std::optional<double> gemm_efficiency;
+  /// Fused attention kernels per pass and head dimension (datasheet-profile
+  /// writes an ATTENTION line for each); empty: the generic attention line only.
+  std::vector<FusedAttentionRate> fused_attention;
 };
 
 /// @brief A link class: per-direction bandwidth of one port and ports per node.
@@ -227,6 +242,10 @@ struct LinearCostSpec {
   /// Communicators that crossed the same nodes at once while it was measured
   /// (1 for one nccl-tests run; docs/cost-model.md "Shared NICs").
   std::int64_t concurrent_groups = 1;
+  /// ATTENTION lines only: the pass the line prices (empty: both) and the
+  /// query/key head dimension it was measured at (empty: any).
+  std::optional<AttentionPass> attention_pass;
+  std::optional<std::int64_t> head_dim;
 };
 
 /// @brief One timed run of an operation, as a microbenchmark measured it.

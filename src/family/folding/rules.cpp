@@ -164,6 +164,8 @@ class FoldingRules final : public model::FamilyRules {
                                         "parallelism.cp_comm_type",
                                         "parallelism.hierarchical_cp_sizes",
                                         "schedule.attention_backend",
+                                        "profile.costs[*].attention_pass",
+                                        "profile.costs[*].head_dim",
                                         "schedule.overlap_grad_reduce",
                                         "schedule.overlap_param_gather",
                                         "schedule.a2a_overlap",

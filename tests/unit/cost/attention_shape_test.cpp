@@ -116,8 +116,9 @@ TEST_CASE("CostModel::attention: the shape model when the profile has one, else 
   const cost::CostModel costs(p);
   CHECK(costs.attention(m, 256, 256, flops).value == Approx(core + projections).epsilon(1e-12));
   // The core alone (folding prices projections itself): the same core.
-  CHECK(costs.attention_core(m, 256, 256, 4.0 * cost::attention_core_flops(m, 256, 256)).value ==
-        Approx(core).epsilon(1e-12));
+  CHECK(costs.attention_core(m, 256, 256, 4.0 * cost::attention_core_flops(m, 256, 256),
+                             model::AttentionPass::Forward)
+            .value == Approx(core).epsilon(1e-12));
 }
 
 TEST_CASE("fit_attention_shape recovers the terms of synthetic points, and drops a negative one", "[cost]") {

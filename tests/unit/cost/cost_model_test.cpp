@@ -231,3 +231,50 @@ TEST_CASE("cost::link_class_of places a group on the intra or inter link", "[cos
   CHECK(cost::link_class_of({7, 8}, 8) == LinkClass::Inter);
   CHECK(cost::link_class_of({0, 8, 16}, 8) == LinkClass::Inter);
 }
+
+TEST_CASE("cost::CostModel prices a fused attention core on its most specific attention line", "[cost][attention]") {
+  using model::AttentionPass;
+  model::CostProfileSpec p;
+  p.name = "attention-lines";
+  p.cluster = "x";
+  const auto attention = [](double alpha, double beta, std::optional<AttentionPass> pass,
+                            std::optional<std::int64_t> head_dim) {
+    model::LinearCostSpec c = cost_line(OpClass::Attention, LinkClass::Local, 1, alpha, beta);
+    c.attention_pass = pass;
+    c.head_dim = head_dim;
+    return c;
+  };
+  p.costs = {attention(1.0, 1e-3, std::nullopt, std::nullopt),           // generic
+             attention(2.0, 2e-3, AttentionPass::Forward, std::nullopt),  // forward, any head dim
+             attention(3.0, 3e-3, std::nullopt, 192),                     // both passes, head dim 192
+             attention(4.0, 4e-3, AttentionPass::Backward, 192)};         // backward, head dim 192
+  const cost::CostModel costs(p);
+  model::ModelSpec m;
+  m.head_dim = 128;
+  // 1000 FLOPs on each line by hand: alpha + 1000 x beta.
+  // Forward at head dim 128: the forward line (2 + 2).
+  CHECK(costs.attention_core(m, 8, 8, 1000, AttentionPass::Forward).value == Approx(4.0));
+  // Backward at 128: no backward line for it, no head-dim line: the generic one (1 + 1).
+  CHECK(costs.attention_core(m, 8, 8, 1000, AttentionPass::Backward).value == Approx(2.0));
+  m.head_dim = 192;
+  // Backward at 192: its own line (4 + 4).
+  CHECK(costs.attention_core(m, 8, 8, 1000, AttentionPass::Backward).value == Approx(8.0));
+  // Forward at 192: the pass outranks the head dim, so the forward line (2 + 2), not the 192 line (3 + 3).
+  CHECK(costs.attention_core(m, 8, 8, 1000, AttentionPass::Forward).value == Approx(4.0));
+  // compute() and the other families' attention() keep the generic line (1 + 1).
+  CHECK(costs.compute(OpClass::Attention, 1000).value == Approx(2.0));
+  // Without the forward line, forward at 192 takes the head dim's line (3 + 3).
+  p.costs.erase(p.costs.begin() + 1);
+  CHECK(cost::CostModel(p).attention_core(m, 8, 8, 1000, AttentionPass::Forward).value == Approx(6.0));
+  // A core no line covers (only MLA's backward line, a head dim 128 forward) is an input error naming costs.
+  p.costs = {attention(4.0, 4e-3, AttentionPass::Backward, 192)};
+  m.head_dim = 128;
+  try {
+    (void)cost::CostModel(p).attention_core(m, 8, 8, 1000, AttentionPass::Forward);
+    FAIL("priced a core without a line");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.field() == "costs");
+    CHECK_THAT(e.reason(), Catch::Contains("no ATTENTION line for the forward pass at head dim 128"));
+  }
+}

@@ -114,7 +114,22 @@ struct ExpectedLine {
   std::int64_t group;
   std::optional<std::int64_t> ranks_per_node;  // written on every communication line
   double alpha_ms, beta_ms;
+  std::optional<model::AttentionPass> pass = std::nullopt;  // the fused attention lines'
+  std::optional<std::int64_t> head_dim = std::nullopt;
 };
+
+// The cluster files' fused attention rates (gpu.fused_attention: startup ms,
+// efficiency), forward and backward, for any head dim and for MLA's 192:
+// H100 and H200 from this project's H100 probe, B200 from SimuMax's sweep.
+struct FusedRates {
+  double fwd_alpha, fwd_eff, bwd_alpha, bwd_eff, mla_fwd_alpha, mla_fwd_eff, mla_bwd_alpha, mla_bwd_eff;
+};
+std::optional<FusedRates> fused_rates(const std::string& cluster) {
+  if (cluster == "dgx-h100" || cluster == "dgx-h200")
+    return FusedRates{0.069, 0.615, 0.226, 0.421, 0.071, 0.616, 0.252, 0.363};
+  if (cluster == "dgx-b200") return FusedRates{0.066, 0.571, 0.046, 0.355, 0.017, 0.407, 0.030, 0.260};
+  return std::nullopt;
+}
 
 // The datasheet arithmetic, one formula per line (docs/cost-model.md): compute
 // beta = 1 / (peak x efficiency) in ms per FLOP, GEMM the GPU's (its cluster
@@ -163,6 +178,18 @@ std::vector<ExpectedLine> datasheet_lines(const Datasheet& d) {
   if (d.half && d.fp8_tflops > 0)
     lines.push_back(
         {OpClass::GemmFp8, LinkClass::Local, 1, std::nullopt, 0.01, 1 / (d.gemm_efficiency * d.fp8_tflops * 1e12 / 1e3)});
+  // Fused attention (half precision): t = alpha + FLOPs / (efficiency x peak), one line per rate.
+  if (const auto f = fused_rates(d.cluster); d.half && f) {
+    using model::AttentionPass;
+    const auto fused = [&](double alpha, double eff, AttentionPass pass, std::optional<std::int64_t> head_dim) {
+      return ExpectedLine{OpClass::Attention, LinkClass::Local, 1, std::nullopt, alpha, 1 / (eff * peak_flops_per_ms),
+                          pass, head_dim};
+    };
+    lines.push_back(fused(f->fwd_alpha, f->fwd_eff, AttentionPass::Forward, std::nullopt));
+    lines.push_back(fused(f->bwd_alpha, f->bwd_eff, AttentionPass::Backward, std::nullopt));
+    lines.push_back(fused(f->mla_fwd_alpha, f->mla_fwd_eff, AttentionPass::Forward, 192));
+    lines.push_back(fused(f->mla_bwd_alpha, f->mla_bwd_eff, AttentionPass::Backward, 192));
+  }
   return lines;
 }
 
@@ -176,9 +203,11 @@ ExpectedLine expected(const std::vector<ExpectedLine>& lines, OpClass op, LinkCl
 }
 
 const model::LinearCostSpec* find_line(const model::CostProfileSpec& p, OpClass op, LinkClass link,
-                                       std::int64_t group) {
+                                       std::int64_t group, std::optional<model::AttentionPass> pass = std::nullopt,
+                                       std::optional<std::int64_t> head_dim = std::nullopt) {
   for (const model::LinearCostSpec& c : p.costs)
-    if (c.op == op && c.link == link && c.group == group) return &c;
+    if (c.op == op && c.link == link && c.group == group && c.attention_pass == pass && c.head_dim == head_dim)
+      return &c;
   return nullptr;
 }
 
@@ -188,7 +217,7 @@ void check_datasheet_lines(const model::CostProfileSpec& p, const Datasheet& d) 
   CHECK(p.costs.size() == want.size());
   for (const ExpectedLine& w : want) {
     INFO(d.cluster << " " << model::to_string(w.op) << " " << model::to_string(w.link) << " group " << w.group);
-    const model::LinearCostSpec* line = find_line(p, w.op, w.link, w.group);
+    const model::LinearCostSpec* line = find_line(p, w.op, w.link, w.group, w.pass, w.head_dim);
     REQUIRE(line != nullptr);
     CHECK(line->group == w.group);
     CHECK(line->ranks_per_node == w.ranks_per_node);
@@ -284,4 +313,33 @@ TEST_CASE("bundled datasheet profiles follow the datasheet arithmetic, line by l
       CHECK(copied > 0);
     }
   }
+}
+
+TEST_CASE("cost::datasheet_profile writes the cluster file's fused attention rates as pass and head-dim lines",
+          "[cost][attention]") {
+  using model::AttentionPass;
+  model::ClusterSpec b200 = io::load_cluster("dgx-b200");
+  // The cluster file's four rates (SimuMax's B200 sweep, calibration/fits/fused_attention.py).
+  REQUIRE(b200.gpu.fused_attention.size() == 4);
+  const cost::CostModel costs(cost::datasheet_profile(b200, "x", {}));
+  model::ModelSpec m;
+  m.head_dim = 128;
+  // 1e12 FLOPs at 2250 TFLOP/s x e take 1e3 / (2250 e) ms, plus the startup.
+  CHECK(costs.attention_core(m, 8, 8, 1e12, AttentionPass::Forward).value == Approx(0.066 + 1e3 / (2250 * 0.571)));
+  CHECK(costs.attention_core(m, 8, 8, 1e12, AttentionPass::Backward).value == Approx(0.046 + 1e3 / (2250 * 0.355)));
+  m.head_dim = 192;  // MLA's q/k head dim
+  CHECK(costs.attention_core(m, 8, 8, 1e12, AttentionPass::Forward).value == Approx(0.017 + 1e3 / (2250 * 0.407)));
+  CHECK(costs.attention_core(m, 8, 8, 1e12, AttentionPass::Backward).value == Approx(0.030 + 1e3 / (2250 * 0.260)));
+  // The generic line stays for the other families' attention tasks (0.05 ms, 0.39).
+  CHECK(costs.compute(model::OpClass::Attention, 1e12).value == Approx(0.05 + 1e3 / (2250 * 0.39)));
+  // fp32 profiles price the papers' own kernels: no fused lines, the generic one for both passes.
+  cost::DatasheetAssumptions fp32;
+  fp32.dtype = cost::ComputeDtype::Fp32;
+  const model::CostProfileSpec p32 = cost::datasheet_profile(b200, "x", fp32);
+  CHECK(std::none_of(p32.costs.begin(), p32.costs.end(),
+                     [](const model::LinearCostSpec& c) { return c.attention_pass || c.head_dim; }));
+  // A cluster without rates gets the generic line alone, as before.
+  b200.gpu.fused_attention.clear();
+  const cost::CostModel plain(cost::datasheet_profile(b200, "x", {}));
+  CHECK(plain.attention_core(m, 8, 8, 1e12, AttentionPass::Backward).value == Approx(0.05 + 1e3 / (2250 * 0.39)));
 }

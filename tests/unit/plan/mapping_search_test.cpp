@@ -685,6 +685,28 @@ TEST_CASE("plan::price_mapping prices a sliding window's pairs, and refuses it w
   CHECK_THROWS_WITH(model::family_rules("foldmoe").validate(foldmoe), Catch::Contains("sliding-window attention"));
 }
 
+TEST_CASE("plan::price_mapping prices the attention core's backward on its pass and head dim's line (toy, by hand)",
+          "[plan][folding][attention]") {
+  // The toy's core at tp 2: 396 FLOPs forward, 792 backward, on the generic
+  // line (1e-3 ms per FLOP): 0.396 and 0.792 ms of its 4.836 (tp 2 cp 1 ep 2 etp 1).
+  // A backward line for the toy's head dim 2, 0.1 ms + 2e-3 ms per FLOP, prices
+  // the backward core at 0.1 + 1.584 = 1.684 ms: 0.892 more. A forward line for
+  // head dim 3 is another model's and changes nothing.
+  model::ScenarioSpec s = toy_scenario();
+  REQUIRE(s.model.head_dim == 2);
+  model::LinearCostSpec backward = moeplan::testing::cost_line(OpClass::Attention, LinkClass::Local, 1, 0.1, 2e-3);
+  backward.attention_pass = model::AttentionPass::Backward;
+  backward.head_dim = 2;
+  model::LinearCostSpec other = moeplan::testing::cost_line(OpClass::Attention, LinkClass::Local, 1, 5.0, 5e-3);
+  other.attention_pass = model::AttentionPass::Forward;
+  other.head_dim = 3;
+  s.profile->costs.push_back(backward);
+  s.profile->costs.push_back(other);
+  const cost::CostModel costs(*s.profile);
+  CHECK(plan::price_mapping(s, costs, mapping(2, 1, 1, 2, 1)).iteration_ms ==
+        Approx(4.836 + 0.892 + toy_ends_ms(8, 2)));
+}
+
 TEST_CASE("plan::price_mapping prices chunked attention's pairs, and refuses it where it is not modelled",
           "[plan][folding][chunk]") {
   // Chunks of 3 tokens over 8: positions 1-3, 4-6 and the partial 7-8; a query

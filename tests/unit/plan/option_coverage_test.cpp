@@ -307,9 +307,12 @@ Compounds compounds_for(const std::string& scenario) {
 // A profile line is found by its key (op, link, group, placement): a key field
 // acts when two lines swap it, so that each prices what the other did.
 std::vector<Candidate> key_swaps(const ScenarioField& f, const std::vector<ScenarioField>& all) {
-  static const std::set<std::string> keys = {"op", "link", "group", "ranks_per_node", "concurrent_groups"};
-  const std::string prefix = "profile.costs[";
-  if (f.path.rfind(prefix, 0) != 0 || !f.value) return {};
+  // The keys of a profile's lines and of a GPU's fused attention rates: one
+  // entry per key, so a new value alone collides with another entry's.
+  static const std::set<std::string> keys = {"op",        "link",     "group", "ranks_per_node", "concurrent_groups",
+                                             "attention_pass", "head_dim", "pass"};
+  if ((f.path.rfind("profile.costs[", 0) != 0 && f.path.rfind("cluster.gpu.fused_attention[", 0) != 0) || !f.value)
+    return {};
   const std::string key = f.path.substr(f.path.find("].") + 2);
   if (!keys.count(key)) return {};
   std::vector<Candidate> out;
@@ -501,6 +504,11 @@ void check_every_field(const std::string& scenario) {
     candidates.insert(candidates.end(), swaps.begin(), swaps.end());
     if (const auto it = compounds.find(f.path); it != compounds.end())
       candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+    if (f.schema_path == "profile.costs[*].head_dim" && f.value) {
+      // The bundled lines' head dim (MLA's 192) is no walked model's: the
+      // line moved to the scenario's own head dim prices its attention core.
+      candidates.push_back({{Override{f.path, std::to_string(base.model.head_dim)}}, {}});
+    }
     if (f.path == "cluster.nvlink_domain_gpus") {
       // A domain must be whole nodes (1, 2, 4, 3 are refused on 8-GPU nodes, 8 is the node
       // itself): two nodes' worth joins groups that crossed a node boundary onto NVLink.
