@@ -16,8 +16,9 @@ Sources (both in this repository):
         rows with contiguous q, k, v.
   H100: calibration/gpu-runs/h100-2026-11-27/results/attention-probe.json, this project's
         PyTorch cuDNN SDPA probe (the backend Transformer Engine's FusedAttention calls).
-Classes: "mha" = d_qk = d_v (every head dim without its own line: 128 measured);
-"mla" = d_qk 192, d_v 128 (DeepSeek's multi-head latent attention).
+Classes: "mha" = head dim 128 (every head dim without its own line); "mla" = d_qk 192,
+d_v 128 (DeepSeek's multi-head latent attention); "d64" = head dim 64 (GPT-OSS; H100 only:
+attention-probe-d64.json, the second probe of that day).
 
 Usage: calibration/fits/fused_attention.py [REPO_ROOT]   (prints the lines and errors)
 """
@@ -51,9 +52,11 @@ def b200_points():
 
 
 def h100_points():
-    d = json.load(open(os.path.join(root, "calibration/gpu-runs/h100-2026-11-27/results/attention-probe.json")))
+    rows = []
+    for name in ("attention-probe.json", "attention-probe-d64.json"):
+        rows += json.load(open(os.path.join(root, "calibration/gpu-runs/h100-2026-11-27/results", name)))["rows"]
     out = []
-    for r in d["rows"]:
+    for r in rows:
         if r["kernel"] != "sdpa-CUDNN_ATTENTION" or "error" in r:
             continue
         s, h, dqk, dv = r["seq"], r["heads"], r["d_qk"], r["d_v"]
@@ -85,10 +88,11 @@ def fit(points, peak):
 
 def main():
     for gpu, (peak, pts) in (("B200", b200_points()), ("H100", h100_points())):
-        for cls in ("mha", "mla"):
-            sel = [p for p in pts if (p[2] == p[3]) == (cls == "mha") and (cls == "mha" or p[2] == 192)]
-            if cls == "mha":
-                sel = [p for p in sel if p[2] == 128]
+        for cls in ("mha", "mla", "d64"):
+            sel = [p for p in pts if (p[2], p[3]) == {"mha": (128, 128), "mla": (192, 128), "d64": (64, 64)}[cls]]
+            if len(sel) < 4:
+                print(f"{gpu} {cls}: {len(sel)} shapes, too few for a line")
+                continue
             for name, col, factor in (("forward", 5, 1), ("backward", 6, 2)):
                 points = [(p[4] * factor, p[col]) for p in sel]
                 r, alpha, e = fit(points, peak)

@@ -8,7 +8,9 @@
 # Engine's FusedAttention calls) and, where it runs, FlashAttention-2; Transformer
 # Engine's DotProductAttention too when the machine has it. Medians of CUDA-event
 # timings after warm-up; backward = (forward + backward) - forward.
-#   attention_probe.py OUT.json [BUDGET_S]
+#   attention_probe.py OUT.json [BUDGET_S] [d64]
+# With "d64", head dim 64 only (GPT-OSS: 64 query heads, 8 KV heads, head dim 64), cuDNN
+# only: 8-64 heads at 2K-32K tokens (the second call of 2026-11-27).
 import json, sys, time, torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
@@ -47,6 +49,10 @@ for s in (4096, 8192):
     shapes.append((s, 64, 8, 64, 64))
 shapes += [(32768, 8, 1, 128, 128), (32768, 16, 2, 128, 128), (32768, 64, 64, 192, 128),
            (131072, 8, 1, 128, 128), (131072, 16, 2, 128, 128)]
+d64 = len(sys.argv) > 3 and sys.argv[3] == "d64"
+if d64:
+    shapes = [(s, h, max(1, h // 8), 64, 64) for s in (2048, 4096, 8192, 16384) for h in (8, 16, 32, 64)]
+    shapes += [(32768, 8, 1, 64, 64), (32768, 64, 8, 64, 64)]
 def run(label, fwd):
     o = fwd(); g = torch.randn_like(o)
     one = time.time(); fwd(); torch.autograd.grad(fwd(), o_inputs, g); torch.cuda.synchronize(); one = time.time() - one
@@ -61,7 +67,7 @@ for s, h, hkv, dqk, dv in shapes:
     k = torch.randn(1, hkv, s, dqk, device=dev, dtype=torch.bfloat16, requires_grad=True)
     v = torch.randn(1, hkv, s, dv, device=dev, dtype=torch.bfloat16, requires_grad=True)
     o_inputs = (q, k, v)
-    for backend in (SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION):
+    for backend in (SDPBackend.CUDNN_ATTENTION,) if d64 else (SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION):
         row = {"seq": s, "heads": h, "kv_heads": hkv, "d_qk": dqk, "d_v": dv, "kernel": "sdpa-" + backend.name}
         try:
             with sdpa_kernel(backend):

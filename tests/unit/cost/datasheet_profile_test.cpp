@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -121,12 +122,14 @@ struct ExpectedLine {
 // The cluster files' fused attention rates (gpu.fused_attention: startup ms,
 // efficiency), forward and backward, for any head dim and for MLA's 192:
 // H100 and H200 from this project's H100 probe, B200 from SimuMax's sweep.
+// The H100's also for head dim 64 (GPT-OSS), measured on the H100 alone.
 struct FusedRates {
   double fwd_alpha, fwd_eff, bwd_alpha, bwd_eff, mla_fwd_alpha, mla_fwd_eff, mla_bwd_alpha, mla_bwd_eff;
+  std::optional<std::array<double, 4>> d64 = std::nullopt;  // forward alpha, eff, backward alpha, eff
 };
 std::optional<FusedRates> fused_rates(const std::string& cluster) {
   if (cluster == "dgx-h100" || cluster == "dgx-h200")
-    return FusedRates{0.069, 0.615, 0.226, 0.421, 0.071, 0.616, 0.252, 0.363};
+    return FusedRates{0.069, 0.615, 0.226, 0.421, 0.071, 0.616, 0.252, 0.363, std::array{0.053, 0.462, 0.145, 0.347}};
   if (cluster == "dgx-b200") return FusedRates{0.066, 0.571, 0.046, 0.355, 0.017, 0.407, 0.030, 0.260};
   return std::nullopt;
 }
@@ -189,6 +192,10 @@ std::vector<ExpectedLine> datasheet_lines(const Datasheet& d) {
     lines.push_back(fused(f->bwd_alpha, f->bwd_eff, AttentionPass::Backward, std::nullopt));
     lines.push_back(fused(f->mla_fwd_alpha, f->mla_fwd_eff, AttentionPass::Forward, 192));
     lines.push_back(fused(f->mla_bwd_alpha, f->mla_bwd_eff, AttentionPass::Backward, 192));
+    if (f->d64) {
+      lines.push_back(fused((*f->d64)[0], (*f->d64)[1], AttentionPass::Forward, 64));
+      lines.push_back(fused((*f->d64)[2], (*f->d64)[3], AttentionPass::Backward, 64));
+    }
   }
   return lines;
 }
