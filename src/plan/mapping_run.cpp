@@ -78,10 +78,18 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
   pipe.optimizer_bytes = l.optimizer_bytes;
   pipe.limits = limits;
   // The engine's run, or (no trace asked for, every task at its duration) the
-  // same times without the graph: pipeline_times.hpp.
+  // same times without the graph, extrapolated over the steady periods when
+  // a shorter run repeats exactly: pipeline_times.hpp.
   std::optional<PipelineTimes> times;
+  out.pipeline.micro_batches = pipe.micro_batches;
+  out.pipeline.simulated_micro_batches = pipe.micro_batches;
   const bool fixed_rate = costs.overlap_compute_slowdown() == 1.0 && costs.overlap_comm_slowdown() == 1.0;
-  if (trace == nullptr && fixed_rate) times = pipeline_times(pipe);
+  if (trace == nullptr && fixed_rate)
+    if (const std::optional<SteadyPipelineTimes> steady = steady_pipeline_times(pipe)) {
+      times = steady->times;
+      out.pipeline.simulated_micro_batches = steady->simulated_micro_batches;
+      out.pipeline.extrapolated = steady->extrapolated;
+    }
   std::optional<sched::BuiltSchedule> built;
   std::optional<sim::Timeline> tl;
   if (!times) {

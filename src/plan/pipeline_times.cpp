@@ -1,6 +1,7 @@
 #include <moeplan/plan/pipeline_times.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -20,10 +21,16 @@ struct Scratch {
   std::vector<double> compute_free, send_free, stage_end;
 };
 
-// The recurrence over every step of the spec's pipeline.
+Scratch& scratch() {
+  thread_local Scratch w;
+  return w;
+}
+
+// The recurrence over every step of the spec's pipeline; the ends of every
+// step and send stay in scratch() for steady_pipeline_times to read.
 PipelineTimes recurrence(const sched::PipelineSpec& s) {
   const std::int64_t m = s.micro_batches;
-  thread_local Scratch w;
+  Scratch& w = scratch();
   const std::int64_t p = s.stages, v = s.virtual_stages;
   const std::int64_t last_vstage = p * v - 1;
   const std::size_t per_phase = static_cast<std::size_t>(p * v * m);
@@ -122,6 +129,87 @@ PipelineTimes recurrence(const sched::PipelineSpec& s) {
   return out;
 }
 
+// A run of the recurrence on fewer micro-batches, checked for a period.
+struct Probe {
+  PipelineTimes times;
+  bool periodic = false;
+  double period_ms = 0;  // what one period adds to every later end
+};
+
+// How far a step reads in its pipeline's order, counted in the pairs (a
+// forward and a backward step) of each stage's steady region; stage r's pair j
+// is its forward w_r + j and backward j (sched::PipelineOrder, w_r its
+// warm-up). Derived from the order's closed form:
+// - a backward reads its own stage's forward of the same chunk c and
+//   micro-batch, w_r + (v - 1 - 2c) pp pairs back: at most stage 0's warm-up
+//   plus (v - 1) pp;
+// - a forward reads the stage before's (2 pairs back interleaved, 1 in 1F1B),
+//   and stage 0 the last stage's previous chunk (pp - 2 pairs ahead); a
+//   backward the next stage's (the same pair), and the last stage stage 0's
+//   next chunk (pp back);
+// - every step the step and the send before it on its stage (1 back).
+struct Reach {
+  std::int64_t back = 0;   // pairs back: what a later step can read of an earlier one
+  std::int64_t ahead = 0;  // pairs ahead on another stage
+};
+Reach reach(std::int64_t p, std::int64_t v, std::int64_t warmup0) {
+  if (v == 1) return {warmup0 + 2, 2};
+  return {warmup0 + (v - 1) * p + 2, p + 2};
+}
+
+// Runs `s` (its micro-batch count already the probe's) and checks a cut c,
+// the same pair of every stage, a reach before stage 0's cool-down (so no
+// step before c reads a cool-down step): every end of the `back` pairs before
+// c, on every stage, is the end `period_pairs` pairs earlier plus one common
+// period. Those ends are all that steps from c on read (reach), so the state
+// at c is the state a period earlier shifted; and in a max-plus recurrence
+// (every end a maximum of earlier ends plus a fixed duration) a shifted state
+// yields the same steps shifted: from c on every period adds the same time.
+Probe probe_period(const sched::PipelineSpec& s, std::int64_t period_pairs, const Reach& r) {
+  Probe out;
+  out.times = recurrence(s);
+  const Scratch& w = scratch();
+  const std::int64_t p = s.stages, v = s.virtual_stages, m = s.micro_batches;
+  const std::size_t per_phase = static_cast<std::size_t>(p * v * m);
+  const auto slot = [&](bool forward, std::int64_t vstage, std::int64_t mb) {
+    return (forward ? 0 : per_phase) + static_cast<std::size_t>(vstage * m + mb);
+  };
+  const std::int64_t cut = m * v - sched::pipeline_warmup(p, v, m, 0) - r.ahead;
+  if (cut - r.back - period_pairs < 0) return out;
+  bool have_period = false;
+  // Ends a few rounding errors apart are the same end: each end is a sum of
+  // at most 4 p v m durations, each addition rounding by half an ulp.
+  const auto same = [](double a, double b, double scale) { return std::abs(a - b) <= 1e-14 * scale; };
+  const auto check = [&](std::size_t early, std::size_t late) {
+    for (const std::vector<double>* ends : {&w.done, &w.sent}) {
+      const double a = (*ends)[early], b = (*ends)[late];
+      if ((a < 0) != (b < 0)) return false;
+      if (a < 0) continue;  // no send (a line's end)
+      if (!have_period) {
+        out.period_ms = b - a;
+        have_period = true;
+      } else if (!same(b - a, out.period_ms, b)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  for (std::int64_t stage = 0; stage < p; ++stage) {
+    const sched::PipelineOrder order(p, v, m, stage);
+    const std::int64_t warmup = sched::pipeline_warmup(p, v, m, stage);
+    for (std::int64_t j = cut - r.back - period_pairs; j < cut - period_pairs; ++j)
+      for (int half = 0; half < 2; ++half) {
+        const sched::PipelineStep a = order.step(warmup + 2 * j + half);
+        const sched::PipelineStep b = order.step(warmup + 2 * (j + period_pairs) + half);
+        if (!check(slot(a.forward, a.chunk * p + stage, a.micro_batch),
+                   slot(b.forward, b.chunk * p + stage, b.micro_batch)))
+          return out;
+      }
+  }
+  out.periodic = have_period && out.period_ms >= 0;
+  return out;
+}
+
 }  // namespace
 
 std::optional<PipelineTimes> pipeline_times(const sched::PipelineSpec& s) {
@@ -133,6 +221,55 @@ std::optional<PipelineTimes> pipeline_times(const sched::PipelineSpec& s) {
   const std::size_t max_tasks = s.limits.max_graph_tasks();
   if (max_tasks != 0 && sched::pipeline_tasks(s) > max_tasks / 2) return std::nullopt;
   return recurrence(s);
+}
+
+std::optional<SteadyPipelineTimes> steady_pipeline_times(const sched::PipelineSpec& s) {
+  sched::check_pipeline(s);
+  const std::size_t max_tasks = s.limits.max_graph_tasks();
+  if (max_tasks != 0 && sched::pipeline_tasks(s) > max_tasks / 2) return std::nullopt;
+  const std::int64_t p = s.stages, v = s.virtual_stages, m = s.micro_batches;
+  // One period of Megatron's order: a micro-batch (1F1B), or p micro-batches
+  // through every chunk (interleaved: the order's forward k and k + p v are
+  // the same chunk, p micro-batches apart; sched::PipelineOrder).
+  const std::int64_t period_mb = v == 1 ? 1 : p;
+  const std::int64_t period_pairs = period_mb * v;
+  const std::int64_t warmup0 = sched::pipeline_warmup(p, v, m, 0);
+  const Reach r = reach(p, v, warmup0);
+  SteadyPipelineTimes out;
+  out.simulated_micro_batches = m;
+  // Probes that allow the transient 0, 1 and 4 checked spans before the
+  // checked one, while they run at most half the micro-batches (a pipeline
+  // that is not periodic then costs at most 1.5 runs more).
+  for (const std::int64_t allowance : {0, 1, 4}) {
+    // Stage 0's pairs: its warm-up, the transient allowance, the checked span
+    // and its period, and the reach ahead before its cool-down.
+    const std::int64_t span = r.back + period_pairs;
+    const std::int64_t pairs = warmup0 + allowance * span + span + r.ahead;
+    std::int64_t probe_mb = (pairs + v - 1) / v;
+    probe_mb += ((m - probe_mb) % period_mb + period_mb) % period_mb;  // the same count modulo a period
+    if (2 * probe_mb > m) break;
+    sched::PipelineSpec short_run = s;
+    short_run.micro_batches = probe_mb;
+    const Probe probe = probe_period(short_run, period_pairs, r);
+    ++out.probes;
+    if (!probe.periodic) continue;
+    // The skipped periods: every end after them later by period_ms each;
+    // stage 0 computes each period's steps, busy for their durations.
+    const double periods = static_cast<double>((m - probe_mb) / period_mb);
+    double stage0_period_ms = 0;
+    for (std::int64_t c = 0; c < v; ++c) {
+      const sched::PipelineChunkCost& cost = s.chunks.empty() ? s.chunk : s.chunks[static_cast<std::size_t>(c * p)];
+      stage0_period_ms += static_cast<double>(period_mb) * (cost.forward_ms + cost.backward_ms);
+    }
+    out.times.makespan_ms = probe.times.makespan_ms + periods * probe.period_ms;
+    out.times.stage0_compute_busy_ms = probe.times.stage0_compute_busy_ms + periods * stage0_period_ms;
+    out.extrapolated = true;
+    out.simulated_micro_batches = probe_mb;
+    out.period_ms = probe.period_ms;
+    return out;
+  }
+  out.times = recurrence(s);
+  return out;
 }
 
 }  // namespace moeplan::plan

@@ -76,6 +76,11 @@ Json mapping_to_json(const MappingResult& f) {
   b.set("recompute_ms", f.breakdown.recompute_ms);
   b.set("model_ends_ms", f.breakdown.model_ends_ms);
   j.set("breakdown", b);
+  Json pipeline = Json::object();
+  pipeline.set("micro_batches", f.pipeline.micro_batches);
+  pipeline.set("simulated_micro_batches", f.pipeline.simulated_micro_batches);
+  pipeline.set("extrapolated", f.pipeline.extrapolated);
+  j.set("pipeline", pipeline);
   return j;
 }
 

@@ -45,9 +45,12 @@ std::vector<PipelineStep> pipeline_order(std::int64_t p, std::int64_t v, std::in
 // The same order in closed form: warm-up forwards 0..w-1, then forward w + j
 // and backward j alternately, then the backwards left (1F1B is the
 // interleaved rule with v = 1: warm-up p - s - 1, chunk 0, micro-batch k).
+std::int64_t pipeline_warmup(std::int64_t p, std::int64_t v, std::int64_t m, std::int64_t stage) {
+  return v == 1 ? std::min(p - stage - 1, m) : std::min((p - stage - 1) * 2 + (v - 1) * p, m * v);
+}
+
 PipelineOrder::PipelineOrder(std::int64_t p, std::int64_t v, std::int64_t m, std::int64_t stage)
-    : p_(p), v_(v), total_(m * v),
-      warmup_(v == 1 ? std::min(p - stage - 1, m) : std::min((p - stage - 1) * 2 + (v - 1) * p, m * v)) {}
+    : p_(p), v_(v), total_(m * v), warmup_(pipeline_warmup(p, v, m, stage)) {}
 
 PipelineStep PipelineOrder::step(std::int64_t i) const {
   const auto forward_step = [&](std::int64_t k) {

@@ -59,6 +59,13 @@ struct StageOverlap {
 };
 
 /// @brief A mapping priced and run.
+/// @brief How a mapping's pipeline was run (plan::steady_pipeline_times).
+struct PipelineRun {
+  std::int64_t micro_batches = 0;            ///< per data-parallel rank
+  std::int64_t simulated_micro_batches = 0;  ///< the steps run: all of them, or a periodic shorter run's
+  bool extrapolated = false;                 ///< the rest extrapolated from that run's period
+};
+
 struct MappingResult {
   cost::MappingConfig config;
   /// Where the scenario's schedule.search opened them, the precision and the
@@ -75,6 +82,7 @@ struct MappingResult {
   bool fits = false;
   MappingBreakdown breakdown;
   MappingStage stage;
+  PipelineRun pipeline;
 };
 
 /// @brief The pipeline a mapping ran on the engine, for traces and pictures.

@@ -9,6 +9,7 @@
 // same doubles. tests/unit/plan/pipeline_times_test.cpp holds it to the
 // engine's run of build_pipeline's graph, bit for bit.
 
+#include <cstdint>
 #include <optional>
 
 #include <moeplan/sched/pipeline.hpp>
@@ -29,9 +30,34 @@ struct PipelineTimes {
 /// factor of 2 of the spec's task limit: build_pipeline decides there, and
 /// refuses with its own error. Every step runs: a pipeline's makespan is the
 /// longest of its paths, a maximum of lines in the micro-batch count, so
-/// extrapolating the steady state from short runs can miss a steeper path
-/// that overtakes later (docs/performance.md, issue 31).
+/// extrapolating the makespans of short runs can miss a steeper path that
+/// overtakes later (docs/performance.md, issue 31); steady_pipeline_times
+/// extrapolates only from a state that repeats.
 std::optional<PipelineTimes> pipeline_times(const sched::PipelineSpec& spec);
+
+/// @brief pipeline_times, from a shorter run where the pipeline is periodic.
+struct SteadyPipelineTimes {
+  PipelineTimes times;
+  /// True when the times were extrapolated from a run of
+  /// simulated_micro_batches (period_ms per period); false when every step ran.
+  bool extrapolated = false;
+  std::int64_t simulated_micro_batches = 0;
+  double period_ms = 0;
+  int probes = 0;  ///< shorter runs tried (the last the periodic one when extrapolated)
+};
+
+/// pipeline_times without running every steady micro-batch (docs/performance.md,
+/// issue 31): the recurrence runs a shorter pipeline (the same warm-up and
+/// cool-down, fewer steady periods; at most half the micro-batches)
+/// and checks that its steady region repeats exactly, every end of a window
+/// that covers what later steps read shifted by one common period (within
+/// 1e-14 relative: rounding); the skipped periods then shift every later end
+/// by that period, exactly, because the recurrence only takes maxima and adds
+/// fixed durations. Otherwise (a transient longer than the probes, a pipeline
+/// too short to save anything) every step runs: extrapolated is false. Within
+/// 1e-9 relative of pipeline_times (tests/unit/plan/pipeline_times_test.cpp);
+/// the same refusals and limits.
+std::optional<SteadyPipelineTimes> steady_pipeline_times(const sched::PipelineSpec& spec);
 
 }  // namespace moeplan::plan
 

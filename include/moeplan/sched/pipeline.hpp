@@ -50,6 +50,12 @@ struct PipelineStep {
 std::vector<PipelineStep> pipeline_order(std::int64_t stages, std::int64_t virtual_stages, std::int64_t micro_batches,
                                          std::int64_t stage);
 
+/// Forward steps `stage` runs before its first backward in Megatron's order:
+/// pp - stage - 1 (1F1B), 2 (pp - stage - 1) + (vpp - 1) pp (interleaved), at
+/// most every forward.
+std::int64_t pipeline_warmup(std::int64_t stages, std::int64_t virtual_stages, std::int64_t micro_batches,
+                             std::int64_t stage);
+
 /// @brief pipeline_order of one stage, one step at a time without the vector
 /// (the planners walk millions of steps): step(i) is pipeline_order(...)[i].
 class PipelineOrder {

@@ -94,6 +94,10 @@ void FoldingRecord::write_json(Json& doc, const plan::PlanResult& r) const {
     top.push(plan::mapping_to_json(folded_[i]));
   doc.set("top10", top);
   doc.set("mappings_searched", static_cast<std::int64_t>(folded_.size() + coupled_.size()));
+  std::int64_t extrapolated = 0;
+  for (const auto* list : {&folded_, &coupled_})
+    for (const plan::MappingResult& f : *list) extrapolated += f.pipeline.extrapolated ? 1 : 0;
+  doc.set("pipelines_extrapolated", extrapolated);
 }
 
 std::string FoldingRecord::text(const plan::PlanResult& r) const {
