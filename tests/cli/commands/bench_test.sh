@@ -104,9 +104,9 @@ for v in groups.values():
     hit += pick["mapping"] == fastest["mapping"] or pick["measured_iteration_s"] == fastest["measured_iteration_s"]
 expect(b["summary"]["groups"] == g and b["summary"]["groups_fastest_predicted"] == hit, f"groups {g}, fastest predicted {hit}")
 expect(len(b["summary"]["group_misses"]) == g - hit, "one miss per group the model ranks otherwise")
-expect(b["summary"]["groups_fastest_predicted"] >= 17, f"{b['summary']['groups_fastest_predicted']} groups' fastest predicted (recorded 17 of 19)")
+expect(b["summary"]["groups_fastest_predicted"] >= 18, f"{b['summary']['groups_fastest_predicted']} groups' fastest predicted (recorded 18 of 19)")
 # The accuracy gate (issue 27): docs/validation.md records median |error| 9.3%,
-# 48 of 55 pairs in the measured order and memory 3.4% for this table; a change
+# 51 of 55 pairs in the measured order and memory 3.4% for this table; a change
 # that loses more than 2 points of either error, or a pair, fails here.
 expect(b["summary"]["median_abs_error_pct"] <= 9.3 + 2, f"median |error| {b['summary']['median_abs_error_pct']:.2f}% (recorded 9.3%)")
 # SimuMax's own predictions of its B200 rows (S1): 6.4% median |error| on the
@@ -119,7 +119,7 @@ for kind, bound in (("(MoE)", 6.4), ("(dense)", 5.5)):
     errs = [abs(r["error_pct"]) for r in b["runs"] if r["id"].startswith("S1-") and r["model"].endswith(kind)]
     expect(len(errs) >= 12 and median(errs) <= bound, f"S1 {kind} rows: median |error| {median(errs):.2f}% over {len(errs)} (SimuMax's {bound}%)")
 expect(b["summary"]["median_abs_memory_error_pct"] <= 3.4 + 2, f"memory median |error| {b['summary']['median_abs_memory_error_pct']:.2f}% (recorded 3.4%)")
-expect(b["summary"]["pairs_in_measured_order"] >= 48, f"{b['summary']['pairs_in_measured_order']} pairs in order (recorded 48)")
+expect(b["summary"]["pairs_in_measured_order"] >= 51, f"{b['summary']['pairs_in_measured_order']} pairs in order (recorded 51 of 55: issue 27 asks for 90%)")
 done()
 PY
 printf 'id\tsource\n' >"$tmp/short.tsv"
