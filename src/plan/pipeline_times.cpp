@@ -11,6 +11,30 @@ namespace moeplan::plan {
 
 namespace {
 
+// Where a (direction, virtual stage, micro-batch)'s end is kept in Scratch's
+// done and sent: forwards first, then backwards, by virtual stage then micro-batch.
+std::size_t slot_of(const sched::PipelineSpec& s, bool forward, std::int64_t vstage, std::int64_t mb) {
+  const auto per_phase = static_cast<std::size_t>(s.stages * s.virtual_stages * s.micro_batches);
+  return (forward ? 0 : per_phase) + static_cast<std::size_t>(vstage * s.micro_batches + mb);
+}
+
+// A virtual stage's chunk costs: its own, or the spec's one for every chunk.
+const sched::PipelineChunkCost& chunk_cost(const sched::PipelineSpec& s, std::int64_t vstage) {
+  return s.chunks.empty() ? s.chunk : s.chunks[static_cast<std::size_t>(vstage)];
+}
+
+// check_pipeline's errors; false when the graph would come within a factor
+// of 2 of the spec's task limit (build_pipeline decides there). Its limit
+// checks (TaskGraphBuilder: the running estimate of the tasks to come, then
+// the count) cannot trip below half the limit: a stage holds at most 4 v m
+// tasks (computes and sends), the whole at least 2 p v m, so the estimate
+// after any stage is at most twice the total.
+bool ours_to_run(const sched::PipelineSpec& s) {
+  sched::check_pipeline(s);
+  const std::size_t max_tasks = s.limits.max_graph_tasks();
+  return max_tasks == 0 || sched::pipeline_tasks(s) <= max_tasks / 2;
+}
+
 // Scratch reused by every call of a thread: a search prices thousands of
 // pipelines, and allocating (and faulting in) these per call was a third of
 // its time.
@@ -34,9 +58,7 @@ PipelineTimes recurrence(const sched::PipelineSpec& s) {
   const std::int64_t p = s.stages, v = s.virtual_stages;
   const std::int64_t last_vstage = p * v - 1;
   const std::size_t per_phase = static_cast<std::size_t>(p * v * m);
-  auto slot = [&](bool forward, std::int64_t vstage, std::int64_t mb) {
-    return (forward ? 0 : per_phase) + static_cast<std::size_t>(vstage * m + mb);
-  };
+  auto slot = [&](bool forward, std::int64_t vstage, std::int64_t mb) { return slot_of(s, forward, vstage, mb); };
   // End of each (direction, virtual stage, micro-batch)'s compute task and of
   // its send; negative: not yet run (every time is >= 0).
   w.done.assign(2 * per_phase, -1.0);
@@ -85,8 +107,7 @@ PipelineTimes recurrence(const sched::PipelineSpec& s) {
             ready = std::max(ready, in);
           }
         }
-        const sched::PipelineChunkCost& cost =
-            s.chunks.empty() ? s.chunk : s.chunks[static_cast<std::size_t>(vstage)];
+        const sched::PipelineChunkCost& cost = chunk_cost(s, vstage);
         const double start = std::max(ready, w.compute_free[ri]);
         const double end = start + (step.forward ? cost.forward_ms : cost.backward_ms);
         w.compute_free[ri] = end;
@@ -170,10 +191,6 @@ Probe probe_period(const sched::PipelineSpec& s, std::int64_t period_pairs, cons
   out.times = recurrence(s);
   const Scratch& w = scratch();
   const std::int64_t p = s.stages, v = s.virtual_stages, m = s.micro_batches;
-  const std::size_t per_phase = static_cast<std::size_t>(p * v * m);
-  const auto slot = [&](bool forward, std::int64_t vstage, std::int64_t mb) {
-    return (forward ? 0 : per_phase) + static_cast<std::size_t>(vstage * m + mb);
-  };
   const std::int64_t cut = m * v - sched::pipeline_warmup(p, v, m, 0) - r.ahead;
   if (cut - r.back - period_pairs < 0) return out;
   bool have_period = false;
@@ -201,8 +218,8 @@ Probe probe_period(const sched::PipelineSpec& s, std::int64_t period_pairs, cons
       for (int half = 0; half < 2; ++half) {
         const sched::PipelineStep a = order.step(warmup + 2 * j + half);
         const sched::PipelineStep b = order.step(warmup + 2 * (j + period_pairs) + half);
-        if (!check(slot(a.forward, a.chunk * p + stage, a.micro_batch),
-                   slot(b.forward, b.chunk * p + stage, b.micro_batch)))
+        if (!check(slot_of(s, a.forward, a.chunk * p + stage, a.micro_batch),
+                   slot_of(s, b.forward, b.chunk * p + stage, b.micro_batch)))
           return out;
       }
   }
@@ -213,20 +230,12 @@ Probe probe_period(const sched::PipelineSpec& s, std::int64_t period_pairs, cons
 }  // namespace
 
 std::optional<PipelineTimes> pipeline_times(const sched::PipelineSpec& s) {
-  sched::check_pipeline(s);
-  // build_pipeline's limit checks (TaskGraphBuilder: the running estimate of
-  // the tasks to come, then the count) cannot trip below half the limit: a
-  // stage holds at most 4 v m tasks (computes and sends), the whole at least
-  // 2 p v m, so the estimate after any stage is at most twice the total.
-  const std::size_t max_tasks = s.limits.max_graph_tasks();
-  if (max_tasks != 0 && sched::pipeline_tasks(s) > max_tasks / 2) return std::nullopt;
+  if (!ours_to_run(s)) return std::nullopt;
   return recurrence(s);
 }
 
 std::optional<SteadyPipelineTimes> steady_pipeline_times(const sched::PipelineSpec& s) {
-  sched::check_pipeline(s);
-  const std::size_t max_tasks = s.limits.max_graph_tasks();
-  if (max_tasks != 0 && sched::pipeline_tasks(s) > max_tasks / 2) return std::nullopt;
+  if (!ours_to_run(s)) return std::nullopt;
   const std::int64_t p = s.stages, v = s.virtual_stages, m = s.micro_batches;
   // One period of Megatron's order: a micro-batch (1F1B), or p micro-batches
   // through every chunk (interleaved: the order's forward k and k + p v are
@@ -258,14 +267,13 @@ std::optional<SteadyPipelineTimes> steady_pipeline_times(const sched::PipelineSp
     const double periods = static_cast<double>((m - probe_mb) / period_mb);
     double stage0_period_ms = 0;
     for (std::int64_t c = 0; c < v; ++c) {
-      const sched::PipelineChunkCost& cost = s.chunks.empty() ? s.chunk : s.chunks[static_cast<std::size_t>(c * p)];
+      const sched::PipelineChunkCost& cost = chunk_cost(s, c * p);
       stage0_period_ms += static_cast<double>(period_mb) * (cost.forward_ms + cost.backward_ms);
     }
     out.times.makespan_ms = probe.times.makespan_ms + periods * probe.period_ms;
     out.times.stage0_compute_busy_ms = probe.times.stage0_compute_busy_ms + periods * stage0_period_ms;
     out.extrapolated = true;
     out.simulated_micro_batches = probe_mb;
-    out.period_ms = probe.period_ms;
     return out;
   }
   out.times = recurrence(s);

@@ -39,10 +39,9 @@ std::optional<PipelineTimes> pipeline_times(const sched::PipelineSpec& spec);
 struct SteadyPipelineTimes {
   PipelineTimes times;
   /// True when the times were extrapolated from a run of
-  /// simulated_micro_batches (period_ms per period); false when every step ran.
+  /// simulated_micro_batches; false when every step ran.
   bool extrapolated = false;
   std::int64_t simulated_micro_batches = 0;
-  double period_ms = 0;
   int probes = 0;  ///< shorter runs tried (the last the periodic one when extrapolated)
 };
 
