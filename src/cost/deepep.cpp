@@ -21,7 +21,28 @@ double hypergeometric(std::int64_t total, std::int64_t marked, std::int64_t draw
   return std::exp(log_choose(m, x) + log_choose(t - m, d - x) - log_choose(t, d));
 }
 
-void refuse(const std::string& why) { throw_input_error("schedule.moe_dispatcher", "deepep: " + why); }
+void refuse(const std::string& why, const char* backend = "deepep") {
+  throw_input_error("schedule.moe_dispatcher", std::string(backend) + ": " + why);
+}
+
+// What both backends of Megatron-Core's flex dispatcher require, and what
+// neither is priced for.
+void check_flex(const model::ScenarioSpec& s, const GroupShape& ep, std::int64_t etp, const char* backend) {
+  // Megatron-Core's flex dispatcher asserts TP x EP > 1 (token_dispatcher.py).
+  if (ep.size < 2)
+    refuse("an EP group of one dispatches nothing (Megatron-Core's flex dispatcher needs ep x etp > 1)", backend);
+  // With etp > 1 the flex dispatcher sends tp x top-k copies over the etp x ep
+  // group in place of the expert-tensor AllGather: another shape, not priced.
+  if (etp > 1) refuse("expert tensor parallelism (etp > 1) under the flex dispatcher is not modelled", backend);
+  // Both send routed tokens only: Megatron-Core refuses padding to capacity
+  // with the flex dispatcher (transformer_config.py); dropping under a factor
+  // below 1 is not modelled.
+  if (s.model.moe.capacity_factor && *s.model.moe.capacity_factor != 1.0)
+    refuse(fmt::format("capacity factor {} (the flex dispatcher sends the routed tokens, no padding; only 1 or "
+                       "dropless is modelled)",
+                       *s.model.moe.capacity_factor),
+           backend);
+}
 
 }  // namespace
 
@@ -73,15 +94,11 @@ DeepepBuffers deepep_buffers(const model::MoeSpec& moe, const GroupShape& ep, do
 }
 
 void check_deepep(const model::ScenarioSpec& s, const GroupShape& ep, std::int64_t etp) {
+  check_flex(s, ep, etp, "deepep");
   const model::ClusterSpec& c = s.cluster;
-  // Megatron-Core's flex dispatcher asserts TP x EP > 1 (token_dispatcher.py).
-  if (ep.size < 2) refuse("an EP group of one dispatches nothing (Megatron-Core's flex dispatcher needs ep x etp > 1)");
-  // With etp > 1 the flex dispatcher sends tp x top-k copies over the etp x ep
-  // group in place of the expert-tensor AllGather: another shape, not priced.
-  if (etp > 1) refuse("expert tensor parallelism (etp > 1) under the flex dispatcher is not modelled");
   if (c.link_domain() != c.gpus_per_node)
-    refuse("a multi-node NVLink domain is Megatron-Core's HybridEP case; DeepEP's normal kernels forward within an "
-           "8-GPU node");
+    refuse("a multi-node NVLink domain is Megatron-Core's HybridEP case (schedule.moe_dispatcher hybridep); "
+           "DeepEP's normal kernels forward within an 8-GPU node");
   const bool one_node = ep.ranks_per_node >= ep.size;
   if (one_node && ep.size > kDeepepNvlPeers)
     refuse(fmt::format("{} ranks of the EP group on one node: DeepEP's kernels join at most {} over NVLink", ep.size,
@@ -91,12 +108,18 @@ void check_deepep(const model::ScenarioSpec& s, const GroupShape& ep, std::int64
                        "every {} consecutive ranks of the group as one node's (order the mapping so that ep fills "
                        "nodes)",
                        ep.ranks_per_node, kDeepepNvlPeers));
-  // DeepEP sends routed tokens only: Megatron-Core refuses padding to capacity
-  // with it (transformer_config.py); dropping under a factor below 1 is not modelled.
-  if (s.model.moe.capacity_factor && *s.model.moe.capacity_factor != 1.0)
-    refuse(fmt::format("capacity factor {} (DeepEP sends the routed tokens, no padding; only 1 or dropless is "
-                       "modelled)",
-                       *s.model.moe.capacity_factor));
+}
+
+void check_hybridep(const model::ScenarioSpec& s, const GroupShape& ep, std::int64_t etp) {
+  check_flex(s, ep, etp, "hybridep");
+  // HybridEP takes group.size() / NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN
+  // domains and asserts that it divides (Megatron-Core fused_a2a.py,
+  // _hybrid_ep_num_nodes): every NVLink domain holds the same share of the group.
+  if (ep.ranks_per_node < ep.size && ep.size % ep.ranks_per_node != 0)
+    refuse(fmt::format("the EP group of {} spans NVLink domains with {} of its ranks in one: HybridEP needs the "
+                       "same number of the group's ranks in every domain (order the mapping so that ep fills them)",
+                       ep.size, ep.ranks_per_node),
+           "hybridep");
 }
 
 Milliseconds deepep_dispatch_time(const CostModel& costs, const GroupShape& ep, const DeepepBuffers& buffers) {

@@ -81,12 +81,16 @@ FsdpBlockTimes fsdp_block_times(const CostModel& costs, const HeldParams& block,
 }
 
 // One EP dispatch (the combine moves the same back): Megatron-Core's AlltoAll
-// of top-k copies, or DeepEP's per-node and per-GPU copies (docs/cost-model.md,
-// "DeepEP dispatcher"). Neither prices a permutation: moeplan prices none.
+// of top-k copies, or DeepEP's (HybridEP's) per-node (per-NVLink-domain) and
+// per-GPU copies (docs/cost-model.md, "DeepEP dispatcher", "HybridEP
+// dispatcher"). None prices a permutation: moeplan prices none.
 double ep_dispatch_ms(const model::ScenarioSpec& s, const CostModel& costs, const GroupShape& ep_g,
                       std::int64_t etp, const MoeLayerSizes& moe) {
-  if (s.schedule.moe_dispatcher != "deepep") return comm(costs, OpClass::A2A, ep_g, moe.dispatch_bytes);
-  check_deepep(s, ep_g, etp);
+  if (!s.schedule.deduplicating_dispatcher()) return comm(costs, OpClass::A2A, ep_g, moe.dispatch_bytes);
+  if (s.schedule.moe_dispatcher == "hybridep")
+    check_hybridep(s, ep_g, etp);
+  else
+    check_deepep(s, ep_g, etp);
   const double token_bytes = as_double(s.model.d_model) * as_double(s.model.dtype_bytes);
   return deepep_dispatch_time(costs, ep_g, deepep_buffers(s.model.moe, ep_g, moe.tokens_per_rank, token_bytes)).value;
 }

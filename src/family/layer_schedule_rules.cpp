@@ -69,7 +69,7 @@ std::vector<model::OptionRule> layer_schedule_option_rules() {
                "schedules overlap the AlltoAll their own way (their schedule.name)",
                [](S) { return true; }});
   r.push_back({"schedule.moe_dispatcher", "",
-               "Megatron-Core's token dispatcher (AlltoAll or DeepEP), priced by the folding family; the FoldMoE, "
+               "Megatron-Core's token dispatcher (AlltoAll, DeepEP or HybridEP), priced by the folding family; the FoldMoE, "
                "FSMoE and FlowMoE schedules time the papers' AlltoAll",
                [](S) { return true; }});
   for (const char* f : {"schedule.overlap_grad_reduce", "schedule.overlap_param_gather"})

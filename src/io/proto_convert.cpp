@@ -677,9 +677,9 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
     s.schedule.data_parallel_sharding_strategy = strategy;
   }
   if (o.has_moe_dispatcher()) {
-    if (o.moe_dispatcher() != "alltoall" && o.moe_dispatcher() != "deepep")
-      throw_input_error("schedule.moe_dispatcher",
-                        fmt::format("must be alltoall or deepep, got {}", quoted_for_error(o.moe_dispatcher())));
+    if (o.moe_dispatcher() != "alltoall" && o.moe_dispatcher() != "deepep" && o.moe_dispatcher() != "hybridep")
+      throw_input_error("schedule.moe_dispatcher", fmt::format("must be alltoall, deepep or hybridep, got {}",
+                                                               quoted_for_error(o.moe_dispatcher())));
     s.schedule.moe_dispatcher = o.moe_dispatcher();
   }
   if (o.has_compute_jitter_cv()) {

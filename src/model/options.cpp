@@ -88,11 +88,11 @@ std::vector<OptionRule> make_rules() {
   // Group-limited routing bounds the nodes and GPUs a token reaches, which
   // only DeepEP's deduplicating dispatch prices (docs/cost-model.md, "DeepEP dispatcher").
   for (const char* f : {"model.moe.num_expert_groups", "model.moe.topk_groups"})
-    r.push_back({f, "scenarios without schedule.moe_dispatcher deepep and moe.topk_groups",
+    r.push_back({f, "scenarios without schedule.moe_dispatcher deepep or hybridep and moe.topk_groups",
                  "routing metadata kept from a Hugging Face config: group-limited routing changes no expert's load "
                  "and no AlltoAll's copies (one per routed expert); it bounds the nodes and GPUs a token reaches, "
-                 "which only the DeepEP dispatcher prices",
-                 [](S s) { return s.schedule.moe_dispatcher != "deepep" || !s.model.moe.topk_groups; }});
+                 "which only the DeepEP and HybridEP dispatchers price",
+                 [](S s) { return !s.schedule.deduplicating_dispatcher() || !s.model.moe.topk_groups; }});
   // Metadata a Hugging Face config carries (docs/formats.md, "import-hf").
   for (const char* f : {"model.moe.routed_scaling_factor", "model.moe.scoring_func"})
     r.push_back({f, "every scenario",

@@ -34,8 +34,10 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& g
   // Megatron-LM's flex dispatcher on the DeepEP backend is
   // --moe-flex-dispatcher-backend deepep since NVIDIA/Megatron-LM@3df200905e,
   // which deprecated --moe-enable-deepep (transformer_config.py warns on it).
-  out += scenario.schedule.moe_dispatcher == "deepep"
-             ? " --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep"
+  // HybridEP is the same flag's other backend (transformer_config.py
+  // moe_flex_dispatcher_backend: "deepep" or "hybridep").
+  out += scenario.schedule.deduplicating_dispatcher()
+             ? " --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend " + scenario.schedule.moe_dispatcher
              : " --moe-token-dispatcher-type alltoall";
   // FP8 (megatron/training/arguments.py --fp8-format, --fp8-recipe): E4M3
   // forward, E5M2 gradients ("hybrid"), Transformer Engine's recipe by name.

@@ -3,7 +3,9 @@
 // (schedule.moe_dispatcher = "deepep"; docs/cost-model.md, "DeepEP
 // dispatcher"). Where the AlltoAll dispatcher sends one copy of a token per
 // routed expert, DeepEP sends one per destination GPU, and across nodes one
-// per destination node, which the receiving GPU forwards over NVLink.
+// per destination node, which the receiving GPU forwards over NVLink. Its
+// HybridEP backend ("hybridep") is priced by the same rule with an NVLink
+// domain for the node (check_hybridep).
 
 #include <cstdint>
 
@@ -53,6 +55,16 @@ DeepepBuffers deepep_buffers(const model::MoeSpec& moe, const GroupShape& ep, do
 /// multi-node NVLink domain, a node holding other than 8 of the group's ranks
 /// across nodes, or a capacity factor other than 1.
 void check_deepep(const model::ScenarioSpec& s, const GroupShape& ep, std::int64_t etp);
+
+/// Input error (field schedule.moe_dispatcher) where HybridEP's kernels do
+/// not run as priced: an EP group of one, expert tensor parallelism, a
+/// capacity factor other than 1, or NVLink domains holding unequal shares of
+/// the group. HybridEP (NVIDIA's, in DeepEP's hybrid-ep branch; Megatron-Core's
+/// flex dispatcher with backend hybridep) moves what DeepEP moves with an
+/// NVLink domain as the node: one copy per destination domain over the
+/// network, one per destination GPU within it; deepep_buffers prices it on the
+/// group's shape, whose ranks_per_node counts the ranks of one link domain.
+void check_hybridep(const model::ScenarioSpec& s, const GroupShape& ep, std::int64_t etp);
 
 /// One dispatch's time: the network part and the NVLink part run at once
 /// (DeepEP forwards while it receives), the longer counts.

@@ -368,9 +368,13 @@ struct ScheduleSpec {
   /// per micro-batch).
   std::string data_parallel_sharding_strategy = "optim";
   /// Megatron-Core's token dispatcher (folding): "alltoall" (NCCL AlltoAll of
-  /// top-k copies) or "deepep" (the flex dispatcher on DeepEP's kernels, which
-  /// send a token once per destination node and rank; docs/cost-model.md).
+  /// top-k copies), "deepep" (the flex dispatcher on DeepEP's kernels, which
+  /// send a token once per destination node and rank) or "hybridep" (the flex
+  /// dispatcher on HybridEP's, the same rule with an NVLink domain for the
+  /// node; docs/cost-model.md).
   std::string moe_dispatcher = "alltoall";
+  /// True for the dispatchers that send a token once per destination node and rank (deepep, hybridep).
+  bool deduplicating_dispatcher() const { return moe_dispatcher == "deepep" || moe_dispatcher == "hybridep"; }
   /// Knobs the folding planner searches besides the mapping: "precision"
   /// (workload.precision) and "recompute" (schedule.recompute and its fields);
   /// plan/open_knobs.hpp says which values it tries.

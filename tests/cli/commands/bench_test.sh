@@ -104,11 +104,18 @@ for v in groups.values():
     hit += pick["mapping"] == fastest["mapping"] or pick["measured_iteration_s"] == fastest["measured_iteration_s"]
 expect(b["summary"]["groups"] == g and b["summary"]["groups_fastest_predicted"] == hit, f"groups {g}, fastest predicted {hit}")
 expect(len(b["summary"]["group_misses"]) == g - hit, "one miss per group the model ranks otherwise")
-expect(b["summary"]["groups_fastest_predicted"] >= 18, f"{b['summary']['groups_fastest_predicted']} groups' fastest predicted (recorded 18 of 19)")
-# The accuracy gate (issue 27): docs/validation.md records median |error| 9.1%,
-# 51 of 55 pairs in the measured order and memory 3.4% for this table; a change
-# that loses more than 2 points of either error, or a pair, fails here.
-expect(b["summary"]["median_abs_error_pct"] <= 9.1 + 2, f"median |error| {b['summary']['median_abs_error_pct']:.2f}% (recorded 9.1%)")
+# Recorded 17 of 19: Qwen3-30B on 16 H100 is the second miss since HybridEP is
+# priced (ep 16 predicted 7% ahead of pp 2 x vpp 12, measured 2.6% behind it in
+# another container; docs/validation.md).
+expect(b["summary"]["groups_fastest_predicted"] >= 17, f"{b['summary']['groups_fastest_predicted']} groups' fastest predicted (recorded 17 of 19)")
+# The accuracy gate (issue 27): docs/validation.md records median |error| 8.9%
+# (10.9% over the 87 MoE rows), 51 of 55 pairs in the measured order and
+# memory 3.4% for this table; a change that loses more than 2 points of any of
+# these errors, or a pair, fails here.
+expect(b["summary"]["median_abs_error_pct"] <= 8.9 + 2, f"median |error| {b['summary']['median_abs_error_pct']:.2f}% (recorded 8.9%)")
+moe_errs = sorted(abs(r["error_pct"]) for r in b["runs"] if not r["model"].endswith("(dense)"))
+moe_median = (moe_errs[(len(moe_errs) - 1) // 2] + moe_errs[len(moe_errs) // 2]) / 2
+expect(len(moe_errs) >= 80 and moe_median <= 10.9 + 2, f"MoE rows: median |error| {moe_median:.2f}% over {len(moe_errs)} (recorded 10.9%)")
 # SimuMax's own predictions of its B200 rows (S1): 6.4% median |error| on the
 # MoE rows, 5.5% on the dense ones (its v1.2 release summary); issue 27 asks
 # moeplan to be at or below them (recorded: 5.2% and 4.4%).

@@ -268,7 +268,7 @@ grep -q -- "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepe
 check "plan --emit megatron (alltoall by default)" 0 "$bin" plan folding-qwen2-57b-a14b-64 --emit megatron
 grep -q -- "--moe-token-dispatcher-type alltoall" "$tmp/out" && ! grep -q -- "flex" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron default is not the AlltoAll dispatcher"; }
 check "plan: an unknown dispatcher" 2 "$bin" plan folding-qwen2-57b-a14b-64 --set schedule.moe_dispatcher=allgather
-expect_err "plan: an unknown dispatcher" "schedule.moe_dispatcher: must be alltoall or deepep"
+expect_err "plan: an unknown dispatcher" "schedule.moe_dispatcher: must be alltoall, deepep or hybridep"
 check "plan: DeepEP on a dense model" 2 "$bin" plan folding-llama3-70b-64 --set schedule.moe_dispatcher=deepep
 expect_err "plan: DeepEP on a dense model" "schedule.moe_dispatcher: cannot act"
 check "simulate: DeepEP on FoldMoE's schedules" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.moe_dispatcher=deepep

@@ -1235,6 +1235,42 @@ TEST_CASE("price_layers refuses DeepEP where its kernels do not run as priced", 
   CHECK(refused(s, mapping(2, 1, 1, 8, 1)).empty());
 }
 
+TEST_CASE("price_layers with the HybridEP dispatcher: DeepEP's rule, an NVLink domain for the node (toy, by hand)",
+          "[plan][folding][deepep][hybridep]") {
+  model::ScenarioSpec s = deepep_toy();
+  const cost::MappingConfig ep16 = mapping(1, 1, 1, 16, 1);
+  // Two 8-GPU nodes, each its own NVLink domain: what DeepEP moves (the test
+  // above: 2 x 1.472 / 15 ms).
+  s.schedule.moe_dispatcher = "hybridep";
+  CHECK(cost::price_layers(s, cost::CostModel(*s.profile), ep16).a2a_ms == Approx(2 * 1.472 / 15.0));
+  // One NVLink domain of 16 GPUs over both nodes (a GB200 rack's case), with an
+  // AlltoAll line for 8 ranks in it at 1e-4 ms a byte (the toy's intra line).
+  // ep 8 (ranks 0..7, dp 16: one sequence of T = 8 tokens a rank): E = 16 on 8
+  // ranks of 2, k = 2, so a token reaches 8 x (1 - C(14,2)/C(16,2)) = 8 x
+  // 29/120 = 29/15 ranks; one domain, so every copy is a GPU's over NVLink:
+  // 8 x 29/15 x 8 B = 123.73 B, 0.012373 ms; with the combine 0.024747 ms. The
+  // AlltoAll moves k = 2 copies, 128 B: 0.0256 ms. DeepEP refuses the domain.
+  model::ScenarioSpec nvl = s;
+  nvl.cluster.nvlink_domain_gpus = 16;
+  nvl.profile->costs.push_back(testing::cost_line(OpClass::AllGather, LinkClass::Intra, 16, 0.0, 1e-4));
+  nvl.profile->costs.push_back(testing::cost_line(OpClass::ReduceScatter, LinkClass::Intra, 16, 0.0, 1e-4));
+  const cost::MappingConfig ep8 = mapping(1, 1, 1, 8, 1);
+  CHECK(cost::price_layers(nvl, cost::CostModel(*nvl.profile), ep8).a2a_ms == Approx(2 * 8 * 29.0 / 15.0 * 8 * 1e-4));
+  nvl.schedule.moe_dispatcher = "alltoall";
+  CHECK(cost::price_layers(nvl, cost::CostModel(*nvl.profile), ep8).a2a_ms == Approx(0.0256));
+  nvl.schedule.moe_dispatcher = "deepep";
+  const auto field = [](const model::ScenarioSpec& scenario, const cost::MappingConfig& c) {
+    return testing::error_of([&] { cost::price_layers(scenario, cost::CostModel(*scenario.profile), c); });
+  };
+  CHECK(field(nvl, ep8).first == "schedule.moe_dispatcher");
+  // What neither backend is priced for is refused under hybridep too, named so.
+  nvl.schedule.moe_dispatcher = "hybridep";
+  const auto etp2 = field(nvl, mapping(1, 1, 1, 8, 2));
+  CHECK(etp2.first == "schedule.moe_dispatcher");
+  CHECK(etp2.second.find("hybridep: expert tensor parallelism") != std::string::npos);
+  CHECK(field(nvl, mapping(1, 1, 1, 1, 1)).first == "schedule.moe_dispatcher");
+}
+
 TEST_CASE("plan::price_mapping prices multi-token prediction on the last stage (toy, by hand)",
           "[plan][folding][mtp]") {
   // The toy at tp 2 cp 1 ep 2 etp 1: 4.836 ms and its ends 1.216 (toy_ends_ms(8, 2)).
