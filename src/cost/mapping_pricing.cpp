@@ -296,7 +296,8 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
       out.dense_memory_backward_ms = elementwise_ms(ffn.backward);
     }
   }
-  out.ends = price_model_ends(costs, m, block_tokens, tp_g);
+  out.ends = price_model_ends(costs, m, block_tokens, tp_g, s.schedule.fused_cross_entropy(),
+                              model::main_grad_bytes(s.schedule));
   // An MoE block's compute, then its communication, per direction.
   const double compute_forward = att_fwd + router + experts_fwd + att_cast.forward.value + moe_cast.forward.value +
                                  out.block_memory_forward_ms + out.moe_memory_forward_ms;
@@ -515,7 +516,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
                                               : half_peak;
   out.world = world;
   out.memory_bytes_per_gpu = memory_per_gpu(m, s.workload, recompute, s.schedule.attention_backend, fsdp,
-                                            model::main_grad_bytes(s.schedule), c);
+                                            model::main_grad_bytes(s.schedule), s.schedule.fused_cross_entropy(), c);
   out.fits = fits_in_memory(s.cluster.gpu, out.memory_bytes_per_gpu, mem);
   return out;
 }

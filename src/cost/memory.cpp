@@ -204,7 +204,7 @@ double params_per_gpu(const model::ModelSpec& m, const MappingConfig& c) {
 
 double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, const model::RecomputeSpec& recompute,
                       const std::string& attention_backend, bool fully_sharded, double main_grad_bytes,
-                      const MappingConfig& c) {
+                      bool fused_cross_entropy, const MappingConfig& c) {
   const HeldParams held = held_params(m, c);
   const double b = as_double(m.dtype_bytes);
   const double d = as_double(m.d_model);
@@ -348,8 +348,12 @@ double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, c
     // The last stage also holds, while one micro-batch's loss runs, its
     // logits (tokens x vocab / tp at b bytes) and the fp32 copy the
     // cross-entropy turns into the softmax it keeps for the backward
-    // (Megatron-Core's vocab_parallel_cross_entropy: 4 B each).
-    const double logits = stage == c.pp - 1 ? (b + 4.0) * tokens_local * as_double(m.vocab_size) / as_double(c.tp) : 0.0;
+    // (Megatron-Core's vocab_parallel_cross_entropy: 4 B each). Transformer
+    // Engine's fused loss writes the gradient into the logits themselves and
+    // keeps 3 fp32 per token (16 with the loss, O(tokens): left out).
+    const double logit_bytes = fused_cross_entropy ? b : b + 4.0;
+    const double logits =
+        stage == c.pp - 1 ? logit_bytes * tokens_local * as_double(m.vocab_size) / as_double(c.tp) : 0.0;
     activations = std::max(activations, kept * in_flight + logits);
   }
   bytes += activations;

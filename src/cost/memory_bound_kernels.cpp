@@ -97,17 +97,26 @@ PassBytes dense_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t) {
   return activation_pass_bytes(m.ffn_type, t.attention_tokens * as_double(m.ffn_hidden) / t.tp, as_double(m.dtype_bytes));
 }
 
-PassBytes embedding_bytes(const model::ModelSpec& m, const BlockTokens& t) {
+PassBytes embedding_bytes(const model::ModelSpec& m, const BlockTokens& t, double main_grad_bytes) {
   const double b = as_double(m.dtype_bytes);
   // Vocabulary-parallel lookup: each tp rank reads the rows of its part of the
   // vocabulary and writes a full hidden state per token (zeros elsewhere),
-  // reduced over tp. Backward: the gathered gradient read and added into the
-  // fp32 main gradient of the rows (read and written, 4 + 4 B).
+  // reduced over tp.
   const double x = t.attention_tokens * as_double(m.d_model);
-  return {2.0 * x * b, x * (b + 8.0)};
+  // Backward: the weight's gradient is a dense tensor of the rank's whole
+  // shard, vocab / tp x d. PyTorch's embedding_dense_backward_cuda
+  // (aten/src/ATen/native/cuda/Embedding.cu) allocates it with at::zeros (b
+  // written per element) and adds every token's gradient into its row (the
+  // token's b read, the row's b read and written); Megatron-Core's DDP hook
+  // then adds it into the main gradient, param.main_grad.add_(param.grad)
+  // (distributed_data_parallel.py, _make_backward_post_hook: b read, the main
+  // gradient's bytes read and written). The embedding has no fused wgrad
+  // accumulation to skip that add, unlike the linear layers.
+  const double shard = as_double(m.vocab_size) / t.tp * as_double(m.d_model);
+  return {2.0 * x * b, shard * (2.0 * b + 2.0 * main_grad_bytes) + 3.0 * x * b};
 }
 
-PassBytes output_layer_bytes(const model::ModelSpec& m, const BlockTokens& t) {
+PassBytes output_layer_bytes(const model::ModelSpec& m, const BlockTokens& t, bool fused) {
   const double b = as_double(m.dtype_bytes);
   const double x = t.sequence_tokens * as_double(m.d_model);
   const double logits = t.attention_tokens * as_double(m.vocab_size) / t.tp;
@@ -118,6 +127,11 @@ PassBytes output_layer_bytes(const model::ModelSpec& m, const BlockTokens& t) {
   // into the softmax it keeps (8): 38 B; backward, the softmax times the
   // output gradient in place (8) and the cast's gradient back to bf16 (read 4,
   // write 2): 14 B. (At 2-byte logits; the casts' bytes assume them.)
+  // Fused (Transformer Engine): the bytes of its three kernels (the header);
+  // those counts are for 2-byte logits, as the unfused ones are.
+  if (fused)
+    return {2.0 * x * b + kFusedCrossEntropyForwardBytes * logits,
+            3.0 * x * b + kFusedCrossEntropyBackwardBytes * logits};
   return {2.0 * x * b + kCrossEntropyForwardBytes * logits, 3.0 * x * b + kCrossEntropyBackwardBytes * logits};
 }
 

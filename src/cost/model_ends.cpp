@@ -6,7 +6,7 @@
 namespace moeplan::cost {
 
 EndTimes price_model_ends(const CostModel& costs, const model::ModelSpec& m, const BlockTokens& t,
-                          const GroupShape& tp_group) {
+                          const GroupShape& tp_group, bool fused_cross_entropy, double main_grad_bytes) {
   using model::OpClass;
   const double b = as_double(m.dtype_bytes);
   const double hidden_bytes = t.attention_tokens * as_double(m.d_model) * b;  // the gathered hidden states
@@ -16,12 +16,15 @@ EndTimes price_model_ends(const CostModel& costs, const model::ModelSpec& m, con
   // First stage: the vocabulary-parallel lookup, its output reduce-scattered
   // over tp (sequence parallelism); backward, the gradient all-gathered and
   // accumulated into the rows.
-  const PassBytes embedding = embedding_bytes(m, t);
+  const PassBytes embedding = embedding_bytes(m, t, main_grad_bytes);
   out.first_forward_ms = elementwise(embedding.forward) + collective(OpClass::ReduceScatter, hidden_bytes);
   out.first_backward_ms = elementwise(embedding.backward) + collective(OpClass::AllGather, hidden_bytes);
   // Last stage: the final norm's output all-gathered over tp, the LM head
   // GEMM (tokens x d times d x vocab / tp), the loss; the loss's max and its
-  // predicted logit and exp-sum all-reduced over tp (fp32 per token: 4 B, then 8 B).
+  // predicted logit and exp-sum all-reduced over tp (fp32 per token: 4 B, then
+  // 8 B), or under Transformer Engine's fused loss each rank's max, exp-sum
+  // and target logit (3 fp32 per token) all-gathered over tp
+  // (transformer_engine/pytorch/triton/cross_entropy.py, all_gather_into_tensor).
   // Backward: the head's input- and weight-gradient GEMMs, the input gradient
   // reduce-scattered.
   GemmShape head;
@@ -29,10 +32,13 @@ EndTimes price_model_ends(const CostModel& costs, const model::ModelSpec& m, con
   head.n = as_double(m.vocab_size) / t.tp;
   head.k = as_double(m.d_model);
   head.element_bytes = b;
-  const PassBytes loss = output_layer_bytes(m, t);
-  out.last_forward_ms = collective(OpClass::AllGather, hidden_bytes) + costs.gemm(head).value +
-                        elementwise(loss.forward) + collective(OpClass::AllReduce, 4.0 * t.attention_tokens) +
-                        collective(OpClass::AllReduce, 8.0 * t.attention_tokens);
+  const PassBytes loss = output_layer_bytes(m, t, fused_cross_entropy);
+  const double loss_collectives =
+      fused_cross_entropy ? collective(OpClass::AllGather, 12.0 * t.attention_tokens * t.tp)
+                          : collective(OpClass::AllReduce, 4.0 * t.attention_tokens) +
+                                collective(OpClass::AllReduce, 8.0 * t.attention_tokens);
+  out.last_forward_ms =
+      collective(OpClass::AllGather, hidden_bytes) + costs.gemm(head).value + elementwise(loss.forward) + loss_collectives;
   out.last_backward_ms = elementwise(loss.backward) + costs.gemm(input_gradient_shape(head)).value +
                          costs.gemm(weight_gradient_shape(head)).value +
                          collective(OpClass::ReduceScatter, hidden_bytes);

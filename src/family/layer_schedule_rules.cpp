@@ -68,6 +68,10 @@ std::vector<model::OptionRule> layer_schedule_option_rules() {
                "Megatron-Core's 1F1B A2A overlap, priced by the folding family; the FoldMoE, FSMoE and FlowMoE "
                "schedules overlap the AlltoAll their own way (their schedule.name)",
                [](S) { return true; }});
+  r.push_back({"schedule.cross_entropy_fusion", "",
+               "Megatron-Core's loss kernel, priced by the folding family on the last stage; the FoldMoE, FSMoE and "
+               "FlowMoE schedules time a stack of layers, without the LM head and loss",
+               [](S) { return true; }});
   r.push_back({"schedule.moe_dispatcher", "",
                "Megatron-Core's token dispatcher (AlltoAll, DeepEP or HybridEP), priced by the folding family; the FoldMoE, "
                "FSMoE and FlowMoE schedules time the papers' AlltoAll",

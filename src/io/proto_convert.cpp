@@ -682,6 +682,14 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
                                                                quoted_for_error(o.moe_dispatcher())));
     s.schedule.moe_dispatcher = o.moe_dispatcher();
   }
+  if (o.has_cross_entropy_fusion()) {
+    // Megatron-Core's third choice, its jit-fused "native" kernels, is not priced.
+    if (o.cross_entropy_fusion() != "none" && o.cross_entropy_fusion() != "te")
+      throw_input_error("schedule.cross_entropy_fusion",
+                        fmt::format("must be none or te (Transformer Engine's fused kernels), got {}",
+                                    quoted_for_error(o.cross_entropy_fusion())));
+    s.schedule.cross_entropy_fusion = o.cross_entropy_fusion();
+  }
   if (o.has_compute_jitter_cv()) {
     // Plausibility: a cv of 1 already gives a task one time in six more than
     // twice its mean (lognormal, sigma^2 = ln 2); kernel timings vary by a few

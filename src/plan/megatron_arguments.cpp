@@ -59,6 +59,9 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& g
       break;
   }
   if (scenario.schedule.a2a_overlap) out += " --overlap-moe-expert-parallel-comm";
+  // Megatron-LM's arguments.py: --cross-entropy-loss-fusion, --cross-entropy-fusion-impl {native,te}.
+  if (scenario.schedule.fused_cross_entropy())
+    out += " --cross-entropy-loss-fusion --cross-entropy-fusion-impl te";
   if (scenario.schedule.grad_reduce_in_bf16) out += " --grad-reduce-in-bf16";
   const bool fsdp = model::fully_sharded(scenario.schedule);
   // Megatron-FSDP (the Megatron-FSDP user guide's required flags: it needs

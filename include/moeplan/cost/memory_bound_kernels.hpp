@@ -40,15 +40,26 @@ PassBytes moe_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t, const M
 PassBytes dense_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t);
 
 /// The first stage's: the word embedding's lookup and its gradient's accumulation.
-PassBytes embedding_bytes(const model::ModelSpec& m, const BlockTokens& t);
+/// `main_grad_bytes`: each main gradient's bytes (model::main_grad_bytes).
+PassBytes embedding_bytes(const model::ModelSpec& m, const BlockTokens& t, double main_grad_bytes);
 
-/// The last stage's, besides its GEMMs: the final norm, and Megatron-Core's
-/// vocabulary-parallel cross-entropy over attention_tokens x vocab / tp logits.
-PassBytes output_layer_bytes(const model::ModelSpec& m, const BlockTokens& t);
+/// The last stage's, besides its GEMMs: the final norm, and the
+/// vocabulary-parallel cross-entropy over attention_tokens x vocab / tp logits,
+/// Megatron-Core's unfused kernels or (`fused`) Transformer Engine's.
+PassBytes output_layer_bytes(const model::ModelSpec& m, const BlockTokens& t, bool fused);
 
 /// Bytes per logit of Megatron-Core's unfused vocabulary-parallel cross-entropy.
 inline constexpr double kCrossEntropyForwardBytes = 38.0;
 inline constexpr double kCrossEntropyBackwardBytes = 14.0;
+/// Bytes per (2-byte) logit of Transformer Engine's fused cross-entropy
+/// (NVIDIA/TransformerEngine@e6d97ffc7, 2026-03,
+/// transformer_engine/common/triton/cross_entropy.py): forward,
+/// online_softmax_kernel reads each logit (2) and cross_entropy_kernel reads it
+/// again and writes its gradient in its place (2 + 2); backward,
+/// element_mul_kernel scales that gradient by the per-token output gradient in
+/// place (read 2, write 2).
+inline constexpr double kFusedCrossEntropyForwardBytes = 6.0;
+inline constexpr double kFusedCrossEntropyBackwardBytes = 4.0;
 
 /// The optimizer step on the `params` parameters a rank's shard updates.
 double optimizer_step_bytes(double params);

@@ -23,8 +23,10 @@ struct EndTimes {
 };
 
 /// `tp_group`: the shape of the tensor-parallel group the vocabulary is split
-/// over (a group of one moves nothing).
+/// over (a group of one moves nothing). `fused_cross_entropy`: the loss on
+/// Transformer Engine's fused kernels (model::ScheduleSpec::cross_entropy_fusion).
+/// `main_grad_bytes`: each main gradient's bytes (model::main_grad_bytes).
 EndTimes price_model_ends(const CostModel& costs, const model::ModelSpec& m, const BlockTokens& tokens,
-                          const GroupShape& tp_group);
+                          const GroupShape& tp_group, bool fused_cross_entropy, double main_grad_bytes);
 
 }  // namespace moeplan::cost

@@ -373,6 +373,13 @@ struct ScheduleSpec {
   /// dispatcher on HybridEP's, the same rule with an NVLink domain for the
   /// node; docs/cost-model.md).
   std::string moe_dispatcher = "alltoall";
+  /// Megatron-Core's loss kernel (folding): "none" (its default, the unfused
+  /// vocab_parallel_cross_entropy) or "te" (--cross-entropy-loss-fusion
+  /// --cross-entropy-fusion-impl te: Transformer Engine's fused Triton kernels,
+  /// which read the bf16 logits and write their gradient in place;
+  /// docs/cost-model.md, "Fused cross-entropy").
+  std::string cross_entropy_fusion = "none";
+  bool fused_cross_entropy() const { return cross_entropy_fusion == "te"; }
   /// True for the dispatchers that send a token once per destination node and rank (deepep, hybridep).
   bool deduplicating_dispatcher() const { return moe_dispatcher == "deepep" || moe_dispatcher == "hybridep"; }
   /// Knobs the folding planner searches besides the mapping: "precision"

@@ -172,6 +172,7 @@ class FoldingRules final : public model::FamilyRules {
                                         "schedule.grad_reduce_in_bf16",
                                         "schedule.data_parallel_sharding_strategy",
                                         "schedule.moe_dispatcher",
+                                        "schedule.cross_entropy_fusion",
                                         "cluster.gpu.memory_gib",
                                         "model.vocab_size",
                                         "model.max_position_embeddings",

@@ -273,6 +273,15 @@ check "plan: DeepEP on a dense model" 2 "$bin" plan folding-llama3-70b-64 --set 
 expect_err "plan: DeepEP on a dense model" "schedule.moe_dispatcher: cannot act"
 check "simulate: DeepEP on FoldMoE's schedules" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.moe_dispatcher=deepep
 expect_err "simulate: DeepEP on FoldMoE's schedules" "schedule.moe_dispatcher: cannot act"
+# HybridEP is the same flag's other backend; the fused loss reaches Megatron's arguments as its two flags.
+check "plan --emit megatron (hybridep, fused loss)" 0 "$bin" plan folding-qwen2-57b-a14b-64 --set schedule.moe_dispatcher=hybridep --set schedule.cross_entropy_fusion=te --emit megatron
+grep -q -- "--moe-flex-dispatcher-backend hybridep" "$tmp/out" && grep -q -- "--cross-entropy-loss-fusion --cross-entropy-fusion-impl te" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without HybridEP's backend or the fused loss"; }
+check "plan --emit megatron (unfused loss by default)" 0 "$bin" plan folding-qwen2-57b-a14b-64 --emit megatron
+! grep -q -- "--cross-entropy-loss-fusion" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron fuses the loss by default"; }
+check "plan: Megatron's native fused loss" 2 "$bin" plan folding-qwen2-57b-a14b-64 --set schedule.cross_entropy_fusion=native
+expect_err "plan: Megatron's native fused loss" "schedule.cross_entropy_fusion: must be none or te"
+check "simulate: the fused loss on FoldMoE's schedules" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.cross_entropy_fusion=te
+expect_err "simulate: the fused loss on FoldMoE's schedules" "schedule.cross_entropy_fusion: cannot act"
 check "plan --joint refuses Megatron's DP overlap" 2 "$bin" plan folding-llama3-70b-64 --joint --set schedule.overlap_grad_reduce=true
 grep -q "schedule.overlap_grad_reduce: the joint search prices its own overlap" "$tmp/err" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL joint's refusal does not name schedule.overlap_grad_reduce"; }
 # Megatron-FSDP (schedule.data_parallel_sharding_strategy) reaches Megatron's

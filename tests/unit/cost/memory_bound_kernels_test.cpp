@@ -81,14 +81,23 @@ TEST_CASE("dense_ffn_bytes, embedding_bytes, output_layer_bytes, optimizer_step_
   // Dense GELU over 8 tokens x 8 / tp 2 = 32 elements: 128 forward, 192 backward.
   CHECK(cost::dense_ffn_bytes(m, kTokens).forward == Approx(128));
   CHECK(cost::dense_ffn_bytes(m, kTokens).backward == Approx(192));
-  // Embedding: 8 tokens x 4 = 32 elements, read and written (2 x 32 x 2 = 128);
-  // backward the gradient read (2 B) and added into fp32 rows (8 B): 320.
-  CHECK(cost::embedding_bytes(m, kTokens).forward == Approx(128));
-  CHECK(cost::embedding_bytes(m, kTokens).backward == Approx(320));
+  // Embedding: 8 tokens x 4 = 32 elements, read and written (2 x 32 x 2 = 128).
+  // Backward: the rank's dense gradient of vocab 8 / tp 2 x d 4 = 16 elements
+  // zeroed (2 B), then read (2 B) into fp32 main gradients read and written
+  // (4 + 4 B): 16 x 12 = 192; each token's gradient read and added into its
+  // row (2 + 2 + 2 B): 32 x 6 = 192. 384; with bf16 main gradients 16 x 8 + 192 = 320.
+  CHECK(cost::embedding_bytes(m, kTokens, 4.0).forward == Approx(128));
+  CHECK(cost::embedding_bytes(m, kTokens, 4.0).backward == Approx(384));
+  CHECK(cost::embedding_bytes(m, kTokens, 2.0).backward == Approx(320));
   // Output: the final norm (64 forward, 96 backward) and 8 tokens x 8 / 2 = 32
   // logits at 38 B forward, 14 B backward.
-  CHECK(cost::output_layer_bytes(m, kTokens).forward == Approx(64 + 38 * 32));   // 1280
-  CHECK(cost::output_layer_bytes(m, kTokens).backward == Approx(96 + 14 * 32));  // 544
+  CHECK(cost::output_layer_bytes(m, kTokens, false).forward == Approx(64 + 38 * 32));   // 1280
+  CHECK(cost::output_layer_bytes(m, kTokens, false).backward == Approx(96 + 14 * 32));  // 544
+  // Transformer Engine's fused loss: the online softmax reads each logit (2 B),
+  // the loss kernel reads it and writes its gradient (4 B); backward the
+  // gradient scaled in place (4 B): 64 + 6 x 32 = 256, 96 + 4 x 32 = 224.
+  CHECK(cost::output_layer_bytes(m, kTokens, true).forward == Approx(256));
+  CHECK(cost::output_layer_bytes(m, kTokens, true).backward == Approx(224));
   // Adam: 4 + 16 + 12 + 6 = 38 B per parameter of the shard.
   CHECK(cost::optimizer_step_bytes(100) == Approx(3800));
 }
@@ -108,11 +117,11 @@ TEST_CASE("price_model_ends: the embedding on the first stage, head and loss on 
                                        1.0};
   const cost::CostModel costs(profile);
   const cost::GroupShape tp{2, 2, 2, 1, 1};
-  const cost::EndTimes e = cost::price_model_ends(costs, m, kTokens, tp);
+  const cost::EndTimes e = cost::price_model_ends(costs, m, kTokens, tp, false, 4.0);
   // The gathered hidden states: 8 x 4 x 2 B = 64 B, 0.064 ms on AllGather or ReduceScatter.
-  // First: the lookup's 128 B (0.128 ms) and its ReduceScatter; backward 320 B and the AllGather.
+  // First: the lookup's 128 B (0.128 ms) and its ReduceScatter; backward 384 B and the AllGather.
   CHECK(e.first_forward_ms == Approx(0.128 + 0.064));
-  CHECK(e.first_backward_ms == Approx(0.320 + 0.064));
+  CHECK(e.first_backward_ms == Approx(0.384 + 0.064));
   // Last: AllGather 0.064, the head 2 x 8 x 4 x 8 / 2 = 256 FLOPs (0.256 ms),
   // 1280 B (1.280 ms), all-reduces of 4 x 8 = 32 B and 64 B at 2e-3 (0.064 +
   // 0.128). Backward: 544 B, two GEMMs of 256 FLOPs, the ReduceScatter.
@@ -121,6 +130,14 @@ TEST_CASE("price_model_ends: the embedding on the first stage, head and loss on 
   CHECK(e.head_forward_flops == Approx(256));
   // One rank of tp: no collectives, the whole vocabulary: head 512 FLOPs, 64 logits.
   const cost::BlockTokens alone{8, 8, 1};
-  const cost::EndTimes one = cost::price_model_ends(costs, m, alone, cost::GroupShape{});
+  const cost::EndTimes one = cost::price_model_ends(costs, m, alone, cost::GroupShape{}, false, 4.0);
   CHECK(one.last_forward_ms == Approx(0.512 + (2 * 32 * 2 + 38 * 64) * 1e-3));  // 0.512 + 2.560
+  // The fused loss at tp 2: AllGather 0.064, head 0.256, 256 B (0.256 ms), and
+  // in place of the two all-reduces one AllGather of each rank's 3 fp32 per
+  // token, 12 x 8 x 2 = 192 B gathered (0.192 ms). Backward 224 B (0.224), the
+  // two GEMMs (0.512) and the ReduceScatter (0.064). The embedding is unchanged.
+  const cost::EndTimes fused = cost::price_model_ends(costs, m, kTokens, tp, true, 4.0);
+  CHECK(fused.last_forward_ms == Approx(0.064 + 0.256 + 0.256 + 0.192));  // 0.768
+  CHECK(fused.last_backward_ms == Approx(0.224 + 0.512 + 0.064));         // 0.800
+  CHECK(fused.first_forward_ms == Approx(e.first_forward_ms));
 }

@@ -49,7 +49,8 @@ TEST_CASE("io::read_published_runs reads the bundled table as written", "[io][pu
   const auto runs = moeplan::io::read_published_runs(moeplan::io::bundled_published_runs());
   REQUIRE(runs.size() >= 37);
   const moeplan::io::PublishedRun& r = runs.front();
-  // S1-01: SimuMax's Llama3-70B (12 layers), tp 1 pp 2 dp 4, 16 x 4096 tokens, 0.843 s, 66.55 GiB peak.
+  // S1-01: SimuMax's Llama3-70B (12 layers), tp 1 pp 2 dp 4, 16 x 4096 tokens, 0.843 s, 66.55 GiB peak,
+  // its loss on Transformer Engine's fused kernels (the case name's _cef).
   CHECK(r.id == "S1-01");
   CHECK(r.tp == 1);
   CHECK(r.pp == 2);
@@ -60,9 +61,11 @@ TEST_CASE("io::read_published_runs reads the bundled table as written", "[io][pu
   CHECK(r.measured_iteration_s() == 0.843);
   REQUIRE(r.peak_alloc_gib);
   CHECK(*r.peak_alloc_gib == 66.55);
-  REQUIRE(r.overrides.size() == 1);
+  REQUIRE(r.overrides.size() == 2);
   CHECK(r.overrides[0].field == "model.num_layers");
   CHECK(r.overrides[0].value == "12");
+  CHECK(r.overrides[1].field == "schedule.cross_entropy_fusion");
+  CHECK(r.overrides[1].value == "te");
 }
 
 TEST_CASE("io::PublishedRun converts a throughput to an iteration", "[io][published]") {

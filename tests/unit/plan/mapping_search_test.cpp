@@ -261,6 +261,12 @@ TEST_CASE("plan::price_mapping: dense blocks (first_k_dense) cost and hold their
   // output, 2 x 1088 / 34 = 64 B: 848; and, the last stage, one
   // micro-batch's logits and their fp32 copy, (2 + 4) x 8 tokens x 8 = 384 B.
   CHECK(r.memory_bytes_per_gpu == Approx(244 * 6 + 116 * 12 + 128 * 12 + 848 + 384));
+  // Transformer Engine's fused loss keeps the logits alone, their gradient
+  // written in their place: 2 x 64 = 128 B where the fp32 copy made 384.
+  model::ScenarioSpec fused = s;
+  fused.schedule.cross_entropy_fusion = "te";
+  CHECK(plan::price_mapping(fused, costs, mapping(1, 1, 2, 1, 1)).memory_bytes_per_gpu ==
+        Approx(244 * 6 + 116 * 12 + 128 * 12 + 848 + 128));
   // The breakdown is the MoE stage's: 3 x 1.816 ms of attention, 1.024 + 2.048 + 3 x 0.128 of MoE compute.
   CHECK(r.breakdown.attention_ms == Approx(3 * 1.816));
   CHECK(r.breakdown.moe_compute_ms == Approx(1.024 + 2.048 + 3 * 0.128));

@@ -109,6 +109,7 @@ std::vector<std::string> perturbations(const ScenarioField& f, const std::string
       // Megatron-FSDP, then the distributed optimizer (the default).
       {"schedule.data_parallel_sharding_strategy", {"optim_grads_params", "optim"}},
       {"schedule.moe_dispatcher", {"deepep", "hybridep", "alltoall"}},
+      {"schedule.cross_entropy_fusion", {"te", "none"}},
       // An FP8 recipe, then mxfp8 (needs Blackwell's MX tensor cores), then the default.
       {"workload.precision", {"fp8_tensorwise", "fp8_delayed", "mxfp8", "bf16"}},
       {"schedule.family", {"foldmoe", "fsmoe", "flowmoe", "folding"}},
