@@ -22,10 +22,20 @@ std::string mapping_of(const io::PublishedRun& r) {
                      r.micro_batch);
 }
 
+// The model as the row expresses it: its file and its `model.` overrides (a
+// truncated model is another model, whatever the source calls it: SimuMax's
+// Llama3-70B at 8 layers and at 12).
+std::string model_as_run(const io::PublishedRun& r) {
+  std::string out = r.model_ref;
+  for (const io::Override& o : r.overrides)
+    if (o.field.rfind("model.", 0) == 0) out += fmt::format(";{}={}", o.field, o.value);
+  return out;
+}
+
 // Rows whose iteration times are comparable: one model on one GPU type and
 // count, one sequence and global batch (so the same work per iteration).
 auto comparable_key(const io::PublishedRun& r) {
-  return std::tie(r.model, r.cluster_ref, r.gpus, r.seq, r.global_batch);
+  return std::make_tuple(r.model, model_as_run(r), r.cluster_ref, r.gpus, r.seq, r.global_batch);
 }
 
 PublishedPrediction predict_one(const io::PublishedRun& r, const std::string& table_path) {
@@ -148,6 +158,7 @@ BenchReport bench_published(const std::string& table_path) {
     io::Json row = io::Json::object();
     row.set("id", r.id);
     row.set("model", r.model);
+    row.set("model_as_run", model_as_run(r));
     row.set("cluster", r.cluster_ref);
     row.set("gpus", r.gpus);
     row.set("mapping", mapping_of(r));

@@ -76,3 +76,24 @@ TEST_CASE("perf::summarize_published: the mapping predicted fastest against the 
   REQUIRE(s.group_misses.size() == 1);
   CHECK(s.group_misses[0].predicted_margin_pct == Approx(20.0));
 }
+
+TEST_CASE("perf::summarize_published: a truncated model is another model, whatever its name (by hand)",
+          "[perf][published]") {
+  // Three rows the source names alike: tp 1 and tp 2 of the model cut to 12
+  // layers, and tp 4 of it cut to 8 (SimuMax's S1-44 beside S1-01 to S1-04).
+  // Only the 12-layer rows pair: measured 1.0 and 2.0 s, predicted 1.2 and
+  // 1.1 (out of order). The 8-layer row, measured fastest and predicted
+  // slowest, would have made two more pairs and a group of three.
+  std::vector<moeplan::io::PublishedRun> runs = {run(1, 16), run(2, 16), run(4, 16)};
+  for (moeplan::io::PublishedRun& r : runs) r.model_ref = "llama";
+  runs[0].overrides = {{"model.num_layers", "12"}, {"schedule.cross_entropy_fusion", "te"}};
+  runs[1].overrides = {{"model.num_layers", "12"}};  // a schedule fact alone does not part a model
+  runs[2].overrides = {{"model.num_layers", "8"}};
+  const std::vector<moeplan::perf::PublishedPrediction> p = {prediction(1.0, 1.2), prediction(2.0, 1.1),
+                                                               prediction(0.5, 2.0)};
+  const moeplan::perf::PublishedSummary s = moeplan::perf::summarize_published(runs, p);
+  CHECK(s.pairs == 1);
+  CHECK(s.pairs_in_order == 0);
+  CHECK(s.groups == 1);
+  CHECK(s.groups_fastest_predicted == 0);
+}
