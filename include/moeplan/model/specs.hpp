@@ -377,8 +377,9 @@ struct ScheduleSpec {
   /// vocab_parallel_cross_entropy) or "te" (--cross-entropy-loss-fusion
   /// --cross-entropy-fusion-impl te: Transformer Engine's fused Triton kernels,
   /// which read the bf16 logits and write their gradient in place;
-  /// docs/cost-model.md, "Fused cross-entropy").
+  /// docs/cost-model.md, "The model's ends").
   std::string cross_entropy_fusion = "none";
+  /// True under Transformer Engine's fused loss ("te").
   bool fused_cross_entropy() const { return cross_entropy_fusion == "te"; }
   /// True for the dispatchers that send a token once per destination node and rank (deepep, hybridep).
   bool deduplicating_dispatcher() const { return moe_dispatcher == "deepep" || moe_dispatcher == "hybridep"; }
