@@ -133,13 +133,17 @@ void run_datasheet(const DatasheetOptions& o, CliContext& context) {
                                "(--dtype {}). Efficiencies: GEMM {}, attention {}, links {} of line rate,\n"
                                "memory-bound kernels {} of memory bandwidth; startup: compute {} ms, attention {} ms,\n"
                                "each expert of a grouped GEMM {} ms, intra {} ms, inter {} ms. Sources: docs/cost-model.md.\n"
-                               "Sizes are bytes (communication, elementwise) or FLOPs (compute); times ms.{}",
+                               "Sizes are bytes (communication, elementwise) or FLOPs (compute); times ms.{}{}",
                                cluster.name, o.dtype, gemm, used.attention_efficiency, used.link_efficiency,
                                used.elementwise_efficiency, used.compute_alpha_ms, used.attention_alpha_ms,
                                used.grouped_product_alpha_ms, used.intra_alpha_ms, used.inter_alpha_ms,
                                !cluster.gpu.fused_attention.empty() && assumptions.dtype == cost::ComputeDtype::Half
                                    ? "\nFused attention by pass and head dim: the cluster file's gpu.fused_attention "
                                      "(attention_pass, head_dim lines)."
+                                   : "",
+                               cluster.gpu.fused_cross_entropy_efficiency && assumptions.dtype == cost::ComputeDtype::Half
+                                   ? "\nFused cross-entropy: the cluster file's gpu.fused_cross_entropy_efficiency "
+                                     "(the ELEMENTWISE line of kernel fused_cross_entropy)."
                                    : "")));
   context.out << "wrote " << o.output << '\n';
 }

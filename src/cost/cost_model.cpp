@@ -25,7 +25,9 @@ CostModel::CostModel(const model::CostProfileSpec& profile)
       attention_shape_(profile.attention_shape) {
   for (const model::LinearCostSpec& line : profile.costs) {
     // Pass- or head-dim-specific attention lines are looked up by attention_line(), not by group.
-    if (line.attention_pass || line.head_dim)
+    if (line.kernel)
+      kernel_lines_.push_back(line);
+    else if (line.attention_pass || line.head_dim)
       attention_lines_.push_back(line);
     else
       lines_[index(line.op)][index(line.link)].push_back(line);
@@ -168,6 +170,12 @@ Milliseconds CostModel::attention(const model::ModelSpec& model, std::int64_t qu
   double ms = attention_core_ms(*attention_shape_, task.queries, task.context, task.heads, task.head_dim);
   for (const GemmShape& g : task.projections) ms += gemm(g).value;
   return Milliseconds{ms};
+}
+
+std::optional<Milliseconds> CostModel::kernel_memory(const std::string& kernel, double bytes) const {
+  for (const model::LinearCostSpec& c : kernel_lines_)
+    if (*c.kernel == kernel) return Milliseconds{LinearModel{c.alpha_ms, c.beta_ms_per_unit}.predict_ms(bytes)};
+  return std::nullopt;
 }
 
 LinearModel CostModel::attention_line(model::AttentionPass pass, std::int64_t head_dim) const {

@@ -119,7 +119,6 @@ PassBytes embedding_bytes(const model::ModelSpec& m, const BlockTokens& t, doubl
 PassBytes output_layer_bytes(const model::ModelSpec& m, const BlockTokens& t, bool fused) {
   const double b = as_double(m.dtype_bytes);
   const double x = t.sequence_tokens * as_double(m.d_model);
-  const double logits = t.attention_tokens * as_double(m.vocab_size) / t.tp;
   // The final norm (as a block's), then Megatron-Core's unfused
   // vocab_parallel_cross_entropy (tensor_parallel/cross_entropy.py) per logit:
   // forward, the cast to fp32 (read 2, write 4), the max (read 4), the max
@@ -129,10 +128,14 @@ PassBytes output_layer_bytes(const model::ModelSpec& m, const BlockTokens& t, bo
   // write 2): 14 B. (At 2-byte logits; the casts' bytes assume them.)
   // Fused (Transformer Engine): the bytes of its three kernels (the header);
   // those counts are for 2-byte logits, as the unfused ones are.
-  if (fused)
-    return {2.0 * x * b + kFusedCrossEntropyForwardBytes * logits,
-            3.0 * x * b + kFusedCrossEntropyBackwardBytes * logits};
-  return {2.0 * x * b + kCrossEntropyForwardBytes * logits, 3.0 * x * b + kCrossEntropyBackwardBytes * logits};
+  const PassBytes loss = cross_entropy_bytes(m, t, fused);
+  return {2.0 * x * b + loss.forward, 3.0 * x * b + loss.backward};
+}
+
+PassBytes cross_entropy_bytes(const model::ModelSpec& m, const BlockTokens& t, bool fused) {
+  const double logits = t.attention_tokens * as_double(m.vocab_size) / t.tp;
+  if (fused) return {kFusedCrossEntropyForwardBytes * logits, kFusedCrossEntropyBackwardBytes * logits};
+  return {kCrossEntropyForwardBytes * logits, kCrossEntropyBackwardBytes * logits};
 }
 
 double optimizer_step_bytes(double params) {

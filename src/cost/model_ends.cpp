@@ -1,5 +1,7 @@
 #include <moeplan/cost/model_ends.hpp>
 
+#include <optional>
+
 #include <moeplan/core/units.hpp>
 #include <moeplan/cost/gemm_shape_model.hpp>
 
@@ -32,14 +34,24 @@ EndTimes price_model_ends(const CostModel& costs, const model::ModelSpec& m, con
   head.n = as_double(m.vocab_size) / t.tp;
   head.k = as_double(m.d_model);
   head.element_bytes = b;
-  const PassBytes loss = output_layer_bytes(m, t, fused_cross_entropy);
+  // The final norm and the loss on the elementwise line; Transformer Engine's
+  // fused loss on the profile's own line for it when it has one
+  // (CostModel::kernel_memory, docs/cost-model.md "The model's ends").
+  const PassBytes output = output_layer_bytes(m, t, fused_cross_entropy);
+  const PassBytes loss = cross_entropy_bytes(m, t, fused_cross_entropy);
+  const auto output_ms = [&](double output_bytes, double loss_bytes) {
+    const std::optional<Milliseconds> fused =
+        fused_cross_entropy ? costs.kernel_memory(model::kFusedCrossEntropyKernel, loss_bytes) : std::nullopt;
+    return fused ? elementwise(output_bytes - loss_bytes) + fused->value : elementwise(output_bytes);
+  };
   const double loss_collectives =
       fused_cross_entropy ? collective(OpClass::AllGather, 12.0 * t.attention_tokens * t.tp)
                           : collective(OpClass::AllReduce, 4.0 * t.attention_tokens) +
                                 collective(OpClass::AllReduce, 8.0 * t.attention_tokens);
   out.last_forward_ms =
-      collective(OpClass::AllGather, hidden_bytes) + costs.gemm(head).value + elementwise(loss.forward) + loss_collectives;
-  out.last_backward_ms = elementwise(loss.backward) + costs.gemm(input_gradient_shape(head)).value +
+      collective(OpClass::AllGather, hidden_bytes) + costs.gemm(head).value +
+                       output_ms(output.forward, loss.forward) + loss_collectives;
+  out.last_backward_ms = output_ms(output.backward, loss.backward) + costs.gemm(input_gradient_shape(head)).value +
                          costs.gemm(weight_gradient_shape(head)).value +
                          collective(OpClass::ReduceScatter, hidden_bytes);
   out.head_forward_flops = gemm_flops(head);

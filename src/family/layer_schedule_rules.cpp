@@ -72,6 +72,10 @@ std::vector<model::OptionRule> layer_schedule_option_rules() {
                "Megatron-Core's loss kernel, priced by the folding family on the last stage; the FoldMoE, FSMoE and "
                "FlowMoE schedules time a stack of layers, without the LM head and loss",
                [](S) { return true; }});
+  r.push_back({"profile.costs[*].kernel", "",
+               "the one kernel a line names is Transformer Engine's fused loss, priced by the folding family on the "
+               "last stage; the FoldMoE, FSMoE and FlowMoE schedules time a stack of layers, without the loss",
+               [](S) { return true; }});
   r.push_back({"schedule.moe_dispatcher", "",
                "Megatron-Core's token dispatcher (AlltoAll, DeepEP or HybridEP), priced by the folding family; the FoldMoE, "
                "FSMoE and FlowMoE schedules time the papers' AlltoAll",

@@ -138,6 +138,15 @@ model::GpuSpec to_spec(const pb::Gpu& gpu) {
     rate.alpha_ms = required(r.has_alpha_us(), r.alpha_us(), (at + "alpha_us").c_str()) / 1e3;
     g.fused_attention.push_back(rate);
   }
+  if (gpu.has_fused_cross_entropy_efficiency()) {
+    const double e = gpu.fused_cross_entropy_efficiency();
+    if (!(e > 0 && e <= 1))
+      throw_input_error("fused_cross_entropy_efficiency",
+                        fmt::format("a share of memory_gbytes_per_s: must be in (0, 1], got {}", e));
+    if (!g.memory_bytes_per_s)
+      throw_input_error("fused_cross_entropy_efficiency", "a share of memory_gbytes_per_s, which the GPU does not give");
+    g.fused_cross_entropy_efficiency = e;
+  }
   return g;
 }
 
@@ -260,6 +269,7 @@ model::LinearCostSpec to_spec(const pb::LinearCost& c) {
         c.attention_pass() == pb::FORWARD ? model::AttentionPass::Forward : model::AttentionPass::Backward;
   }
   if (c.has_head_dim()) s.head_dim = c.head_dim();
+  if (c.has_kernel()) s.kernel = c.kernel();
   s.provenance = provenance_of(c.provenance());
   s.source = c.source();
   return s;
@@ -740,6 +750,7 @@ pb::CostProfile to_proto(const model::CostProfileSpec& s) {
     if (c.attention_pass)
       out->set_attention_pass(*c.attention_pass == model::AttentionPass::Forward ? pb::FORWARD : pb::BACKWARD);
     if (c.head_dim) out->set_head_dim(*c.head_dim);
+    if (c.kernel) out->set_kernel(*c.kernel);
   }
   if (s.gemm_shape) {
     const model::GemmShapeModelSpec& g = *s.gemm_shape;

@@ -24,10 +24,11 @@ std::vector<OptionRule> make_rules() {
                  "datasheet-profile`, or fit one with `moeplan fit`)",
                  [](S) { return true; }});
   for (const char* f : {"cluster.gpu.sm_count", "cluster.gpu.memory_gbytes_per_s", "cluster.gpu.gemm_tile_m",
-                        "cluster.gpu.gemm_tile_n", "cluster.gpu.gemm_efficiency", "cluster.gpu.fused_attention[*]."})
+                        "cluster.gpu.gemm_tile_n", "cluster.gpu.gemm_efficiency", "cluster.gpu.fused_attention[*].",
+                        "cluster.gpu.fused_cross_entropy_efficiency"})
     r.push_back({f, "every scenario",
-                 "times come from the cost profile; these enter the GEMM and attention lines and the shape model "
-                 "of `moeplan datasheet-profile` only",
+                 "times come from the cost profile; these enter the GEMM, attention and fused-loss lines and the "
+                 "shape model of `moeplan datasheet-profile` only",
                  [](S) { return true; }});
   for (const char* f : {"cluster.intra_collectives.efficiency", "cluster.intra_collectives.fixed_us",
                         "cluster.intra_collectives.step_us"})

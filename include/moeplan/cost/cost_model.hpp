@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <moeplan/cost/gemm_shape_model.hpp>
@@ -90,6 +91,11 @@ class CostModel {
   /// head dim: the profile's most specific (pass and head dim, pass, head dim,
   /// then the generic line).
   LinearModel attention_line(model::AttentionPass pass, std::int64_t head_dim) const;
+  /// Memory-bound work of `bytes` bytes read and written by one named kernel
+  /// (model::kFusedCrossEntropyKernel) on the profile's ELEMENTWISE line for
+  /// that kernel, measured or published; empty when the profile has none (the
+  /// caller prices it on the generic ELEMENTWISE line, with its neighbours).
+  std::optional<Milliseconds> kernel_memory(const std::string& kernel, double bytes) const;
   /// The profile's attention shape model, if it has one.
   const std::optional<model::AttentionShapeModelSpec>& attention_shape_model() const { return attention_shape_; }
   /// The profile's GEMM shape model, if it has one.
@@ -138,6 +144,8 @@ class CostModel {
   std::array<std::array<std::vector<model::LinearCostSpec>, kLinks>, kOps> lines_;
   // ATTENTION lines with a pass or a head dim (attention_line()).
   std::vector<model::LinearCostSpec> attention_lines_;
+  // ELEMENTWISE lines of one named kernel (kernel_memory()).
+  std::vector<model::LinearCostSpec> kernel_lines_;
 };
 
 /// Share of a node's inter-node bandwidth one communicator gets: its members

@@ -47,6 +47,8 @@ PassBytes embedding_bytes(const model::ModelSpec& m, const BlockTokens& t, doubl
 /// vocabulary-parallel cross-entropy over attention_tokens x vocab / tp logits,
 /// Megatron-Core's unfused kernels or (`fused`) Transformer Engine's.
 PassBytes output_layer_bytes(const model::ModelSpec& m, const BlockTokens& t, bool fused);
+/// Of output_layer_bytes, the cross-entropy's own (the logits' bytes; the rest is the final norm's).
+PassBytes cross_entropy_bytes(const model::ModelSpec& m, const BlockTokens& t, bool fused);
 
 /// Bytes per logit of Megatron-Core's unfused vocabulary-parallel cross-entropy.
 inline constexpr double kCrossEntropyForwardBytes = 38.0;

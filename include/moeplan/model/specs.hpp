@@ -126,6 +126,10 @@ struct GpuSpec {
   /// Fused attention kernels per pass and head dimension (datasheet-profile
   /// writes an ATTENTION line for each); empty: the generic attention line only.
   std::vector<FusedAttentionRate> fused_attention;
+  /// Share of memory_bytes_per_s Transformer Engine's fused cross-entropy
+  /// kernels reach on moeplan's byte count (datasheet-profile writes an
+  /// ELEMENTWISE line for kernel kFusedCrossEntropyKernel); empty: the generic line.
+  std::optional<double> fused_cross_entropy_efficiency;
 };
 
 /// @brief A link class: per-direction bandwidth of one port and ports per node.
@@ -246,7 +250,13 @@ struct LinearCostSpec {
   /// query/key head dimension it was measured at (empty: any).
   std::optional<AttentionPass> attention_pass;
   std::optional<std::int64_t> head_dim;
+  /// ELEMENTWISE lines only: the one kernel the line prices (kFusedCrossEntropyKernel);
+  /// empty: every memory-bound kernel without a line of its own.
+  std::optional<std::string> kernel;
 };
+
+/// The kernel name of an ELEMENTWISE line that prices Transformer Engine's fused cross-entropy.
+inline constexpr const char* kFusedCrossEntropyKernel = "fused_cross_entropy";
 
 /// @brief One timed run of an operation, as a microbenchmark measured it.
 struct TimingSample {

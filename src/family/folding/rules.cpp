@@ -77,6 +77,12 @@ std::vector<model::OptionRule> make_rules() {
   r.push_back({"schedule.a2a_overlap", "when ep is 1 or the model is dense",
                "with ep = 1 (or no experts) there is no AlltoAll to overlap",
                [](S s) { return s.parallel.ep == 1 || s.model.is_dense(); }});
+  // A profile line of one kernel (docs/cost-model.md, "The model's ends"):
+  // Transformer Engine's fused loss, which runs only under its fusion.
+  r.push_back({"profile.costs[*].kernel", "without schedule.cross_entropy_fusion te",
+               "the one kernel a line names is Transformer Engine's fused cross-entropy, which prices the loss only "
+               "under schedule.cross_entropy_fusion te",
+               [](S s) { return !s.schedule.fused_cross_entropy(); }});
   r.push_back({"schedule.moe_dispatcher", "when ep is 1 or the model is dense",
                "with ep = 1 (or no experts) there is no dispatch for a token dispatcher to make",
                [](S s) { return s.parallel.ep == 1 || s.model.is_dense(); }});
@@ -166,6 +172,7 @@ class FoldingRules final : public model::FamilyRules {
                                         "schedule.attention_backend",
                                         "profile.costs[*].attention_pass",
                                         "profile.costs[*].head_dim",
+                                        "profile.costs[*].kernel",
                                         "schedule.overlap_grad_reduce",
                                         "schedule.overlap_param_gather",
                                         "schedule.a2a_overlap",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <moeplan/core/error.hpp>
@@ -117,6 +118,7 @@ struct ExpectedLine {
   double alpha_ms, beta_ms;
   std::optional<model::AttentionPass> pass = std::nullopt;  // the fused attention lines'
   std::optional<std::int64_t> head_dim = std::nullopt;
+  std::optional<std::string> kernel = std::nullopt;  // the fused loss's elementwise line
 };
 
 // The cluster files' fused attention rates (gpu.fused_attention: startup ms,
@@ -197,6 +199,12 @@ std::vector<ExpectedLine> datasheet_lines(const Datasheet& d) {
       lines.push_back(fused((*f->d64)[2], (*f->d64)[3], AttentionPass::Backward, 64));
     }
   }
+  // Transformer Engine's fused loss (half precision): B200's 0.363 of its HBM
+  // bandwidth (SimuMax's measurement, the cluster file's gpu.fused_cross_entropy_efficiency).
+  if (d.half && std::string(d.cluster) == "dgx-b200")
+    lines.push_back({OpClass::Elementwise, LinkClass::Local, 1, std::nullopt, 0.01,
+                     1 / (0.363 * d.memory_gbytes_per_s * 1e9 / 1e3), std::nullopt, std::nullopt,
+                     std::string(model::kFusedCrossEntropyKernel)});
   return lines;
 }
 
@@ -211,9 +219,11 @@ ExpectedLine expected(const std::vector<ExpectedLine>& lines, OpClass op, LinkCl
 
 const model::LinearCostSpec* find_line(const model::CostProfileSpec& p, OpClass op, LinkClass link,
                                        std::int64_t group, std::optional<model::AttentionPass> pass = std::nullopt,
-                                       std::optional<std::int64_t> head_dim = std::nullopt) {
+                                       std::optional<std::int64_t> head_dim = std::nullopt,
+                                       const std::optional<std::string>& kernel = std::nullopt) {
   for (const model::LinearCostSpec& c : p.costs)
-    if (c.op == op && c.link == link && c.group == group && c.attention_pass == pass && c.head_dim == head_dim)
+    if (c.op == op && c.link == link && c.group == group && c.attention_pass == pass && c.head_dim == head_dim &&
+        c.kernel == kernel)
       return &c;
   return nullptr;
 }
@@ -224,7 +234,7 @@ void check_datasheet_lines(const model::CostProfileSpec& p, const Datasheet& d) 
   CHECK(p.costs.size() == want.size());
   for (const ExpectedLine& w : want) {
     INFO(d.cluster << " " << model::to_string(w.op) << " " << model::to_string(w.link) << " group " << w.group);
-    const model::LinearCostSpec* line = find_line(p, w.op, w.link, w.group, w.pass, w.head_dim);
+    const model::LinearCostSpec* line = find_line(p, w.op, w.link, w.group, w.pass, w.head_dim, w.kernel);
     REQUIRE(line != nullptr);
     CHECK(line->group == w.group);
     CHECK(line->ranks_per_node == w.ranks_per_node);
@@ -349,4 +359,25 @@ TEST_CASE("cost::datasheet_profile writes the cluster file's fused attention rat
   b200.gpu.fused_attention.clear();
   const cost::CostModel plain(cost::datasheet_profile(b200, "x", {}));
   CHECK(plain.attention_core(m, 8, 8, 1e12, AttentionPass::Backward).value == Approx(0.05 + 1e3 / (2250 * 0.39)));
+}
+
+TEST_CASE("cost::datasheet_profile writes the cluster file's fused cross-entropy rate as its own elementwise line",
+          "[cost][ends]") {
+  model::ClusterSpec b200 = io::load_cluster("dgx-b200");
+  // The cluster file's rate (SimuMax's B200 measurement, docs/cost-model.md "The model's ends").
+  REQUIRE(b200.gpu.fused_cross_entropy_efficiency);
+  CHECK(*b200.gpu.fused_cross_entropy_efficiency == Approx(0.363));
+  const cost::CostModel costs(cost::datasheet_profile(b200, "x", {}));
+  // 1e9 bytes at 8000 GB/s x 0.363 take 1e3 / (8000 x 0.363) ms, plus the 0.01 ms startup.
+  const std::optional<cost::Milliseconds> loss = costs.kernel_memory(model::kFusedCrossEntropyKernel, 1e9);
+  REQUIRE(loss);
+  CHECK(loss->value == Approx(0.01 + 1e3 / (8000 * 0.363)));
+  // Every other memory-bound kernel keeps the generic line, 0.5 of the bandwidth.
+  CHECK(costs.compute(model::OpClass::Elementwise, 1e9).value == Approx(0.01 + 1e3 / (8000 * 0.5)));
+  // fp32 profiles price the papers' own kernels: no loss line; nor a cluster without the rate.
+  cost::DatasheetAssumptions fp32;
+  fp32.dtype = cost::ComputeDtype::Fp32;
+  CHECK_FALSE(cost::CostModel(cost::datasheet_profile(b200, "x", fp32)).kernel_memory("fused_cross_entropy", 1e9));
+  b200.gpu.fused_cross_entropy_efficiency.reset();
+  CHECK_FALSE(cost::CostModel(cost::datasheet_profile(b200, "x", {})).kernel_memory("fused_cross_entropy", 1e9));
 }

@@ -140,4 +140,25 @@ TEST_CASE("price_model_ends: the embedding on the first stage, head and loss on 
   CHECK(fused.last_forward_ms == Approx(0.064 + 0.256 + 0.256 + 0.192));  // 0.768
   CHECK(fused.last_backward_ms == Approx(0.224 + 0.512 + 0.064));         // 0.800
   CHECK(fused.first_forward_ms == Approx(e.first_forward_ms));
+  // With the profile's own line for Transformer Engine's fused loss (alpha
+  // 0.05 ms, 4e-3 ms per byte), the loss's 6 x 32 = 192 B forward and 4 x 32 =
+  // 128 B backward move onto it (0.05 + 0.768 and 0.05 + 0.512 ms); the final
+  // norm's 64 and 96 B stay on the elementwise line (0.064, 0.096 ms).
+  model::CostProfileSpec with_loss = profile;
+  model::LinearCostSpec loss_line = cost_line(OpClass::Elementwise, LinkClass::Local, 1, 0.05, 4e-3);
+  loss_line.kernel = model::kFusedCrossEntropyKernel;
+  with_loss.costs.push_back(loss_line);
+  const cost::CostModel loss_costs(with_loss);
+  const cost::EndTimes measured = cost::price_model_ends(loss_costs, m, kTokens, tp, true, 4.0);
+  CHECK(measured.last_forward_ms == Approx(0.064 + 0.256 + 0.064 + 0.818 + 0.192));  // 1.394
+  CHECK(measured.last_backward_ms == Approx(0.096 + 0.562 + 0.512 + 0.064));        // 1.234
+  // Megatron's unfused loss is not that kernel: it stays on the elementwise line.
+  const cost::EndTimes unfused = cost::price_model_ends(loss_costs, m, kTokens, tp, false, 4.0);
+  CHECK(unfused.last_forward_ms == Approx(e.last_forward_ms));
+  CHECK(unfused.last_backward_ms == Approx(e.last_backward_ms));
+  // cross_entropy_bytes is the loss's part of output_layer_bytes: 192 and 128 B fused, 38 and 14 x 32 unfused.
+  CHECK(cost::cross_entropy_bytes(m, kTokens, true).forward == Approx(192));
+  CHECK(cost::cross_entropy_bytes(m, kTokens, true).backward == Approx(128));
+  CHECK(cost::cross_entropy_bytes(m, kTokens, false).forward == Approx(38 * 32));
+  CHECK(cost::cross_entropy_bytes(m, kTokens, false).backward == Approx(14 * 32));
 }
