@@ -35,29 +35,31 @@ std::vector<GemmShape> expert_forward_gemms(const model::ModelSpec& m, const mod
 }
 
 std::vector<GemmShape> expert_backward_gemms(const model::ModelSpec& m, const model::ParallelSpec& p,
-                                             const MoeLayerSizes& s, double parts) {
+                                             const MoeLayerSizes& s, double parts, double main_grad_bytes) {
   std::vector<GemmShape> out;
   for (const GemmShape& f : expert_forward_gemms(m, p, s, parts)) {
     out.push_back(input_gradient_shape(f));
-    out.push_back(weight_gradient_shape(f));
+    out.push_back(weight_gradient_shape(f, main_grad_bytes));
   }
   return out;
 }
 
 Milliseconds expert_ffn_time(const CostModel& costs, const model::ModelSpec& m, const model::ParallelSpec& p,
-                             const MoeLayerSizes& s, bool backward, double parts, bool fp8) {
+                             const MoeLayerSizes& s, bool backward, double parts, bool fp8, double main_grad_bytes) {
   if (!costs.gemm_shape_model())
     return expert_ffn_time(costs, (backward ? s.expert_backward_flops : s.expert_forward_flops) / parts,
                            ffn_gemms(m.moe.expert_type), fp8 ? model::OpClass::GemmFp8 : model::OpClass::Gemm);
   double ms = 0;
-  for (GemmShape g : backward ? expert_backward_gemms(m, p, s, parts) : expert_forward_gemms(m, p, s, parts)) {
+  for (GemmShape g : backward ? expert_backward_gemms(m, p, s, parts, main_grad_bytes)
+                              : expert_forward_gemms(m, p, s, parts)) {
     g.fp8 = fp8;
     ms += costs.gemm(g).value;
   }
   return Milliseconds{ms};
 }
 
-LinearPassTimes linear_pass_times(const CostModel& costs, std::vector<GemmShape> forward, bool fp8) {
+LinearPassTimes linear_pass_times(const CostModel& costs, std::vector<GemmShape> forward, bool fp8,
+                                  double main_grad_bytes) {
   for (GemmShape& g : forward) g.fp8 = fp8;
   if (!costs.gemm_shape_model()) {
     double flops = 0;
@@ -68,18 +70,19 @@ LinearPassTimes linear_pass_times(const CostModel& costs, std::vector<GemmShape>
   LinearPassTimes t{Milliseconds{0}, Milliseconds{0}};
   for (const GemmShape& g : forward) {
     t.forward.value += costs.gemm(g).value;
-    t.backward.value += costs.gemm(input_gradient_shape(g)).value + costs.gemm(weight_gradient_shape(g)).value;
+    t.backward.value +=
+        costs.gemm(input_gradient_shape(g)).value + costs.gemm(weight_gradient_shape(g, main_grad_bytes)).value;
   }
   return t;
 }
 
 DenseFfnTimes dense_ffn_times(const CostModel& costs, const model::ModelSpec& m, double tokens, double tp,
-                              bool fp8) {
+                              bool fp8, double main_grad_bytes) {
   MOEPLAN_CHECK(tp > 0, "a positive tensor-parallel split");
   return linear_pass_times(costs,
                            ffn_forward_gemms(m.ffn_type, tokens, as_double(m.d_model), as_double(m.ffn_hidden) / tp,
                                              1.0, as_double(m.dtype_bytes)),
-                           fp8);
+                           fp8, main_grad_bytes);
 }
 
 }  // namespace moeplan::cost

@@ -45,7 +45,7 @@ double gemm_compute_ms(const model::GemmShapeModelSpec& g, const GemmShape& s) {
 double gemm_memory_ms(const model::GemmShapeModelSpec& g, const GemmShape& s) {
   MOEPLAN_CHECK(s.element_bytes > 0, "a GEMM shape names its element size (the model's dtype_bytes)");
   const double operand_bytes = s.fp8 ? 1.0 : s.element_bytes;
-  const double output_bytes = s.accumulate_fp32 ? kFp32AccumulateBytes : s.element_bytes;
+  const double output_bytes = s.accumulate_bytes > 0 ? s.accumulate_bytes : s.element_bytes;
   const double bytes = s.batch * ((s.m * s.k + s.k * s.n) * operand_bytes + s.m * s.n * output_bytes);
   return bytes / g.memory_bytes_per_s * kMsPerSecond;
 }
@@ -59,7 +59,9 @@ double gemm_time_ms(const model::GemmShapeModelSpec& g, const GemmShape& s) {
 
 // Transformer Engine's FP8 recipes run both gradients' GEMMs in FP8 too (E5M2
 // gradients under the hybrid format), so the flag carries over.
-GemmShape input_gradient_shape(const GemmShape& f) { return {f.m, f.k, f.n, f.batch, f.element_bytes, f.fp8, false}; }
-GemmShape weight_gradient_shape(const GemmShape& f) { return {f.k, f.n, f.m, f.batch, f.element_bytes, f.fp8, true}; }
+GemmShape input_gradient_shape(const GemmShape& f) { return {f.m, f.k, f.n, f.batch, f.element_bytes, f.fp8, 0.0}; }
+GemmShape weight_gradient_shape(const GemmShape& f, double main_grad_bytes) {
+  return {f.k, f.n, f.m, f.batch, f.element_bytes, f.fp8, 2.0 * main_grad_bytes};
+}
 
 }  // namespace moeplan::cost

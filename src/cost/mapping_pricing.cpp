@@ -212,10 +212,13 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   // (docs/cost-model.md, "FP8").
   const model::Precision precision = s.workload.precision;
   const bool fp8 = model::is_fp8(precision);
+  // Weight gradients add into main gradients of this element (fp32, or bf16
+  // under grad_reduce_in_bf16): the GEMMs read and write it.
+  const double grad_bytes = model::main_grad_bytes(s.schedule);
   // The projections as the GEMMs Megatron-Core runs (QKV, or MLA's down and
   // up projections, and O), by shape when the profile has a shape model.
   const LinearPassTimes projections =
-      linear_pass_times(costs, attention_linear_gemms(m, tokens_local, as_double(c.tp)), fp8);
+      linear_pass_times(costs, attention_linear_gemms(m, tokens_local, as_double(c.tp)), fp8, grad_bytes);
   const double att_fwd = projections.forward.value + core_ms;
   const double att_bwd = projections.backward.value + core_backward_ms;
   const double act_bytes = tokens_local * d * b;  // one layer's activation on a tp group
@@ -245,7 +248,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   const double router = moe_blocks ? costs.compute(OpClass::Gemm, moe.gating_forward_flops).value : 0.0;
   // By shape when the profile has a GEMM shape model; else the gemm line on the FLOPs.
   const double experts_fwd = moe_blocks ? expert_ffn_time(costs, m, ps, moe, false, 1.0, fp8).value : 0.0;
-  const double experts_bwd = moe_blocks ? expert_ffn_time(costs, m, ps, moe, true, 1.0, fp8).value : 0.0;
+  const double experts_bwd = moe_blocks ? expert_ffn_time(costs, m, ps, moe, true, 1.0, fp8, grad_bytes).value : 0.0;
   // The casts in front of those FP8 GEMMs: the attention block's, an MoE
   // block's experts', a dense block's FFN's (none under bf16).
   CastElements attention_casts, moe_casts, dense_casts;
@@ -297,7 +300,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
     }
   }
   out.ends = price_model_ends(costs, m, block_tokens, tp_g, s.schedule.fused_cross_entropy(),
-                              model::main_grad_bytes(s.schedule));
+                              grad_bytes);
   // An MoE block's compute, then its communication, per direction.
   const double compute_forward = att_fwd + router + experts_fwd + att_cast.forward.value + moe_cast.forward.value +
                                  out.block_memory_forward_ms + out.moe_memory_forward_ms;
@@ -329,8 +332,9 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   // By shape when the profile has a GEMM shape model (as the experts are), else the gemm line on the FLOPs.
   const double dense_ffn_flops = tokens_local * (m.ffn_type == model::FfnType::GeluFfn ? 2.0 : 3.0) * 2.0 * d *
                                  as_double(m.ffn_hidden) / as_double(c.tp);
-  const DenseFfnTimes dense_ffn = out.dense_blocks ? dense_ffn_times(costs, m, tokens_local, as_double(c.tp), fp8)
-                                                   : DenseFfnTimes{Milliseconds{0}, Milliseconds{0}};
+  const DenseFfnTimes dense_ffn = out.dense_blocks
+                                     ? dense_ffn_times(costs, m, tokens_local, as_double(c.tp), fp8, grad_bytes)
+                                     : DenseFfnTimes{Milliseconds{0}, Milliseconds{0}};
   out.dense_ffn_ms = dense_ffn.forward.value;
   out.dense_ffn_backward_ms = dense_ffn.backward.value;
   const double dense_memory_forward = out.block_memory_forward_ms + out.dense_memory_forward_ms;
@@ -397,7 +401,6 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   // reduce-scatter, behind its compute (recomputation left out: what it reruns
   // includes communication).
   const bool fsdp = model::fully_sharded(s.schedule);
-  const double grad_bytes = model::main_grad_bytes(s.schedule);
   if (fsdp && moe_blocks) {
     const FsdpBlockTimes block =
         fsdp_block_times(costs, block_params(m, c, true), b, grad_bytes, dp_cp_g, edp_g, compute_forward,

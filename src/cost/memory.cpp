@@ -1,6 +1,8 @@
 #include <moeplan/cost/memory.hpp>
 
 #include <algorithm>
+#include <set>
+#include <utility>
 
 #include <moeplan/model/model_stats.hpp>
 #include <moeplan/model/recompute.hpp>
@@ -170,6 +172,55 @@ double model_state_bytes(const model::ModelSpec& m, const MappingConfig& c, bool
 
 }  // namespace
 
+// Transformer Engine's cached dummy weight gradients (memory.hpp). Under Megatron-Core's
+// fused gradient accumulation a TE linear layer adds its weight gradient into
+// main_grad itself and hands autograd a dummy weight-shaped tensor; since TE
+// v2.3 (NVIDIA/TransformerEngine#1651, 2025-04: module/base.py get_dummy_wgrad,
+// called from linear.py, layernorm_linear.py and grouped_linear.py) that tensor
+// is cached, one per distinct (shape, dtype), for the life of the process. So a
+// rank holds, from its first backward pass on, one weight-sized tensor (b bytes
+// an element) per distinct shape among the TE linear layers of its stage:
+// attention's (QKV and output projection, or MLA's down-, up- and output
+// projections), a dense block's two MLP matrices, one routed expert's two (every
+// expert has the same shape) and the shared experts' two. Not the router, the
+// embedding or the LM head (not TE modules), nor multi-token prediction's
+// projection (left out: one d x 2d / tp tensor on the last stage).
+double dummy_wgrad_bytes(const model::ModelSpec& m, const MappingConfig& c, bool moe_blocks, bool dense_blocks) {
+  const std::int64_t d = m.d_model, tp = c.tp;
+  std::set<std::pair<std::int64_t, std::int64_t>> shapes;  // (output features on the rank, input features)
+  const std::int64_t h = m.num_heads, g = m.num_kv_heads;
+  if (m.mla) {
+    const model::MlaSpec& a = *m.mla;
+    const std::int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    if (a.q_lora_rank) {
+      shapes.insert({*a.q_lora_rank, d});
+      shapes.insert({h * qk / tp, *a.q_lora_rank});
+    } else {
+      shapes.insert({h * qk / tp, d});
+    }
+    shapes.insert({a.kv_lora_rank + a.qk_rope_head_dim, d});
+    shapes.insert({h * (a.qk_nope_head_dim + a.v_head_dim) / tp, a.kv_lora_rank});
+    shapes.insert({d, h * a.v_head_dim / tp});
+  } else {
+    shapes.insert({(h + 2 * g) * m.head_dim / tp, d});
+    shapes.insert({d, h * m.head_dim / tp});
+  }
+  // Gated FFNs (SwiGLU) stack gate and up in one first matrix.
+  const auto ffn = [&](std::int64_t hidden, model::FfnType type, std::int64_t split) {
+    shapes.insert({(type == model::FfnType::SwiGlu ? 2 : 1) * hidden / split, d});
+    shapes.insert({d, hidden / split});
+  };
+  if (dense_blocks) ffn(m.ffn_hidden, m.ffn_type, tp);
+  if (moe_blocks) {
+    ffn(m.moe.expert_ffn_hidden, m.moe.expert_type, c.etp);
+    if (m.moe.num_shared_experts > 0)
+      ffn(m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden, m.moe.expert_type, tp);
+  }
+  double elements = 0;
+  for (const auto& [rows, cols] : shapes) elements += as_double(rows) * as_double(cols);
+  return elements * as_double(m.dtype_bytes);
+}
+
 HeldParams block_params(const model::ModelSpec& m, const MappingConfig& c, bool moe) {
   const BlockParts p = block_parts(m, c);
   HeldParams out;
@@ -212,6 +263,18 @@ double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, c
   const double tokens_local = as_double(c.micro_batch) * seq / as_double(c.cp);
   const std::int64_t micro_batches = w.global_batch_size / (c.micro_batch * c.dp);
   double bytes = model_state_bytes(m, c, fully_sharded, main_grad_bytes);
+  // Transformer Engine's cached dummy weight gradients (dummy_wgrad_bytes), for
+  // the stage whose layers need the most. Not under Megatron-FSDP, whose user
+  // guide turns the fused accumulation off (--no-gradient-accumulation-fusion,
+  // as `plan --emit megatron` writes): no dummy is made.
+  if (!fully_sharded) {
+    double dummies = 0;
+    for (std::int64_t stage = 0; stage < c.pp; ++stage) {
+      const StageBlocks n = stage_blocks(m, c, stage);
+      dummies = std::max(dummies, dummy_wgrad_bytes(m, c, n.moe > 0, n.dense > 0));
+    }
+    bytes += dummies;
+  }
   // FP8 recipes keep each linear weight's FP8 copies between micro-batches
   // (Transformer Engine caches them after the first): a row-wise and a
   // column-wise byte per weight (fp8_casts.hpp).

@@ -52,7 +52,7 @@ EndTimes price_model_ends(const CostModel& costs, const model::ModelSpec& m, con
       collective(OpClass::AllGather, hidden_bytes) + costs.gemm(head).value +
                        output_ms(output.forward, loss.forward) + loss_collectives;
   out.last_backward_ms = output_ms(output.backward, loss.backward) + costs.gemm(input_gradient_shape(head)).value +
-                         costs.gemm(weight_gradient_shape(head)).value +
+                         costs.gemm(weight_gradient_shape(head, main_grad_bytes)).value +
                          collective(OpClass::ReduceScatter, hidden_bytes);
   out.head_forward_flops = gemm_flops(head);
   return out;

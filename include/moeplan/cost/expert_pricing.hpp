@@ -30,18 +30,20 @@ std::vector<GemmShape> expert_forward_gemms(const model::ModelSpec& model, const
                                             const MoeLayerSizes& sizes, double parts);
 
 /// The kernels of the backward pass of those: per forward GEMM its input and
-/// weight gradients (gemm_shape_model.hpp), 2x the forward FLOPs.
+/// weight gradients (gemm_shape_model.hpp), 2x the forward FLOPs, the weight
+/// gradients added into main gradients of `main_grad_bytes` an element.
 std::vector<GemmShape> expert_backward_gemms(const model::ModelSpec& model, const model::ParallelSpec& parallel,
-                                             const MoeLayerSizes& sizes, double parts);
+                                             const MoeLayerSizes& sizes, double parts, double main_grad_bytes = 4.0);
 
 /// The expert FFN time of 1/parts of a layer pass: with a shape model, the sum
 /// of CostModel::gemm over the kernels above; without, expert_ffn_time on
 /// (backward ? sizes.expert_backward_flops : sizes.expert_forward_flops) / parts.
 /// With fp8 every one of those GEMMs has FP8 operands (Transformer Engine's
 /// grouped GEMMs under an FP8 recipe): the gemm_fp8 line, or the shape model's FP8 peak.
+/// `main_grad_bytes`: the main gradients' element (weight_gradient_shape).
 Milliseconds expert_ffn_time(const CostModel& costs, const model::ModelSpec& model,
                              const model::ParallelSpec& parallel, const MoeLayerSizes& sizes, bool backward,
-                             double parts, bool fp8 = false);
+                             double parts, bool fp8 = false, double main_grad_bytes = 4.0);
 
 /// @brief Linear layers' GEMMs on one rank, forward and backward.
 struct LinearPassTimes {
@@ -55,14 +57,17 @@ using DenseFfnTimes = LinearPassTimes;
 /// backward: with a shape model the sum of CostModel::gemm over them and, for
 /// the backward, over each one's input and weight gradients; without, the
 /// gemm line (gemm_fp8 with fp8) on their FLOPs, backward twice that.
-LinearPassTimes linear_pass_times(const CostModel& costs, std::vector<GemmShape> forward, bool fp8);
+/// `main_grad_bytes`: the main gradients' element (weight_gradient_shape).
+LinearPassTimes linear_pass_times(const CostModel& costs, std::vector<GemmShape> forward, bool fp8,
+                                  double main_grad_bytes = 4.0);
 
 /// A dense block's FFN over `tokens` rows, its hidden split over `tp`
 /// (Megatron's column- and row-parallel MLP): with a shape model the sum of
 /// CostModel::gemm over ffn_forward_gemms (backward: each GEMM's input and
 /// weight gradients); without, the gemm line (gemm_fp8 with fp8) on the
-/// forward FLOPs, backward twice that.
+/// forward FLOPs, backward twice that. `main_grad_bytes`: the main
+/// gradients' element (weight_gradient_shape).
 DenseFfnTimes dense_ffn_times(const CostModel& costs, const model::ModelSpec& model, double tokens, double tp,
-                              bool fp8 = false);
+                              bool fp8 = false, double main_grad_bytes = 4.0);
 
 }  // namespace moeplan::cost

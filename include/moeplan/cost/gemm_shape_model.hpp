@@ -27,10 +27,12 @@ struct GemmShape {
   /// A and B are FP8 (one byte each; a Transformer Engine FP8 recipe): the
   /// compute side runs at the FP8 peak, C is still written at element_bytes.
   bool fp8 = false;
-  /// C is accumulated in fp32: read and written at 4 bytes each (a weight
-  /// gradient added into Megatron-Core's fp32 main_grad by the GEMM itself,
-  /// --gradient-accumulation-fusion, on by default with Transformer Engine).
-  bool accumulate_fp32 = false;
+  /// Bytes one element of C costs when the GEMM adds into C, read and
+  /// written (a weight gradient added into Megatron-Core's main_grad by the
+  /// GEMM itself, --gradient-accumulation-fusion, on by default with
+  /// Transformer Engine: 2 x 4 B for fp32 main gradients, 2 x 2 B for bf16
+  /// ones); 0: C is written once at element_bytes.
+  double accumulate_bytes = 0;
 };
 
 /// Bytes one element of C costs when accumulated in fp32: read 4 + write 4.
@@ -56,8 +58,8 @@ double split_k(double tiles, std::int64_t units);
 double gemm_compute_ms(const model::GemmShapeModelSpec& model, const GemmShape& shape);
 
 /// Memory side: batch x (m k + k n + m n) elements of shape.element_bytes read
-/// or written once (A and B at one byte when fp8; C at kFp32AccumulateBytes
-/// when accumulate_fp32), in ms.
+/// or written once (A and B at one byte when fp8; C at accumulate_bytes when
+/// the GEMM accumulates into it), in ms.
 double gemm_memory_ms(const model::GemmShapeModelSpec& model, const GemmShape& shape);
 
 /// alpha + max(compute, memory), plus batch x product_alpha for a grouped
@@ -67,8 +69,10 @@ double gemm_time_ms(const model::GemmShapeModelSpec& model, const GemmShape& sha
 /// The backward pass of a forward GEMM (m, n, k): the input gradient
 /// dA[m x k] = dC B^T (reduction n) and the weight gradient dB[k x n] = A^T dC
 /// (reduction m); 2x the forward FLOPs. The weight gradient accumulates into
-/// fp32 (accumulate_fp32), as Megatron-Core's fused gradient accumulation does.
+/// the main gradient of `main_grad_bytes` an element (model::main_grad_bytes:
+/// 4 fp32, 2 under grad_reduce_in_bf16), read and written, as Megatron-Core's
+/// fused gradient accumulation does.
 GemmShape input_gradient_shape(const GemmShape& forward);
-GemmShape weight_gradient_shape(const GemmShape& forward);
+GemmShape weight_gradient_shape(const GemmShape& forward, double main_grad_bytes = 4.0);
 
 }  // namespace moeplan::cost

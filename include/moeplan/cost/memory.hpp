@@ -61,6 +61,14 @@ double memory_per_gpu(const model::ModelSpec& model, const model::WorkloadSpec& 
                       const model::RecomputeSpec& recompute, const std::string& attention_backend,
                       bool fully_sharded, double main_grad_bytes, bool fused_cross_entropy, const MappingConfig& c);
 
+/// Transformer Engine's cached dummy weight gradients on one GPU of a stage
+/// whose blocks are MoE (`moe_blocks`) and/or dense (`dense_blocks`): one
+/// weight-sized tensor at the model's dtype_bytes per distinct shape among its
+/// TE linear layers (attention's, a dense block's MLP, one routed expert's,
+/// the shared experts'), kept from the first backward pass on (TE >= 2.3,
+/// module/base.py get_dummy_wgrad; docs/cost-model.md, "Memory").
+double dummy_wgrad_bytes(const model::ModelSpec& model, const MappingConfig& c, bool moe_blocks, bool dense_blocks);
+
 /// Whether `bytes` fit in the GPU less the model's reserve.
 bool fits_in_memory(const model::GpuSpec& gpu, double bytes, const MemoryModel& memory = {});
 

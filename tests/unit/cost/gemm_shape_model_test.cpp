@@ -88,9 +88,11 @@ TEST_CASE("cost::gemm_time_ms: roofline with wave quantization", "[cost]") {
     CHECK((di.m == 2048 && di.n == 256 && di.k == 512 && di.batch == 3));
     CHECK((dw.m == 256 && dw.n == 512 && dw.k == 2048 && dw.batch == 3));
     CHECK(cost::gemm_flops(di) + cost::gemm_flops(dw) == 2 * cost::gemm_flops(f));
-    // The weight gradient is added into fp32 (Megatron-Core's main_grad), the input gradient is not.
-    CHECK(dw.accumulate_fp32);
-    CHECK_FALSE(di.accumulate_fp32);
+    // The weight gradient is added into Megatron-Core's main_grad, read and
+    // written: 4 + 4 B in fp32 (the default), 2 + 2 B in bf16; the input gradient is not.
+    CHECK(dw.accumulate_bytes == 8.0);
+    CHECK(cost::weight_gradient_shape(f, 2.0).accumulate_bytes == 4.0);
+    CHECK(di.accumulate_bytes == 0.0);
   }
   SECTION("a weight gradient accumulated in fp32 reads and writes C at 4 bytes each") {
     // 128 x 128 output, k = 8 on 1e10 B/s (memory-bound, as above): A and B
@@ -99,9 +101,13 @@ TEST_CASE("cost::gemm_time_ms: roofline with wave quantization", "[cost]") {
     model::GemmShapeModelSpec slow = g;
     slow.memory_bytes_per_s = 1e10;
     cost::GemmShape s{128, 128, 8, 1, 2};
-    s.accumulate_fp32 = true;
+    s.accumulate_bytes = cost::kFp32AccumulateBytes;
     CHECK(cost::gemm_memory_ms(slow, s) == Approx(0.0135168));
     CHECK(cost::gemm_time_ms(slow, s) == Approx(0.01 + 0.0135168));
+    // Into bf16 main gradients (grad_reduce_in_bf16): C at 2 + 2 B, 65,536 B,
+    // 69,632 B in all = 6.9632e-6 s.
+    s.accumulate_bytes = 4.0;
+    CHECK(cost::gemm_memory_ms(slow, s) == Approx(0.0069632));
   }
   SECTION("a grouped GEMM pays product_alpha for each of its products") {
     // 3 products of one tile: one wave (0.067108864 ms) + alpha 0.01 + 3 x 0.005;

@@ -7,6 +7,7 @@
 #include <moeplan/io/loader.hpp>
 #include <moeplan/model/validate.hpp>
 #include <moeplan/plan/mapping_search.hpp>
+#include <moeplan/cost/memory.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/family_rules.hpp>
 #include <moeplan/model/model_stats.hpp>
@@ -260,13 +261,18 @@ TEST_CASE("plan::price_mapping: dense blocks (first_k_dense) cost and hold their
   // 784; the MoE block (stage 1, the larger) also keeps its pre-MLP norm's
   // output, 2 x 1088 / 34 = 64 B: 848; and, the last stage, one
   // micro-batch's logits and their fp32 copy, (2 + 4) x 8 tokens x 8 = 384 B.
-  CHECK(r.memory_bytes_per_gpu == Approx(244 * 6 + 116 * 12 + 128 * 12 + 848 + 384));
+  // Transformer Engine's cached dummy weight gradients, one bf16 tensor per
+  // distinct linear weight shape of a stage: QKV (2 + 2 x 2) x 2 = 12 x 4 = 48,
+  // output projection 4 x 4 = 16, and the FFN's 8 x 4 and 4 x 8 (the dense
+  // FFN's on stage 0, one expert's on stage 1: the same shapes) = 64: 128
+  // elements x 2 B = 256 B on either stage.
+  CHECK(r.memory_bytes_per_gpu == Approx(244 * 6 + 116 * 12 + 128 * 12 + 848 + 384 + 256));
   // Transformer Engine's fused loss keeps the logits alone, their gradient
   // written in their place: 2 x 64 = 128 B where the fp32 copy made 384.
   model::ScenarioSpec fused = s;
   fused.schedule.cross_entropy_fusion = "te";
   CHECK(plan::price_mapping(fused, costs, mapping(1, 1, 2, 1, 1)).memory_bytes_per_gpu ==
-        Approx(244 * 6 + 116 * 12 + 128 * 12 + 848 + 128));
+        Approx(244 * 6 + 116 * 12 + 128 * 12 + 848 + 128 + 256));
   // The breakdown is the MoE stage's: 3 x 1.816 ms of attention, 1.024 + 2.048 + 3 x 0.128 of MoE compute.
   CHECK(r.breakdown.attention_ms == Approx(3 * 1.816));
   CHECK(r.breakdown.moe_compute_ms == Approx(1.024 + 2.048 + 3 * 0.128));
@@ -281,6 +287,30 @@ TEST_CASE("plan::held_params: MLA's down-projections are whole on every tp rank 
   model::ScenarioSpec s = toy_scenario();
   s.model.mla = model::MlaSpec{2, 2, 1, 1, 2};
   CHECK(cost::held_params(s.model, mapping(2, 1, 1, 2, 1)).dense == Approx(94));
+}
+
+TEST_CASE("cost::dummy_wgrad_bytes: one bf16 tensor per distinct linear weight shape (toy, by hand)",
+          "[plan][folding][memory]") {
+  // The toy: d 4, 2 heads and 2 KV heads of 2, GELU experts of 8 (and the
+  // two-block toy's dense GELU FFN of 8). Plain attention at tp 1: QKV (2 + 2
+  // x 2) x 2 = 12 x 4 = 48, O 4 x 4 = 16; an expert's 8 x 4 and 4 x 8 = 64:
+  // 128 elements, 256 B.
+  model::ScenarioSpec s = two_block_toy();
+  CHECK(cost::dummy_wgrad_bytes(s.model, mapping(1, 1, 1, 1, 1), true, false) == Approx(256));
+  // The dense FFN's matrices have the expert's shapes: no new tensor.
+  CHECK(cost::dummy_wgrad_bytes(s.model, mapping(1, 1, 1, 1, 1), true, true) == Approx(256));
+  // A gated (SwiGLU) dense FFN stacks gate and up: 16 x 4 = 64 more elements, 128 B.
+  s.model.ffn_type = model::FfnType::SwiGlu;
+  CHECK(cost::dummy_wgrad_bytes(s.model, mapping(1, 1, 1, 1, 1), true, true) == Approx(256 + 128));
+  // tp 2 halves attention's (QKV 6 x 4, O 4 x 2: 32); etp 2 the expert's to
+  // 4 x 4 and 4 x 4, one shape, so one tensor (16): 48 elements, 96 B.
+  s = two_block_toy();
+  CHECK(cost::dummy_wgrad_bytes(s.model, mapping(2, 1, 1, 1, 2), true, false) == Approx(96));
+  // MLA (q_lora 2, kv_lora 2, nope 1, rope 1, v 2) at tp 1: q down 2 x 4 = 8,
+  // q up 2 x 2 x 2 = 8, kv down (2 + 1) x 4 = 12, kv up 2 x 3 x 2 = 12, O 4 x 4
+  // = 16, and the expert's 64: 120 elements, 240 B.
+  s.model.mla = model::MlaSpec{2, 2, 1, 1, 2};
+  CHECK(cost::dummy_wgrad_bytes(s.model, mapping(1, 1, 1, 1, 1), true, false) == Approx(240));
 }
 
 TEST_CASE("plan::price_mapping: dense gradients and optimizer shards over dp x cp, shared expert included",
@@ -339,7 +369,13 @@ TEST_CASE("plan::price_mapping: dense gradients and optimizer shards over dp x c
   // router reads (2): 2048 x d / 2 x (15 + 2 + 19 x 30 / 7) = 361,234,432 B,
   // x 7 layers x 4 micro-batches in flight (1F1B, pp 4).
   const double activations = 2048 * d / 2 * (15 + 2 + 19.0 * 30 / 7) * 7 * 4;
-  const double bytes = (dense + expert) * 6 + dense * 12 / 4 + expert * 12 / 2 + activations;  // 57,435,003,136
+  // Transformer Engine's cached dummy weight gradients, a bf16 tensor per
+  // distinct linear weight shape on the rank: QKV (28 + 2 x 4) x 128 / tp 2 =
+  // 2304 x d, O d x 1792, one expert's 5120 x d and d x 2560 (etp 1), the
+  // shared expert's 20480 x d and d x 10240 (tp 2): 152,305,664 elements.
+  const double dummies = 2 * (2304 * d + d * 1792 + 5120 * d + d * 2560 + 20480 * d + d * 10240);  // 304,611,328
+  const double bytes =
+      (dense + expert) * 6 + dense * 12 / 4 + expert * 12 / 2 + activations + dummies;  // 57,739,614,464
   CHECK(r.memory_bytes_per_gpu == Approx(bytes));
   CHECK(r.fits);  // 53.3 GiB <= 0.9 x 80 GiB
 
@@ -470,7 +506,7 @@ TEST_CASE("plan::price_mapping: an unfused attention kernel stores 5 a s^2 b byt
     return plan::price_mapping(t, costs, mapping(1, 1, 2, 1, 1)).memory_bytes_per_gpu;
   };
   const double flash = memory("none", "flash");
-  CHECK(flash == Approx(244 * 6 + 116 * 12 + 128 * 12 + 848 + 384));  // the case above's bytes
+  CHECK(flash == Approx(244 * 6 + 116 * 12 + 128 * 12 + 848 + 384 + 256));  // the case above's bytes
   CHECK(memory("none", "unfused") == Approx(flash + 640));
   CHECK(memory("selective", "unfused") == Approx(flash));  // selective recomputes the attention core
 }
@@ -1065,11 +1101,15 @@ TEST_CASE("plan::price_mapping with Megatron-FSDP: memory (toy, by hand)", "[pla
   //   and one block's fp32 gradient (4 B): 208 x 8 = 1664. 816 + 1872 + 1664 +
   //   424 = 4776 B: one block is all the working set, more than it saves.
   // Both also hold one micro-batch's logits and their fp32 copy: (2 + 4) x 4
-  // tokens x 8 = 192 B.
+  // tokens x 8 = 192 B. The distributed optimizer's run fuses the weight
+  // gradients' accumulation, so it also holds Transformer Engine's cached dummy
+  // weight gradients (one bf16 tensor per distinct linear shape: QKV 12 x 4,
+  // O 4 x 4, an expert's 8 x 4 and 4 x 8 = 128 elements): 256 B; Megatron-FSDP
+  // runs without the fusion (its user guide), so without them.
   model::ScenarioSpec s = toy_scenario();
   const cost::CostModel costs(*s.profile);
   const cost::MappingConfig c = mapping(1, 2, 1, 1, 1);
-  CHECK(plan::price_mapping(s, costs, c).memory_bytes_per_gpu == Approx(3736 + 192));
+  CHECK(plan::price_mapping(s, costs, c).memory_bytes_per_gpu == Approx(3736 + 192 + 256));
   CHECK(plan::price_mapping(fully_sharded(s), costs, c).memory_bytes_per_gpu == Approx(4776 + 192));
   // Four MoE blocks (pp 1): distributed optimizer (4 x 80 + 68 = 388 dense,
   // 4 x 128 = 512 experts): 900 x 6 + 388 x 6 + 512 x 6 = 10800, + 4 x 424
@@ -1077,13 +1117,15 @@ TEST_CASE("plan::price_mapping with Megatron-FSDP: memory (toy, by hand)", "[pla
   // + 1696 = 11664 B: 832 B less.
   s.model.num_layers = 4;
   s.model.moe_layer = {true, true, true, true};
-  CHECK(plan::price_mapping(s, costs, c).memory_bytes_per_gpu == Approx(12496 + 192));
+  CHECK(plan::price_mapping(s, costs, c).memory_bytes_per_gpu == Approx(12496 + 192 + 256));
   CHECK(plan::price_mapping(fully_sharded(s), costs, c).memory_bytes_per_gpu == Approx(11664 + 192));
-  // tp 2 ep 2 (dp x cp = edp = 1): nothing is sharded or gathered, the same bytes as without.
+  // tp 2 ep 2 (dp x cp = edp = 1): nothing is sharded or gathered, the same
+  // bytes as without but the dummy weight gradients (QKV 6 x 4, O 4 x 2, an
+  // expert's 8 x 4 and 4 x 8 at etp 1: 96 elements, 192 B).
   s = toy_scenario();
   const cost::MappingConfig alone = mapping(2, 1, 1, 2, 1);
   CHECK(plan::price_mapping(fully_sharded(s), costs, alone).memory_bytes_per_gpu ==
-        Approx(plan::price_mapping(s, costs, alone).memory_bytes_per_gpu));
+        Approx(plan::price_mapping(s, costs, alone).memory_bytes_per_gpu - 192));
 }
 
 TEST_CASE("plan::price_mapping with Megatron-FSDP: per-block collectives hidden or exposed (toy, by hand)",
