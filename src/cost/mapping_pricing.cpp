@@ -464,7 +464,8 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   // The Adam update of the rank's shard (memory_bound_kernels.hpp): the
   // distributed optimizer shards dense parameters over dp x cp, experts over edp.
   out.optimizer_update_ms = elementwise_ms(
-      optimizer_step_bytes(held.dense / as_double(c.dp * c.cp) + held.expert / as_double(c.edp)));
+      optimizer_step_bytes(held.dense / as_double(c.dp * c.cp) + held.expert / as_double(c.edp),
+                           s.schedule.precision_aware_optimizer, model::adam_moment_bytes(s.schedule)));
   out.optimizer_ms += out.optimizer_update_ms;
   // The layers' share of the gradient reduce-scatter (the ends' embedding and
   // LM head gradients are left out): what an overlap schedule can hide under
@@ -518,8 +519,9 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
                          : m.dtype_bytes == 4 ? s.cluster.gpu.peak_flops_per_s_fp32
                                               : half_peak;
   out.world = world;
-  out.memory_bytes_per_gpu = memory_per_gpu(m, s.workload, recompute, s.schedule.attention_backend, fsdp,
-                                            model::main_grad_bytes(s.schedule), s.schedule.fused_cross_entropy(), c);
+  out.memory_bytes_per_gpu =
+      memory_per_gpu(m, s.workload, recompute, s.schedule.attention_backend, fsdp, grad_bytes,
+                     model::optimizer_state_bytes(s.schedule), s.schedule.fused_cross_entropy(), c);
   out.fits = fits_in_memory(s.cluster.gpu, out.memory_bytes_per_gpu, mem);
   return out;
 }

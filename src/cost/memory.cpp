@@ -140,16 +140,17 @@ double fsdp_working_set(const model::ModelSpec& m, const MappingConfig& c, doubl
 }
 
 // The weights, gradients and optimizer state one GPU holds.
-double model_state_bytes(const model::ModelSpec& m, const MappingConfig& c, bool fully_sharded, double g) {
+double model_state_bytes(const model::ModelSpec& m, const MappingConfig& c, bool fully_sharded, double g, double k) {
   const HeldParams held = held_params(m, c);
   const double b = as_double(m.dtype_bytes);
   const double dense_group = as_double(c.dp * c.cp), expert_group = as_double(c.edp);
   // The distributed optimizer (ZeRO-1): bf16 weights (2 B) and main gradients
-  // (g: fp32 4 B, bf16 2 B under grad_reduce_in_bf16) per parameter held; fp32
-  // master weights and Adam moments (12 B) sharded over the groups that reduce
-  // them: dp x cp (dense) and edp (experts).
+  // (g: fp32 4 B, bf16 2 B under grad_reduce_in_bf16) per parameter held; the
+  // optimizer state (k: fp32 master weights and Adam moments, 12 B; 10 or 6
+  // under the precision-aware optimizer, model::optimizer_state_bytes) sharded
+  // over the groups that reduce them: dp x cp (dense) and edp (experts).
   const auto zero1 = [&](const HeldParams& h) {
-    return (h.dense + h.expert) * (b + g) + h.dense * 12.0 / dense_group + h.expert * 12.0 / expert_group;
+    return (h.dense + h.expert) * (b + g) + h.dense * k / dense_group + h.expert * k / expert_group;
   };
   if (!fully_sharded) return zero1(held);
   // Megatron-FSDP (optim_grads_params, ZeRO-3: Rajbhandari et al. 2020,
@@ -164,8 +165,8 @@ double model_state_bytes(const model::ModelSpec& m, const MappingConfig& c, bool
   for (std::int64_t stage = 0; stage < c.pp; ++stage) {
     const HeldParams blocks = stage_held_params(m, c, stage, false);
     const HeldParams ends = stage_end_params(m, c, stage);
-    most = std::max(most, zero1(ends) + blocks.dense * (b + g + 12.0) / dense_group +
-                              blocks.expert * (b + g + 12.0) / expert_group);
+    most = std::max(most, zero1(ends) + blocks.dense * (b + g + k) / dense_group +
+                              blocks.expert * (b + g + k) / expert_group);
   }
   return most + fsdp_working_set(m, c, g);
 }
@@ -255,14 +256,14 @@ double params_per_gpu(const model::ModelSpec& m, const MappingConfig& c) {
 
 double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, const model::RecomputeSpec& recompute,
                       const std::string& attention_backend, bool fully_sharded, double main_grad_bytes,
-                      bool fused_cross_entropy, const MappingConfig& c) {
+                      double optimizer_state_bytes, bool fused_cross_entropy, const MappingConfig& c) {
   const HeldParams held = held_params(m, c);
   const double b = as_double(m.dtype_bytes);
   const double d = as_double(m.d_model);
   const double seq = as_double(w.seq_len);
   const double tokens_local = as_double(c.micro_batch) * seq / as_double(c.cp);
   const std::int64_t micro_batches = w.global_batch_size / (c.micro_batch * c.dp);
-  double bytes = model_state_bytes(m, c, fully_sharded, main_grad_bytes);
+  double bytes = model_state_bytes(m, c, fully_sharded, main_grad_bytes, optimizer_state_bytes);
   // Transformer Engine's cached dummy weight gradients (dummy_wgrad_bytes), for
   // the stage whose layers need the most. Not under Megatron-FSDP, whose user
   // guide turns the fused accumulation off (--no-gradient-accumulation-fusion,

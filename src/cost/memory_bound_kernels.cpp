@@ -138,13 +138,18 @@ PassBytes cross_entropy_bytes(const model::ModelSpec& m, const BlockTokens& t, b
   return {kCrossEntropyForwardBytes * logits, kCrossEntropyBackwardBytes * logits};
 }
 
-double optimizer_step_bytes(double params) {
+double optimizer_step_bytes(double params, bool precision_aware, double moment_bytes) {
   // Megatron-Core's distributed optimizer on its shard: the gradient norm for
   // clipping reads the fp32 gradients (4 B); Adam (Transformer Engine's /
   // Apex's multi-tensor FusedAdam) reads the fp32 master weight, gradient and
   // both moments (16 B) and writes the weight and moments (12 B); the updated
   // master weights are copied into the bf16 model weights (read 4, write 2).
-  return kAdamStepBytesPerParam * params;
+  if (!precision_aware) return kAdamStepBytesPerParam * params;
+  // Precision-aware (TE's FusedAdam with store_param_remainders): the fp32
+  // master weight is the bf16 weight and its 16-bit remainder, read (2 + 2)
+  // and written (2 + 2) by the update itself, no copy after; the gradient
+  // norm (4) and the gradient (4) are read, and both moments read and written.
+  return (4.0 + 4.0 + 8.0 + 4.0 * moment_bytes) * params;
 }
 
 }  // namespace moeplan::cost

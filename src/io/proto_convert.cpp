@@ -700,6 +700,14 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
                                     quoted_for_error(o.cross_entropy_fusion())));
     s.schedule.cross_entropy_fusion = o.cross_entropy_fusion();
   }
+  s.schedule.precision_aware_optimizer = o.precision_aware_optimizer();
+  if (o.has_optimizer_moments_dtype()) {
+    // Megatron also offers fp16 and fp8 moments; they are not priced.
+    if (o.optimizer_moments_dtype() != "fp32" && o.optimizer_moments_dtype() != "bf16")
+      throw_input_error("schedule.optimizer_moments_dtype",
+                        fmt::format("must be fp32 or bf16, got {}", quoted_for_error(o.optimizer_moments_dtype())));
+    s.schedule.optimizer_moments_dtype = o.optimizer_moments_dtype();
+  }
   if (o.has_compute_jitter_cv()) {
     // Plausibility: a cv of 1 already gives a task one time in six more than
     // twice its mean (lognormal, sigma^2 = ln 2); kernel timings vary by a few

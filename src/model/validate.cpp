@@ -562,6 +562,17 @@ void validate_data_parallel_sharding(const ScenarioSpec& s) {
   // 4-byte weights keeps fp32 gradients whatever the flag says.
   require(!s.schedule.grad_reduce_in_bf16 || s.model.dtype_bytes == 2, "schedule.grad_reduce_in_bf16",
           fmt::format("bf16 gradients need a 2-byte model (model.dtype_bytes is {})", s.model.dtype_bytes));
+  // The precision-aware optimizer's remainders are the 16 bits a bf16 weight
+  // lacks of its fp32 master; Megatron-Bridge turns it off under Megatron-FSDP
+  // ("cannot work with FSDP together", scripts/performance overrides).
+  require(!s.schedule.precision_aware_optimizer || s.model.dtype_bytes == 2, "schedule.precision_aware_optimizer",
+          fmt::format("its master-weight remainders need a 2-byte model (model.dtype_bytes is {})",
+                      s.model.dtype_bytes));
+  require(!s.schedule.precision_aware_optimizer || !fully_sharded(s.schedule), "schedule.precision_aware_optimizer",
+          "with schedule.data_parallel_sharding_strategy optim_grads_params is not what Megatron runs: Megatron-FSDP "
+          "and the precision-aware optimizer do not work together");
+  require(s.schedule.optimizer_moments_dtype == "fp32" || s.schedule.precision_aware_optimizer,
+          "schedule.optimizer_moments_dtype", "bf16 moments need schedule.precision_aware_optimizer");
 }
 }  // namespace
 

@@ -63,6 +63,10 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& g
   if (scenario.schedule.fused_cross_entropy())
     out += " --cross-entropy-loss-fusion --cross-entropy-fusion-impl te";
   if (scenario.schedule.grad_reduce_in_bf16) out += " --grad-reduce-in-bf16";
+  // Megatron-LM's arguments.py: --use-precision-aware-optimizer, --exp-avg-dtype, --exp-avg-sq-dtype
+  // (store_param_remainders is on by default).
+  if (scenario.schedule.precision_aware_optimizer) out += " --use-precision-aware-optimizer";
+  if (scenario.schedule.optimizer_moments_dtype == "bf16") out += " --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16";
   const bool fsdp = model::fully_sharded(scenario.schedule);
   // Megatron-FSDP (the Megatron-FSDP user guide's required flags: it needs
   // --use-distributed-optimizer, written above, no gradient-accumulation

@@ -55,11 +55,14 @@ double params_per_gpu(const model::ModelSpec& model, const MappingConfig& c);
 /// and gradients are sharded with their optimizer state, plus the working set
 /// of the blocks being gathered (docs/cost-model.md, "FSDP"). `main_grad_bytes`:
 /// each held gradient's bytes (model::main_grad_bytes: 4, or 2 in bf16).
+/// `optimizer_state_bytes`: the sharded state per parameter
+/// (model::optimizer_state_bytes: 12, or 10 or 6 precision-aware).
 /// `fused_cross_entropy`: the loss on Transformer Engine's fused kernels, which
 /// keep no fp32 copy of the logits (model::ScheduleSpec::cross_entropy_fusion).
 double memory_per_gpu(const model::ModelSpec& model, const model::WorkloadSpec& workload,
                       const model::RecomputeSpec& recompute, const std::string& attention_backend,
-                      bool fully_sharded, double main_grad_bytes, bool fused_cross_entropy, const MappingConfig& c);
+                      bool fully_sharded, double main_grad_bytes, double optimizer_state_bytes,
+                      bool fused_cross_entropy, const MappingConfig& c);
 
 /// Transformer Engine's cached dummy weight gradients on one GPU of a stage
 /// whose blocks are MoE (`moe_blocks`) and/or dense (`dense_blocks`): one

@@ -64,7 +64,10 @@ inline constexpr double kFusedCrossEntropyForwardBytes = 6.0;
 inline constexpr double kFusedCrossEntropyBackwardBytes = 4.0;
 
 /// The optimizer step on the `params` parameters a rank's shard updates.
-double optimizer_step_bytes(double params);
+/// `precision_aware`: Transformer Engine's FusedAdam with master-weight
+/// remainders (model::ScheduleSpec::precision_aware_optimizer), its moments
+/// of `moment_bytes` each.
+double optimizer_step_bytes(double params, bool precision_aware = false, double moment_bytes = 4.0);
 /// Bytes per parameter of that step (see the definition).
 inline constexpr double kAdamStepBytesPerParam = 38.0;
 

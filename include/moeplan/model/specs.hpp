@@ -391,6 +391,13 @@ struct ScheduleSpec {
   std::string cross_entropy_fusion = "none";
   /// True under Transformer Engine's fused loss ("te").
   bool fused_cross_entropy() const { return cross_entropy_fusion == "te"; }
+  /// Megatron-Core's --use-precision-aware-optimizer (folding): Transformer
+  /// Engine's FusedAdam, the fp32 master weights kept as 16-bit remainders
+  /// beside the bf16 weights (docs/cost-model.md, "Optimizer state").
+  bool precision_aware_optimizer = false;
+  /// Its Adam moments' dtype: "fp32" (default) or "bf16" (--exp-avg-dtype and
+  /// --exp-avg-sq-dtype bf16; needs precision_aware_optimizer).
+  std::string optimizer_moments_dtype = "fp32";
   /// True for the dispatchers that send a token once per destination node and rank (deepep, hybridep).
   bool deduplicating_dispatcher() const { return moe_dispatcher == "deepep" || moe_dispatcher == "hybridep"; }
   /// Knobs the folding planner searches besides the mapping: "precision"
@@ -403,6 +410,14 @@ struct ScheduleSpec {
 inline bool fully_sharded(const ScheduleSpec& s) { return s.data_parallel_sharding_strategy == "optim_grads_params"; }
 /// Bytes of one main gradient: 4 (fp32, Megatron-LM's default under bf16), 2 with grad_reduce_in_bf16.
 inline double main_grad_bytes(const ScheduleSpec& s) { return s.grad_reduce_in_bf16 ? 2.0 : 4.0; }
+/// Bytes of one Adam moment: 4 (fp32), 2 with optimizer_moments_dtype bf16.
+inline double adam_moment_bytes(const ScheduleSpec& s) { return s.optimizer_moments_dtype == "bf16" ? 2.0 : 4.0; }
+/// Bytes of optimizer state per parameter the distributed optimizer shards:
+/// the fp32 master weight (4, or its 2-byte remainder under
+/// precision_aware_optimizer) and Adam's two moments: 12, 10 or 6.
+inline double optimizer_state_bytes(const ScheduleSpec& s) {
+  return (s.precision_aware_optimizer ? 2.0 : 4.0) + 2.0 * adam_moment_bytes(s);
+}
 
 /// @brief Knobs a planner chose (CLI.md `plan` keys).
 struct PlanKnobs {

@@ -177,6 +177,8 @@ class FoldingRules final : public model::FamilyRules {
                                         "schedule.overlap_param_gather",
                                         "schedule.a2a_overlap",
                                         "schedule.grad_reduce_in_bf16",
+                                        "schedule.precision_aware_optimizer",
+                                        "schedule.optimizer_moments_dtype",
                                         "schedule.data_parallel_sharding_strategy",
                                         "schedule.moe_dispatcher",
                                         "schedule.cross_entropy_fusion",

@@ -261,6 +261,17 @@ check "plan --emit megatron (grad_reduce_in_bf16)" 0 "$bin" plan folding-llama3-
 grep -q -- "--grad-reduce-in-bf16" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without --grad-reduce-in-bf16"; }
 check "grad_reduce_in_bf16 on FoldMoE" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.grad_reduce_in_bf16=true
 expect_err "grad_reduce_in_bf16 named as the folding family's" "schedule.grad_reduce_in_bf16"
+# The precision-aware optimizer (Megatron-Bridge's BF16 recipes): its flags, and what it cannot be.
+check "plan --emit megatron (precision-aware optimizer, bf16 moments)" 0 "$bin" plan folding-llama3-70b-64 --set schedule.precision_aware_optimizer=true --set schedule.optimizer_moments_dtype=bf16 --emit megatron
+grep -q -- "--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the precision-aware optimizer's flags"; }
+check "bf16 moments without the precision-aware optimizer" 2 "$bin" simulate folding-llama3-70b-64 --set schedule.optimizer_moments_dtype=bf16
+expect_err "bf16 moments named" "schedule.optimizer_moments_dtype"
+check "precision-aware optimizer under Megatron-FSDP" 2 "$bin" simulate folding-llama3-70b-64 --set schedule.precision_aware_optimizer=true --set schedule.data_parallel_sharding_strategy=optim_grads_params
+expect_err "precision-aware optimizer named under FSDP" "schedule.precision_aware_optimizer"
+check "fp16 moments are not priced" 2 "$bin" simulate folding-llama3-70b-64 --set schedule.optimizer_moments_dtype=fp16
+expect_err "fp16 moments named" "schedule.optimizer_moments_dtype"
+check "precision-aware optimizer on FoldMoE" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.precision_aware_optimizer=true
+expect_err "precision-aware optimizer named as the folding family's" "schedule.precision_aware_optimizer"
 # The DeepEP dispatcher reaches Megatron's arguments as its flex dispatcher on the DeepEP backend
 # (Megatron-LM's --moe-flex-dispatcher-backend, which replaced the deprecated --moe-enable-deepep).
 check "plan --emit megatron (deepep)" 0 "$bin" plan folding-qwen2-57b-a14b-64 --set schedule.moe_dispatcher=deepep --emit megatron

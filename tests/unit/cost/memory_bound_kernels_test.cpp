@@ -100,6 +100,11 @@ TEST_CASE("dense_ffn_bytes, embedding_bytes, output_layer_bytes, optimizer_step_
   CHECK(cost::output_layer_bytes(m, kTokens, true).backward == Approx(224));
   // Adam: 4 + 16 + 12 + 6 = 38 B per parameter of the shard.
   CHECK(cost::optimizer_step_bytes(100) == Approx(3800));
+  // Precision-aware (TE's FusedAdam with master-weight remainders): gradient
+  // norm 4 + gradient 4 + bf16 weight and remainder read and written 8 + both
+  // moments read and written 4 x 4 = 32 B; with bf16 moments 4 x 2: 24 B.
+  CHECK(cost::optimizer_step_bytes(100, true, 4.0) == Approx(3200));
+  CHECK(cost::optimizer_step_bytes(100, true, 2.0) == Approx(2400));
 }
 
 TEST_CASE("price_model_ends: the embedding on the first stage, head and loss on the last", "[cost][memory-bound]") {

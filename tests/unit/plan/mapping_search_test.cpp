@@ -273,6 +273,17 @@ TEST_CASE("plan::price_mapping: dense blocks (first_k_dense) cost and hold their
   fused.schedule.cross_entropy_fusion = "te";
   CHECK(plan::price_mapping(fused, costs, mapping(1, 1, 2, 1, 1)).memory_bytes_per_gpu ==
         Approx(244 * 6 + 116 * 12 + 128 * 12 + 848 + 128 + 256));
+  // The precision-aware optimizer keeps the fp32 master weight as a 2-byte
+  // remainder: 10 B of optimizer state a parameter where 12 were, on the 116
+  // dense and 128 expert parameters of stage 1 (dp x cp = edp = 1): 488 B
+  // less; bf16 moments too (6 B): 1464 B less.
+  model::ScenarioSpec aware = s;
+  aware.schedule.precision_aware_optimizer = true;
+  CHECK(plan::price_mapping(aware, costs, mapping(1, 1, 2, 1, 1)).memory_bytes_per_gpu ==
+        Approx(r.memory_bytes_per_gpu - 244 * 2));
+  aware.schedule.optimizer_moments_dtype = "bf16";
+  CHECK(plan::price_mapping(aware, costs, mapping(1, 1, 2, 1, 1)).memory_bytes_per_gpu ==
+        Approx(r.memory_bytes_per_gpu - 244 * 6));
   // The breakdown is the MoE stage's: 3 x 1.816 ms of attention, 1.024 + 2.048 + 3 x 0.128 of MoE compute.
   CHECK(r.breakdown.attention_ms == Approx(3 * 1.816));
   CHECK(r.breakdown.moe_compute_ms == Approx(1.024 + 2.048 + 3 * 0.128));

@@ -110,6 +110,7 @@ std::vector<std::string> perturbations(const ScenarioField& f, const std::string
       {"schedule.data_parallel_sharding_strategy", {"optim_grads_params", "optim"}},
       {"schedule.moe_dispatcher", {"deepep", "hybridep", "alltoall"}},
       {"schedule.cross_entropy_fusion", {"te", "none"}},
+      {"schedule.optimizer_moments_dtype", {"bf16", "fp32"}},
       // An FP8 recipe, then mxfp8 (needs Blackwell's MX tensor cores), then the default.
       {"workload.precision", {"fp8_tensorwise", "fp8_delayed", "mxfp8", "bf16"}},
       {"schedule.family", {"foldmoe", "fsmoe", "flowmoe", "folding"}},
@@ -300,6 +301,9 @@ Compounds compounds_for(const std::string& scenario) {
   // DeepEP sends a token once per destination GPU: it acts where a rank holds
   // several of a token's possible experts and the EP group fits DeepEP's
   // placement (one node, or 8 ranks on each): ep 4 on one node at tp 2.
+  // bf16 Adam moments are the precision-aware optimizer's choice.
+  c["schedule.optimizer_moments_dtype"] = {
+      {{o("schedule.optimizer_moments_dtype", "bf16")}, {o("schedule.precision_aware_optimizer", "true")}}};
   c["schedule.moe_dispatcher"] = {
       {{o("schedule.moe_dispatcher", "deepep")}, {o("parallelism.tp", "2"), o("parallelism.ep", "4")}}};
   // Group-limited routing picks among the expert groups: one group of every expert.
