@@ -519,9 +519,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
                          : m.dtype_bytes == 4 ? s.cluster.gpu.peak_flops_per_s_fp32
                                               : half_peak;
   out.world = world;
-  out.memory_bytes_per_gpu =
-      memory_per_gpu(m, s.workload, recompute, s.schedule.attention_backend, fsdp, grad_bytes,
-                     model::optimizer_state_bytes(s.schedule), s.schedule.fused_cross_entropy(), c);
+  out.memory_bytes_per_gpu = memory_per_gpu(m, s.workload, MemorySettings::of(s), c);
   out.fits = fits_in_memory(s.cluster.gpu, out.memory_bytes_per_gpu, mem);
   return out;
 }

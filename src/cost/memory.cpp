@@ -254,16 +254,31 @@ double params_per_gpu(const model::ModelSpec& m, const MappingConfig& c) {
   return h.dense + h.expert;
 }
 
-double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, const model::RecomputeSpec& recompute,
-                      const std::string& attention_backend, bool fully_sharded, double main_grad_bytes,
-                      double optimizer_state_bytes, bool fused_cross_entropy, const MappingConfig& c) {
+MemorySettings MemorySettings::of(const model::ScenarioSpec& s) {
+  MemorySettings out;
+  out.recompute = s.schedule.recompute;
+  out.attention_backend = s.schedule.attention_backend;
+  out.fully_sharded = model::fully_sharded(s.schedule);
+  out.main_grad_bytes = model::main_grad_bytes(s.schedule);
+  out.optimizer_state_bytes = model::optimizer_state_bytes(s.schedule);
+  out.fused_cross_entropy = s.schedule.fused_cross_entropy();
+  out.cp_comm_type = s.parallel.cp_comm_type;
+  return out;
+}
+
+double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, const MemorySettings& settings,
+                      const MappingConfig& c) {
+  const model::RecomputeSpec& recompute = settings.recompute;
+  const std::string& attention_backend = settings.attention_backend;
+  const bool fully_sharded = settings.fully_sharded;
+  const bool fused_cross_entropy = settings.fused_cross_entropy;
   const HeldParams held = held_params(m, c);
   const double b = as_double(m.dtype_bytes);
   const double d = as_double(m.d_model);
   const double seq = as_double(w.seq_len);
   const double tokens_local = as_double(c.micro_batch) * seq / as_double(c.cp);
   const std::int64_t micro_batches = w.global_batch_size / (c.micro_batch * c.dp);
-  double bytes = model_state_bytes(m, c, fully_sharded, main_grad_bytes, optimizer_state_bytes);
+  double bytes = model_state_bytes(m, c, fully_sharded, settings.main_grad_bytes, settings.optimizer_state_bytes);
   // Transformer Engine's cached dummy weight gradients (dummy_wgrad_bytes), for
   // the stage whose layers need the most. Not under Megatron-FSDP, whose user
   // guide turns the fused accumulation off (--no-gradient-accumulation-fusion,
@@ -352,6 +367,16 @@ double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, c
     const double heads = as_double(m.num_heads);
     attention_units -= (4.0 * heads * as_double(m.head_dim) + 2.0 * heads * as_double(m.value_head_dim())) / d;
   }
+  // Context parallelism over AlltoAll: Transformer Engine's a2a attention
+  // (AttnFuncWithCPAndQKVOA2A in attention/dot_product_attention/
+  // context_parallel.py saves q_part, k_part, v_part and out_part) keeps the
+  // core's output in its heads-split layout for the core's backward, beside
+  // the sequence-split copy the output projection keeps as its input: one
+  // more h v per token, 2 h v / d units (split over tp, as the rest). Not when
+  // the core is recomputed.
+  const bool cp_a2a = settings.cp_comm_type == "a2a" || settings.cp_comm_type == "a2a+p2p";
+  if (c.cp > 1 && cp_a2a && !recomputed("core_attn"))
+    attention_units += 2.0 * as_double(m.num_heads * m.value_head_dim()) / d;
   // Normal checkpointing keeps the submodule's input only: the MLP's and the
   // MoE layer's is the pre-MLP norm's output (counted above for MoE blocks).
   if (recomputed("mlp")) dense_mlp_units = 2.0;

@@ -163,9 +163,8 @@ std::optional<RoutingReport> ScenarioRun::routing_report(const sched::BuiltSched
 }
 
 double ScenarioRun::memory_bytes_per_gpu() const {
-  return cost::memory_per_gpu(spec_.model, spec_.workload, spec_.schedule.recompute, spec_.schedule.attention_backend,
-                              model::fully_sharded(spec_.schedule), model::main_grad_bytes(spec_.schedule),
-                              model::optimizer_state_bytes(spec_.schedule), spec_.schedule.fused_cross_entropy(), cost::MappingConfig::from(spec_.parallel, spec_.workload.micro_batch_size));
+  return cost::memory_per_gpu(spec_.model, spec_.workload, cost::MemorySettings::of(spec_),
+                              cost::MappingConfig::from(spec_.parallel, spec_.workload.micro_batch_size));
 }
 
 bool ScenarioRun::fits_in_memory() const { return cost::fits_in_memory(spec_.cluster.gpu, memory_bytes_per_gpu()); }

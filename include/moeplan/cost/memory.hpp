@@ -44,25 +44,37 @@ HeldParams block_params(const model::ModelSpec& model, const MappingConfig& c, b
 /// held_params(model, c).dense + .expert.
 double params_per_gpu(const model::ModelSpec& model, const MappingConfig& c);
 
+/// @brief What a scenario's schedule and parallelism add to the memory a mapping needs.
+struct MemorySettings {
+  /// Megatron-Core's recomputation (granularity, modules, method and layers:
+  /// docs/cost-model.md, "Recomputation").
+  model::RecomputeSpec recompute;
+  /// The attention kernel: "flash" (no score matrix stored) or "unfused"
+  /// (stored unless the core is recomputed).
+  std::string attention_backend = "flash";
+  /// Megatron-FSDP's optim_grads_params: the blocks' weights and gradients
+  /// sharded with their optimizer state, plus the working set of the blocks
+  /// being gathered (docs/cost-model.md, "FSDP").
+  bool fully_sharded = false;
+  double main_grad_bytes = 4.0;         ///< each held gradient (model::main_grad_bytes: 4, or 2 in bf16)
+  double optimizer_state_bytes = 12.0;  ///< sharded per parameter (model::optimizer_state_bytes: 12, 10 or 6)
+  /// The loss on Transformer Engine's fused kernels, which keep no fp32 copy of
+  /// the logits (model::ScheduleSpec::cross_entropy_fusion).
+  bool fused_cross_entropy = false;
+  /// The CP exchange (parallelism.cp_comm_type): under "a2a" and "a2a+p2p"
+  /// Transformer Engine keeps the attention output a second time, in its
+  /// heads-split layout (docs/cost-model.md, "Memory").
+  std::string cp_comm_type = "p2p";
+  /// The scenario's own (schedule and parallelism).
+  static MemorySettings of(const model::ScenarioSpec& scenario);
+};
+
 /// Bytes one GPU of the first pipeline stage holds for mapping c with the
-/// workload's batch and sequence, activation recomputation `recompute`
-/// (Megatron-Core's granularity, modules, method and layers: docs/cost-model.md,
-/// "Recomputation") and attention kernel `attention_backend` (flash: no
-/// score matrix stored; unfused: stored unless the core is recomputed). Under
-/// an FP8 recipe (workload.precision) the linear layers' inputs are saved in
-/// FP8 and their weights' FP8 copies are kept (docs/cost-model.md, "FP8").
-/// `fully_sharded` (Megatron-FSDP's optim_grads_params): the blocks' weights
-/// and gradients are sharded with their optimizer state, plus the working set
-/// of the blocks being gathered (docs/cost-model.md, "FSDP"). `main_grad_bytes`:
-/// each held gradient's bytes (model::main_grad_bytes: 4, or 2 in bf16).
-/// `optimizer_state_bytes`: the sharded state per parameter
-/// (model::optimizer_state_bytes: 12, or 10 or 6 precision-aware).
-/// `fused_cross_entropy`: the loss on Transformer Engine's fused kernels, which
-/// keep no fp32 copy of the logits (model::ScheduleSpec::cross_entropy_fusion).
+/// workload's batch and sequence and `settings`. Under an FP8 recipe
+/// (workload.precision) the linear layers' inputs are saved in FP8 and their
+/// weights' FP8 copies are kept (docs/cost-model.md, "FP8").
 double memory_per_gpu(const model::ModelSpec& model, const model::WorkloadSpec& workload,
-                      const model::RecomputeSpec& recompute, const std::string& attention_backend,
-                      bool fully_sharded, double main_grad_bytes, double optimizer_state_bytes,
-                      bool fused_cross_entropy, const MappingConfig& c);
+                      const MemorySettings& settings, const MappingConfig& c);
 
 /// Transformer Engine's cached dummy weight gradients on one GPU of a stage
 /// whose blocks are MoE (`moe_blocks`) and/or dense (`dense_blocks`): one

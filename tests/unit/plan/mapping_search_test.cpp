@@ -324,6 +324,24 @@ TEST_CASE("cost::dummy_wgrad_bytes: one bf16 tensor per distinct linear weight s
   CHECK(cost::dummy_wgrad_bytes(s.model, mapping(1, 1, 1, 1, 1), true, false) == Approx(240));
 }
 
+TEST_CASE("plan::price_mapping: CP over AlltoAll keeps the attention output twice (toy, by hand)",
+          "[plan][folding][memory]") {
+  // The toy at tp 1 cp 2: 4 local tokens x d 4 = 16 B per Korthikanti unit.
+  // Transformer Engine's a2a attention saves its output in the heads-split
+  // layout too (out_part), beside the projection's input: 2 h v / d = 2 x 2 x
+  // 2 / 4 = 2 units, 32 B more per block, one micro-batch in flight. The p2p
+  // ring keeps one copy; recomputing the core keeps none of it.
+  model::ScenarioSpec s = toy_scenario();
+  const cost::CostModel costs(*s.profile);
+  const cost::MappingConfig c = mapping(1, 2, 1, 1, 1);
+  const double ring = plan::price_mapping(s, costs, c).memory_bytes_per_gpu;
+  s.parallel.cp_comm_type = "a2a";
+  CHECK(plan::price_mapping(s, costs, c).memory_bytes_per_gpu == Approx(ring + 32));
+  s.schedule.recompute.granularity = "selective";
+  s.schedule.recompute.modules = {"core_attn"};
+  CHECK(plan::price_mapping(s, costs, c).memory_bytes_per_gpu == Approx(ring));
+}
+
 TEST_CASE("plan::price_mapping: dense gradients and optimizer shards over dp x cp, shared expert included",
           "[plan][folding]") {
   // Qwen2-57B-A14B (models/qwen2-57b-a14b.textproto: d 3584, 28 layers, 28
