@@ -256,14 +256,16 @@ grep -q -- "--fp8-format hybrid --fp8-recipe tensorwise" "$tmp/out" && pass=$((p
 # Megatron's data-parallel overlap reaches its arguments; the joint search prices its own and refuses it.
 check "plan --emit megatron (overlap_grad_reduce)" 0 "$bin" plan folding-llama3-70b-64 --set schedule.overlap_grad_reduce=true --set schedule.overlap_param_gather=true --emit megatron
 grep -q -- "--overlap-grad-reduce --overlap-param-gather" "$tmp/out" && grep -q "behind the last backward pass" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the DP overlap"; }
-# bf16 gradients reach Megatron's arguments; a family that does not price them refuses the field.
-check "plan --emit megatron (grad_reduce_in_bf16)" 0 "$bin" plan folding-llama3-70b-64 --set schedule.grad_reduce_in_bf16=true --emit megatron
+# bf16 gradients and the precision-aware optimizer (Megatron-Bridge's BF16
+# recipes) reach Megatron's arguments (one search for both: it is the
+# sanitizer suite's slowest kind of check); a family that does not price them
+# refuses the fields.
+check "plan --emit megatron (grad_reduce_in_bf16, precision-aware optimizer, bf16 moments)" 0 "$bin" plan folding-llama3-70b-64 --set schedule.grad_reduce_in_bf16=true --set schedule.precision_aware_optimizer=true --set schedule.optimizer_moments_dtype=bf16 --emit megatron
 grep -q -- "--grad-reduce-in-bf16" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without --grad-reduce-in-bf16"; }
+grep -q -- "--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the precision-aware optimizer's flags"; }
 check "grad_reduce_in_bf16 on FoldMoE" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.grad_reduce_in_bf16=true
 expect_err "grad_reduce_in_bf16 named as the folding family's" "schedule.grad_reduce_in_bf16"
-# The precision-aware optimizer (Megatron-Bridge's BF16 recipes): its flags, and what it cannot be.
-check "plan --emit megatron (precision-aware optimizer, bf16 moments)" 0 "$bin" plan folding-llama3-70b-64 --set schedule.precision_aware_optimizer=true --set schedule.optimizer_moments_dtype=bf16 --emit megatron
-grep -q -- "--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the precision-aware optimizer's flags"; }
+# What the precision-aware optimizer cannot be.
 check "bf16 moments without the precision-aware optimizer" 2 "$bin" simulate folding-llama3-70b-64 --set schedule.optimizer_moments_dtype=bf16
 expect_err "bf16 moments named" "schedule.optimizer_moments_dtype"
 check "precision-aware optimizer under Megatron-FSDP" 2 "$bin" simulate folding-llama3-70b-64 --set schedule.precision_aware_optimizer=true --set schedule.data_parallel_sharding_strategy=optim_grads_params
