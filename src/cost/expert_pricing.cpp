@@ -18,15 +18,20 @@ std::vector<GemmShape> ffn_forward_gemms(model::FfnType type, double rows, doubl
   return out;
 }
 
+std::vector<GemmShape> routed_expert_forward_gemms(const model::ModelSpec& m, const model::ParallelSpec& p,
+                                                   const MoeLayerSizes& s, double parts) {
+  MOEPLAN_CHECK(parts > 0 && p.ep > 0 && p.etp > 0, "expert GEMMs of a positive share");
+  const double local_experts = as_double(m.moe.num_experts) / as_double(p.ep);
+  return ffn_forward_gemms(m.moe.expert_type, s.expert_slots * as_double(p.etp) / local_experts / parts,
+                           as_double(m.d_model), as_double(m.moe.expert_ffn_hidden) / as_double(p.etp), local_experts,
+                           as_double(m.dtype_bytes));
+}
+
 std::vector<GemmShape> expert_forward_gemms(const model::ModelSpec& m, const model::ParallelSpec& p,
                                             const MoeLayerSizes& s, double parts) {
-  MOEPLAN_CHECK(parts > 0 && p.ep > 0 && p.etp > 0, "expert GEMMs of a positive share");
-  const double d = as_double(m.d_model);
-  const double local_experts = as_double(m.moe.num_experts) / as_double(p.ep);
+  std::vector<GemmShape> out = routed_expert_forward_gemms(m, p, s, parts);
   const model::FfnType type = m.moe.expert_type;
-  std::vector<GemmShape> out =
-      ffn_forward_gemms(type, s.expert_slots * as_double(p.etp) / local_experts / parts, d,
-                        as_double(m.moe.expert_ffn_hidden) / as_double(p.etp), local_experts, as_double(m.dtype_bytes));
+  const double d = as_double(m.d_model);
   for (const GemmShape& g :
        ffn_forward_gemms(type, s.tokens_per_rank / parts, d, as_double(m.moe.shared_expert_ffn_hidden),
                          as_double(m.moe.num_shared_experts), as_double(m.dtype_bytes)))

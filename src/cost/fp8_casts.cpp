@@ -32,6 +32,15 @@ void add_cast_elements(CastElements& e, const std::vector<GemmShape>& forward_ge
   }
 }
 
+void remove_fused_grouped_mlp_casts(CastElements& e, const std::vector<GemmShape>& routed) {
+  MOEPLAN_CHECK(routed.size() == 3, "a gated FFN's three GEMMs (gate, up, down)");
+  const GemmShape& gate = routed[0];
+  const GemmShape& up = routed[1];
+  const GemmShape& down = routed[2];
+  e.inputs -= down.batch * down.m * down.k;
+  e.gradients -= gate.batch * gate.m * gate.n + up.batch * up.m * up.n;
+}
+
 CastTimes fp8_cast_times(const CostModel& costs, model::Precision precision, const CastElements& e,
                          double micro_batches) {
   if (!model::is_fp8(precision)) return {};

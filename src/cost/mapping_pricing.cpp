@@ -255,6 +255,8 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   if (fp8) {
     add_cast_elements(attention_casts, attention_linear_gemms(m, tokens_local, as_double(c.tp)));
     if (moe_blocks) add_cast_elements(moe_casts, expert_forward_gemms(m, ps, moe, 1.0));
+    if (moe_blocks && s.schedule.fused_grouped_mlp)
+      remove_fused_grouped_mlp_casts(moe_casts, routed_expert_forward_gemms(m, ps, moe, 1.0));
     add_cast_elements(dense_casts,
                       ffn_forward_gemms(m.ffn_type, tokens_local, d, as_double(m.ffn_hidden) / as_double(c.tp), 1.0, b));
   }
@@ -289,7 +291,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
     out.block_memory_forward_ms = elementwise_ms(common.forward);
     out.block_memory_backward_ms = elementwise_ms(common.backward);
     if (moe_blocks) {
-      const PassBytes ffn = moe_ffn_bytes(m, block_tokens, moe, as_double(c.ep));
+      const PassBytes ffn = moe_ffn_bytes(m, block_tokens, moe, as_double(c.ep), s.schedule.fused_grouped_mlp);
       out.moe_memory_forward_ms = elementwise_ms(ffn.forward);
       out.moe_memory_backward_ms = elementwise_ms(ffn.backward);
     }

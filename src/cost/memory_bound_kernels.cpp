@@ -48,7 +48,8 @@ PassBytes block_common_bytes(const model::ModelSpec& m, const BlockTokens& t) {
   return out;
 }
 
-PassBytes moe_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t, const MoeLayerSizes& moe, double ep) {
+PassBytes moe_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t, const MoeLayerSizes& moe, double ep,
+                        bool fused_grouped_mlp) {
   const double b = as_double(m.dtype_bytes);
   const double d = as_double(m.d_model);
   const double tokens = moe.tokens_per_rank;
@@ -76,10 +77,16 @@ PassBytes moe_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t, const M
   out.backward += permute + unpermute;
   // The routed experts' activation over their token slots (with etp the slots
   // gathered over etp and the hidden split over it: the same elements).
-  const PassBytes routed =
-      activation_pass_bytes(m.moe.expert_type, moe.expert_slots * as_double(m.moe.expert_ffn_hidden), b);
-  out.forward += routed.forward;
-  out.backward += routed.backward;
+  // Fused grouped MLP: the first GEMM's epilogue applies it to the
+  // accumulators, the second's input-gradient epilogue its gradient; no
+  // kernel reads or writes HBM for them (the GEMMs' own writes are priced
+  // with the GEMMs).
+  if (!fused_grouped_mlp) {
+    const PassBytes routed =
+        activation_pass_bytes(m.moe.expert_type, moe.expert_slots * as_double(m.moe.expert_ffn_hidden), b);
+    out.forward += routed.forward;
+    out.backward += routed.backward;
+  }
   // Shared experts: an MLP on every token of the attention side (split over
   // tp), its output added to the routed experts' (read 2, write 1).
   if (m.moe.num_shared_experts > 0) {

@@ -701,6 +701,7 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
     s.schedule.cross_entropy_fusion = o.cross_entropy_fusion();
   }
   s.schedule.precision_aware_optimizer = o.precision_aware_optimizer();
+  s.schedule.fused_grouped_mlp = o.fused_grouped_mlp();
   if (o.has_optimizer_moments_dtype()) {
     // Megatron also offers fp16 and fp8 moments; they are not priced.
     if (o.optimizer_moments_dtype() != "fp32" && o.optimizer_moments_dtype() != "bf16")

@@ -574,6 +574,24 @@ void validate_data_parallel_sharding(const ScenarioSpec& s) {
   require(s.schedule.optimizer_moments_dtype == "fp32" || s.schedule.precision_aware_optimizer,
           "schedule.optimizer_moments_dtype", "bf16 moments need schedule.precision_aware_optimizer");
 }
+// Transformer Engine's fused grouped MLP (docs/cost-model.md, "Fused grouped
+// MLP"): TE's ops fuser hands GroupedLinear -> gated activation ->
+// GroupedLinear to cuDNN front-end's SM100 MXFP8 grouped GEMMs
+// (transformer_engine/pytorch/ops/fused/grouped_mlp.py, TE v2.15 on); any
+// other precision or activation runs the unfused kernels, which is the
+// scenario without the flag.
+void validate_fused_grouped_mlp(const ScenarioSpec& s) {
+  // A dense model has nothing to fuse: the folding family's option rules refuse it.
+  if (!s.schedule.fused_grouped_mlp || s.model.is_dense()) return;
+  const char* f = "schedule.fused_grouped_mlp";
+  require(s.workload.precision == Precision::Mxfp8, f,
+          fmt::format("needs workload.precision mxfp8: the fused kernels are MXFP8 grouped GEMMs (got {})",
+                      to_string(s.workload.precision)));
+  require(s.model.moe.expert_type == FfnType::SwiGlu, f,
+          "needs gated experts (swiglu): the kernels apply a GLU in the first GEMM's epilogue");
+  require(!recomputes_module(s.schedule.recompute, "moe_act"), "schedule.recompute_modules",
+          "moe_act reruns an activation kernel that schedule.fused_grouped_mlp does not run");
+}
 }  // namespace
 
 void validate_context_parallel(const ModelSpec& m, const ParallelSpec& p) {
@@ -686,6 +704,7 @@ void validate(const ScenarioSpec& s) {
   validate_precision(s);
   validate_scenario_recompute(s);
   validate_data_parallel_sharding(s);
+  validate_fused_grouped_mlp(s);
   // then what a routing needs (after the options: on folding, routing options are refused first).
   validate_routing(s);
   // and so is what a family's schedules cannot build, however it was written

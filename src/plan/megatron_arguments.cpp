@@ -67,6 +67,12 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& g
   // (store_param_remainders is on by default).
   if (scenario.schedule.precision_aware_optimizer) out += " --use-precision-aware-optimizer";
   if (scenario.schedule.optimizer_moments_dtype == "bf16") out += " --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16";
+  // Megatron-Core's op fuser with the GLU halves interleaved in blocks of 32,
+  // as Megatron-Bridge's performance scripts set it for the CuTe DSL kernels
+  // (scripts/performance/utils/overrides.py); the kernels also need the
+  // environment variable NVTE_CUTEDSL_FUSED_GROUPED_MLP=1 (docs/cost-model.md).
+  if (scenario.schedule.fused_grouped_mlp)
+    out += " --use-transformer-engine-op-fuser --moe-mlp-glu-interleave-size 32";
   const bool fsdp = model::fully_sharded(scenario.schedule);
   // Megatron-FSDP (the Megatron-FSDP user guide's required flags: it needs
   // --use-distributed-optimizer, written above, no gradient-accumulation

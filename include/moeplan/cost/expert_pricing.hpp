@@ -29,6 +29,10 @@ std::vector<GemmShape> ffn_forward_gemms(model::FfnType type, double rows, doubl
 std::vector<GemmShape> expert_forward_gemms(const model::ModelSpec& model, const model::ParallelSpec& parallel,
                                             const MoeLayerSizes& sizes, double parts);
 
+/// Of those, the routed experts' alone (the first kernels expert_forward_gemms gives).
+std::vector<GemmShape> routed_expert_forward_gemms(const model::ModelSpec& model, const model::ParallelSpec& parallel,
+                                                   const MoeLayerSizes& sizes, double parts);
+
 /// The kernels of the backward pass of those: per forward GEMM its input and
 /// weight gradients (gemm_shape_model.hpp), 2x the forward FLOPs, the weight
 /// gradients added into main gradients of `main_grad_bytes` an element.

@@ -40,6 +40,17 @@ struct CastElements {
 /// Adds what the casts of these forward GEMMs quantize (batch x m k, m n, k n).
 void add_cast_elements(CastElements& elements, const std::vector<GemmShape>& forward_gemms);
 
+/// Takes from `elements` what Transformer Engine's fused grouped MLP
+/// (model::ScheduleSpec::fused_grouped_mlp; docs/cost-model.md, "Fused grouped
+/// MLP") does not cast of the routed experts' gated FFN, `routed_gemms` (gate,
+/// up, down, as routed_expert_forward_gemms gives them): down's input, which
+/// the gate and up GEMM's epilogue writes in MXFP8 after the activation, and
+/// gate's and up's output gradients, which down's input-gradient epilogue
+/// writes quantized after the activation's gradient. The rest stays: the
+/// tokens' cast before the first GEMM, the output gradient's before down's
+/// backward, the weights'.
+void remove_fused_grouped_mlp_casts(CastElements& elements, const std::vector<GemmShape>& routed_gemms);
+
 /// @brief The casts' time of one layer pass of one micro-batch.
 struct CastTimes {
   Milliseconds forward;   ///< the inputs, plus 1 / micro_batches of the weights

@@ -34,7 +34,11 @@ PassBytes block_common_bytes(const model::ModelSpec& m, const BlockTokens& t);
 /// permutation before the experts and its inverse after them, the routed
 /// experts' activation, the shared experts' activation and their sum. `ep`:
 /// the expert-parallel group (num_experts / ep local experts).
-PassBytes moe_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t, const MoeLayerSizes& moe, double ep);
+/// `fused_grouped_mlp`: the routed experts' activation and its gradient run
+/// in their GEMMs' epilogues (model::ScheduleSpec::fused_grouped_mlp), no
+/// kernel of their own.
+PassBytes moe_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t, const MoeLayerSizes& moe, double ep,
+                        bool fused_grouped_mlp = false);
 
 /// A dense block's MLP activation.
 PassBytes dense_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t);

@@ -398,6 +398,12 @@ struct ScheduleSpec {
   /// Its Adam moments' dtype: "fp32" (default) or "bf16" (--exp-avg-dtype and
   /// --exp-avg-sq-dtype bf16; needs precision_aware_optimizer).
   std::string optimizer_moments_dtype = "fp32";
+  /// Transformer Engine's fused grouped MLP (folding; Megatron-Core's
+  /// --use-transformer-engine-op-fuser, NVTE_CUTEDSL_FUSED_GROUPED_MLP=1): the
+  /// routed experts' activation and its gradient run in the grouped GEMMs'
+  /// epilogues, which also write the next GEMM's MXFP8 operand
+  /// (docs/cost-model.md, "Fused grouped MLP").
+  bool fused_grouped_mlp = false;
   /// True for the dispatchers that send a token once per destination node and rank (deepep, hybridep).
   bool deduplicating_dispatcher() const { return moe_dispatcher == "deepep" || moe_dispatcher == "hybridep"; }
   /// Knobs the folding planner searches besides the mapping: "precision"

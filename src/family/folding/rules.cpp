@@ -86,6 +86,9 @@ std::vector<model::OptionRule> make_rules() {
   r.push_back({"schedule.moe_dispatcher", "when ep is 1 or the model is dense",
                "with ep = 1 (or no experts) there is no dispatch for a token dispatcher to make",
                [](S s) { return s.parallel.ep == 1 || s.model.is_dense(); }});
+  r.push_back({"schedule.fused_grouped_mlp", "when the model is dense",
+               "a dense model has no routed experts' grouped MLP to fuse",
+               [](S s) { return s.model.is_dense(); }});
   // Noise is a question simulate answers (mean and p95 over seeds) for the layer schedules.
   r.push_back({"schedule.compute_jitter_cv", "",
                "noise on compute tasks is simulated for the FoldMoE, FSMoE and FlowMoE schedules; folding prices each "
@@ -179,6 +182,7 @@ class FoldingRules final : public model::FamilyRules {
                                         "schedule.grad_reduce_in_bf16",
                                         "schedule.precision_aware_optimizer",
                                         "schedule.optimizer_moments_dtype",
+                                        "schedule.fused_grouped_mlp",
                                         "schedule.data_parallel_sharding_strategy",
                                         "schedule.moe_dispatcher",
                                         "schedule.cross_entropy_fusion",

@@ -274,6 +274,28 @@ check "fp16 moments are not priced" 2 "$bin" simulate folding-llama3-70b-64 --se
 expect_err "fp16 moments named" "schedule.optimizer_moments_dtype"
 check "precision-aware optimizer on FoldMoE" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.precision_aware_optimizer=true
 expect_err "precision-aware optimizer named as the folding family's" "schedule.precision_aware_optimizer"
+# Transformer Engine's fused grouped MLP: MXFP8 on Blackwell (Qwen2-57B's
+# SwiGLU experts moved onto DGX B200), faster than the unfused kernels (the
+# activation and two casts per expert pass are not run: cost-model unit
+# tests price them), its flags in Megatron's arguments, and what it refuses.
+blackwell_mx="--set cluster_ref=dgx-b200 --set profile_ref=dgx-b200-datasheet --set workload.precision=mxfp8"
+check "simulate: unfused grouped MLP on B200" 0 "$bin" simulate folding-qwen2-57b-a14b-64 $blackwell_mx
+unfused_ms=$(grep -o '[0-9.]* ms per iteration' "$tmp/out" | cut -d' ' -f1)
+check "simulate: fused grouped MLP on B200" 0 "$bin" simulate folding-qwen2-57b-a14b-64 $blackwell_mx --set schedule.fused_grouped_mlp=true
+fused_ms=$(grep -o '[0-9.]* ms per iteration' "$tmp/out" | cut -d' ' -f1)
+awk -v f="$fused_ms" -v u="$unfused_ms" 'BEGIN { exit !(f > 0 && f < u) }' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL fused grouped MLP not faster: $fused_ms ms against $unfused_ms"; }
+check "plan --emit megatron (fused grouped MLP)" 0 "$bin" plan folding-qwen2-57b-a14b-64 $blackwell_mx --set schedule.fused_grouped_mlp=true --emit megatron
+grep -q -- "--use-transformer-engine-op-fuser --moe-mlp-glu-interleave-size 32" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the op fuser's flags"; }
+check "fused grouped MLP under bf16" 2 "$bin" simulate folding-qwen2-57b-a14b-64 --set schedule.fused_grouped_mlp=true
+expect_err "fused grouped MLP under bf16 named" "schedule.fused_grouped_mlp: needs workload.precision mxfp8"
+check "fused grouped MLP on a dense model" 2 "$bin" simulate folding-llama3-70b-64 $blackwell_mx --set schedule.fused_grouped_mlp=true
+expect_err "fused grouped MLP on a dense model named" "schedule.fused_grouped_mlp: cannot act"
+check "fused grouped MLP on GELU experts" 2 "$bin" simulate folding-qwen2-57b-a14b-64 $blackwell_mx --set schedule.fused_grouped_mlp=true --set model.moe.expert_type=GELU_FFN
+expect_err "fused grouped MLP on GELU experts named" "schedule.fused_grouped_mlp: needs gated experts"
+check "fused grouped MLP with moe_act recomputed" 2 "$bin" simulate folding-qwen2-57b-a14b-64 $blackwell_mx --set schedule.fused_grouped_mlp=true --set schedule.recompute=selective --set schedule.recompute_modules=moe_act
+expect_err "moe_act recompute under the fused grouped MLP named" "schedule.recompute_modules: moe_act"
+check "fused grouped MLP on FoldMoE" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.fused_grouped_mlp=true
+expect_err "fused grouped MLP named as the folding family's" "schedule.fused_grouped_mlp: cannot act"
 # The DeepEP dispatcher reaches Megatron's arguments as its flex dispatcher on the DeepEP backend
 # (Megatron-LM's --moe-flex-dispatcher-backend, which replaced the deprecated --moe-enable-deepep).
 check "plan --emit megatron (deepep)" 0 "$bin" plan folding-qwen2-57b-a14b-64 --set schedule.moe_dispatcher=deepep --emit megatron

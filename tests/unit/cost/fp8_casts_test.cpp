@@ -45,6 +45,29 @@ TEST_CASE("cost::fp8_cast_times: inputs and the weights' share forward, gradient
   CHECK_THROWS_AS(cost::fp8_cast_times(none, model::Precision::Mxfp8, e, 1), Error);
 }
 
+TEST_CASE("cost::remove_fused_grouped_mlp_casts: down's input and gate's and up's output gradients", "[cost][fp8]") {
+  // Two local experts of 10 rows, d 6, hidden 4, gated: gate and up
+  // [10 x 6] x [6 x 4], down [10 x 4] x [4 x 6], batch 2.
+  const std::vector<cost::GemmShape> routed{
+      {10, 4, 6, 2, 2}, {10, 4, 6, 2, 2}, {10, 6, 4, 2, 2}};
+  cost::CastElements e;
+  cost::add_cast_elements(e, routed);
+  // Unfused: inputs 2 x (60 + 60 + 40) = 320; gradients 2 x (40 + 40 + 60) =
+  // 280; weights 2 x (24 + 24 + 24) = 144.
+  CHECK(e.inputs == 320);
+  CHECK(e.gradients == 280);
+  CHECK(e.weights == 144);
+  cost::remove_fused_grouped_mlp_casts(e, routed);
+  // Fused: the tokens' cast before gate and up stays (2 x 120 = 240; the
+  // model counts gate's and up's inputs apart), down's input (2 x 40) goes;
+  // down's output gradient stays (2 x 60 = 120), gate's and up's go; the weights stay.
+  CHECK(e.inputs == 240);
+  CHECK(e.gradients == 120);
+  CHECK(e.weights == 144);
+  std::vector<cost::GemmShape> gelu{routed[0], routed[2]};
+  CHECK_THROWS_AS(cost::remove_fused_grouped_mlp_casts(e, gelu), Error);
+}
+
 TEST_CASE("cost::attention_linear_gemms: the projections' FLOPs are the attention weights' (second formulation)",
           "[cost][fp8]") {
   // 2 x tokens x the matrix weights / tp (model::attention_matmul_weights): the

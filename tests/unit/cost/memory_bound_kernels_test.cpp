@@ -74,6 +74,11 @@ TEST_CASE("moe_ffn_bytes: router, permutation and its inverse, expert activation
   const cost::PassBytes g = cost::moe_ffn_bytes(swiglu, kTokens, moe, 2);
   CHECK(g.forward == Approx(96 + 128 + 192));
   CHECK(g.backward == Approx(96 + 128 + 320));
+  // Fused grouped MLP: the activation and its gradient run in the GEMMs'
+  // epilogues, the router and permutations stay: 96 + 128 each pass.
+  const cost::PassBytes fused = cost::moe_ffn_bytes(swiglu, kTokens, moe, 2, true);
+  CHECK(fused.forward == Approx(96 + 128));
+  CHECK(fused.backward == Approx(96 + 128));
 }
 
 TEST_CASE("dense_ffn_bytes, embedding_bytes, output_layer_bytes, optimizer_step_bytes", "[cost][memory-bound]") {

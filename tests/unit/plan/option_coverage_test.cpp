@@ -304,6 +304,11 @@ Compounds compounds_for(const std::string& scenario) {
   // bf16 Adam moments are the precision-aware optimizer's choice.
   c["schedule.optimizer_moments_dtype"] = {
       {{o("schedule.optimizer_moments_dtype", "bf16")}, {o("schedule.precision_aware_optimizer", "true")}}};
+  // Transformer Engine's fused grouped MLP runs MXFP8 grouped GEMMs: it acts
+  // on Blackwell (DGX B200 and its datasheet profile) under mxfp8.
+  c["schedule.fused_grouped_mlp"] = {{{o("schedule.fused_grouped_mlp", "true")},
+                                      {o("cluster_ref", "dgx-b200"), o("profile_ref", "dgx-b200-datasheet"),
+                                       o("workload.precision", "mxfp8")}}};
   c["schedule.moe_dispatcher"] = {
       {{o("schedule.moe_dispatcher", "deepep")}, {o("parallelism.tp", "2"), o("parallelism.ep", "4")}}};
   // Group-limited routing picks among the expert groups: one group of every expert.
