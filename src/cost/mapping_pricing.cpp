@@ -362,9 +362,13 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
       // The activation reads the first GEMM's output (2 f gated, f plain) and
       // writes f, per routed token slot; with etp the slots are gathered over
       // etp and the hidden split over it, the same elements.
+      // A clamped GLU (GPT-OSS) reruns its clamps and concatenation too
+      // (cost::glu_clamp_bytes' forward).
       const double gated = m.moe.expert_type == model::FfnType::SwiGlu ? 3.0 : 2.0;
       if (moe_blocks)
-        parts.moe_activation_ms = elementwise(moe.expert_slots * gated * as_double(m.moe.expert_ffn_hidden) * b);
+        parts.moe_activation_ms =
+            elementwise(moe.expert_slots * gated * as_double(m.moe.expert_ffn_hidden) * b +
+                        glu_clamp_bytes(m, moe, s.schedule.fused_grouped_mlp).forward);
     }
     const OpClass linear = fp8 ? OpClass::GemmFp8 : OpClass::Gemm;
     if (m.mla) {

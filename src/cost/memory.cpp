@@ -263,6 +263,7 @@ MemorySettings MemorySettings::of(const model::ScenarioSpec& s) {
   out.optimizer_state_bytes = model::optimizer_state_bytes(s.schedule);
   out.fused_cross_entropy = s.schedule.fused_cross_entropy();
   out.cp_comm_type = s.parallel.cp_comm_type;
+  out.fused_grouped_mlp = s.schedule.fused_grouped_mlp;
   return out;
 }
 
@@ -361,6 +362,12 @@ double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, c
   // moe_act: the routed experts' activation output (the second GEMM's input,
   // 8 of the 19; 4 when FP8 saves it in one byte).
   if (recomputed("moe_act")) routed_units -= (fp8 ? 4.0 : 8.0) * moe_scale;
+  // A clamped GLU (GPT-OSS, glu_clamp_bytes): the two torch clamps keep their
+  // inputs, the first GEMM's output halves (2 f per slot: 16 units at the 8 a
+  // f-wide bf16 tensor takes), beside the concatenation the activation keeps.
+  // Freed when moe_act is recomputed (the clamps run inside the checkpoint),
+  // and absent under the fused grouped MLP.
+  if (m.moe.glu_clamp > 0 && !settings.fused_grouped_mlp && !recomputed("moe_act")) routed_units += 16.0 * moe_scale;
   // mla_up_proj: the up-projected Q and K (h x qk each) and V (h x v), which
   // the attention core would keep; its output (the projection's input) stays.
   if (recomputed("mla_up_proj")) {

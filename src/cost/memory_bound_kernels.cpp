@@ -87,6 +87,9 @@ PassBytes moe_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t, const M
     out.forward += routed.forward;
     out.backward += routed.backward;
   }
+  const PassBytes clamp = glu_clamp_bytes(m, moe, fused_grouped_mlp);
+  out.forward += clamp.forward;
+  out.backward += clamp.backward;
   // Shared experts: an MLP on every token of the attention side (split over
   // tp), its output added to the routed experts' (read 2, write 1).
   if (m.moe.num_shared_experts > 0) {
@@ -97,6 +100,12 @@ PassBytes moe_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t, const M
     out.backward += shared.backward + 3.0 * tokens * d * b;
   }
   return out;
+}
+
+PassBytes glu_clamp_bytes(const model::ModelSpec& m, const MoeLayerSizes& moe, bool fused_grouped_mlp) {
+  if (m.moe.glu_clamp <= 0 || fused_grouped_mlp) return {};
+  const double elements = moe.expert_slots * as_double(m.moe.expert_ffn_hidden) * as_double(m.dtype_bytes);
+  return {8.0 * elements, 6.0 * elements};
 }
 
 PassBytes dense_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t) {

@@ -68,7 +68,6 @@ std::vector<HfIgnoredKey> make_ignored_keys() {
        "the storage format of the released weights (DeepSeek-V3: FP8 blocks); moeplan plans training at "
        "torch_dtype's element size"},
       {"max_window_layers", "Qwen's sliding-window layers, used only with use_sliding_window (which must be false)"},
-      {"swiglu_limit", "GPT-OSS clamps its SwiGLU's inputs at this value: element-wise, no GEMM"},
       {"initial_context_length", "GPT-OSS's context before YaRN scaling: rotary encoding, no GEMM"},
       {"boi_token_index", token},
       {"eoi_token_index", token},
@@ -511,6 +510,12 @@ void write_gpt_oss(Config& c, ModelText& w, std::vector<std::string>& notes) {
   w.field("dropless", "true");  // GptOssMLP computes every routed token
   w.field("expert_type", "SWIGLU");
   w.field("expert_ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
+  // GptOssExperts clamps the gate half above and the linear half both ways at swiglu_limit.
+  if (const auto limit = c.number_if("swiglu_limit")) {
+    if (!(*limit > 0 && *limit <= 65504.0))
+      c.fail("swiglu_limit", fmt::format("{} is outside (0, 65504]", *limit));
+    w.field("glu_clamp", fmt::format("{}", *limit), "swiglu_limit");
+  }
   w.close();
 }
 

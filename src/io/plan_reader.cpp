@@ -114,8 +114,12 @@ model::PlanSpec plan_to_spec(const pb::Plan& p, const std::string& path) {
     par.edp = q.edp();
     par.vpp = q.vpp();
     par.sequence_parallel = q.sequence_parallel();
-    if (q.has_pipeline_layout())
-      par.stage_layers = model::parse_pipeline_layout(q.pipeline_layout(), "knobs.parallelism.pipeline_layout");
+    if (q.has_pipeline_layout()) {
+      model::PipelineLayout layout =
+          model::read_pipeline_layout(q.pipeline_layout(), "knobs.parallelism.pipeline_layout");
+      par.stage_layers = std::move(layout.stage_layers);
+      par.layout_mtp_blocks = layout.mtp_blocks;
+    }
     s.knobs.parallelism = par;
   }
   return s;

@@ -21,7 +21,7 @@ Json parallelism_to_json(const model::ParallelSpec& p) {
   j.set("edp", p.edp);
   j.set("vpp", p.vpp);
   j.set("sequence_parallel", p.sequence_parallel);
-  if (!p.stage_layers.empty()) j.set("pipeline_layout", model::pipeline_layout_text(p.stage_layers));
+  if (!p.stage_layers.empty()) j.set("pipeline_layout", model::pipeline_layout_text(p.stage_layers, p.layout_mtp_blocks));
   return j;
 }
 

@@ -56,6 +56,8 @@ using model::kMaxVocab;
 using model::kMaxWidth;
 constexpr double kMaxSlowRanksFactor = 100.0;  // see its use
 constexpr double kMaxJitterCv = 2.0;           // see its use
+// A GLU clamp bounds bf16 activations: GPT-OSS's is 7; 65,504 is fp16's largest finite value.
+constexpr double kMaxGluClamp = 65504.0;
 // Each seed is one more simulation of the whole graph: 1,000 runs of the
 // largest bundled graph take minutes, and a p95 needs only 20 to mean something.
 constexpr std::int64_t kMaxJitterSeeds = 1000;
@@ -389,6 +391,12 @@ model::ModelSpec to_spec(const pb::Model& m) {
       e.num_expert_groups = at_most(moe.num_expert_groups(), kMaxExperts, "num_expert_groups");
     if (moe.has_topk_groups()) e.topk_groups = at_most(moe.topk_groups(), kMaxExperts, "topk_groups");
     e.scoring_func = moe.scoring_func();
+    if (moe.has_glu_clamp()) {
+      // GPT-OSS's limit is 7; a clamp is a bound on activations, positive and finite.
+      if (!(moe.glu_clamp() >= 0 && moe.glu_clamp() <= kMaxGluClamp))
+        throw_input_error("glu_clamp", fmt::format("{} is outside [0, {}]", moe.glu_clamp(), kMaxGluClamp));
+      e.glu_clamp = moe.glu_clamp();
+    }
     return e;
   });
   s.ffn_type = m.has_ffn_type() ? ffn_type(m.ffn_type(), "ffn_type") : s.moe.expert_type;
@@ -488,7 +496,11 @@ model::ParallelSpec to_spec(const pb::Parallelism& p, std::int64_t world_size) {
   s.vpp = p.has_vpp() ? p.vpp() : 1;
   s.sequence_parallel = p.sequence_parallel();
   if (p.has_order()) s.order = p.order();
-  if (p.has_pipeline_layout()) s.stage_layers = model::parse_pipeline_layout(p.pipeline_layout(), "pipeline_layout");
+  if (p.has_pipeline_layout()) {
+    model::PipelineLayout layout = model::read_pipeline_layout(p.pipeline_layout(), "pipeline_layout");
+    s.stage_layers = std::move(layout.stage_layers);
+    s.layout_mtp_blocks = layout.mtp_blocks;
+  }
   if (p.has_cp_comm_type()) {
     const std::string& type = p.cp_comm_type();
     if (type != "p2p" && type != "a2a" && type != "allgather" && type != "a2a+p2p")
@@ -830,7 +842,7 @@ pb::Parallelism to_proto(const model::ParallelSpec& s) {
   p.set_vpp(s.vpp);
   p.set_sequence_parallel(s.sequence_parallel);
   p.set_order(s.order);
-  if (!s.stage_layers.empty()) p.set_pipeline_layout(model::pipeline_layout_text(s.stage_layers));
+  if (!s.stage_layers.empty()) p.set_pipeline_layout(model::pipeline_layout_text(s.stage_layers, s.layout_mtp_blocks));
   if (s.cp_comm_type != "p2p") p.set_cp_comm_type(s.cp_comm_type);
   for (const std::int64_t size : s.hierarchical_cp_sizes) p.add_hierarchical_cp_sizes(size);
   return p;

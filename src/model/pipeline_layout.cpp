@@ -73,17 +73,24 @@ class LayoutExpander {
 
 }  // namespace
 
-std::vector<std::int64_t> parse_pipeline_layout(const std::string& text, const std::string& field) {
+PipelineLayout read_pipeline_layout(const std::string& text, const std::string& field) {
   if (text.size() > kMaxLayoutChars)
     throw_input_error(field, fmt::format("{} characters: at most {}", text.size(), kMaxLayoutChars));
   const std::string flat = LayoutExpander(text, field).expand();
-  std::vector<std::int64_t> stages{0};
+  PipelineLayout out;
+  std::vector<std::int64_t>& stages = out.stage_layers;
+  stages.push_back(0);
   for (std::size_t i = 0; i < flat.size(); ++i) {
     switch (flat[i]) {
       case '|':
+        if (out.mtp_blocks > 0)
+          throw_input_error(field, "'m' (a multi-token-prediction block) must be on the last stage, which moeplan "
+                                   "prices them on");
         stages.push_back(0);
         break;
       case 't':
+        if (out.mtp_blocks > 0)
+          throw_input_error(field, "'m' (a multi-token-prediction block) must follow every transformer block 't'");
         ++stages.back();
         break;
       case 'E':
@@ -94,15 +101,20 @@ std::vector<std::int64_t> parse_pipeline_layout(const std::string& text, const s
         if (i + 1 != flat.size()) throw_input_error(field, "'L' (the loss and LM head) must close the last stage");
         break;
       case 'm':
-        throw_input_error(field, "'m' is a multi-token-prediction block, and moeplan's models have none");
+        ++out.mtp_blocks;
+        break;
       default:
         break;
     }
   }
-  return stages;
+  return out;
 }
 
-std::string pipeline_layout_text(const std::vector<std::int64_t>& stage_layers) {
+std::vector<std::int64_t> parse_pipeline_layout(const std::string& text, const std::string& field) {
+  return read_pipeline_layout(text, field).stage_layers;
+}
+
+std::string pipeline_layout_text(const std::vector<std::int64_t>& stage_layers, std::int64_t mtp_blocks) {
   std::string out;
   for (std::size_t i = 0; i < stage_layers.size(); ++i) {
     if (i > 0) out += '|';
@@ -110,7 +122,11 @@ std::string pipeline_layout_text(const std::vector<std::int64_t>& stage_layers) 
     const std::int64_t n = stage_layers[i];
     if (n == 1) out += 't';
     if (n > 1) out += fmt::format("t*{}", n);
-    if (i + 1 == stage_layers.size()) out += 'L';
+    if (i + 1 == stage_layers.size()) {
+      if (mtp_blocks == 1) out += 'm';
+      if (mtp_blocks > 1) out += fmt::format("m*{}", mtp_blocks);
+      out += 'L';
+    }
   }
   return out;
 }

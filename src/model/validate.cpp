@@ -216,6 +216,8 @@ void validate(const ModelSpec& m) {
   require(m.num_moe_layers() > 0, "moe.moe_layers",
           "no block is an MoE layer (for a dense model leave moe out of the file)");
   if (m.num_moe_layers() < m.num_layers) require_positive(m.ffn_hidden, "ffn_hidden");
+  require(m.moe.glu_clamp == 0 || m.moe.expert_type == FfnType::SwiGlu, "moe.glu_clamp",
+          "clamps a GLU's two halves, and the experts are not SWIGLU");
   require(!m.moe.shared_expert_gate || m.moe.num_shared_experts > 0, "moe.shared_expert_gate",
           "gates the shared experts' output, and the model has none (moe.num_shared_experts = 0)");
   validate_routing_metadata(m.moe);
@@ -645,6 +647,10 @@ void validate(const ScenarioSpec& s) {
             fmt::format("{} stages, and pp*vpp = {}", p.stage_layers.size(), p.pp * p.vpp));
     require(blocks == m.num_layers, "parallelism.pipeline_layout",
             fmt::format("{} blocks, and the model has {} layers", blocks, m.num_layers));
+    // Megatron: the layout's MTP blocks number mtp_num_layers; moeplan also
+    // takes a layout without them (it places them on the last stage).
+    require(p.layout_mtp_blocks == 0 || p.layout_mtp_blocks == m.mtp_num_layers, "parallelism.pipeline_layout",
+            fmt::format("{} 'm' blocks, and model.mtp_num_layers is {}", p.layout_mtp_blocks, m.mtp_num_layers));
   }
   require(p.vpp == 1 || p.pp > 1, "parallelism.vpp", "virtual pipeline stages need pp > 1");
   const WorkloadSpec& w = s.workload;

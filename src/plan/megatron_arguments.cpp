@@ -19,9 +19,12 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& g
       "--tensor-model-parallel-size {} --pipeline-model-parallel-size {} --context-parallel-size {} "
       "--expert-model-parallel-size {} --expert-tensor-parallel-size {}",
       p.tp, p.pp, p.cp, p.ep, p.etp);
-  // An uneven split is Megatron's layout (which also sets the virtual stages); else the even one.
+  // An uneven split is Megatron's layout (which also sets the virtual stages);
+  // else the even one. Megatron wants the model's MTP blocks in a layout
+  // (their count must be mtp_num_layers): on the last stage, where the plan priced them.
   if (!p.stage_layers.empty())
-    out += fmt::format(" --pipeline-model-parallel-layout \"{}\"", model::pipeline_layout_text(p.stage_layers));
+    out += fmt::format(" --pipeline-model-parallel-layout \"{}\"",
+                       model::pipeline_layout_text(p.stage_layers, scenario.model.mtp_num_layers));
   else if (p.vpp > 1)
     out += fmt::format(" --num-layers-per-virtual-pipeline-stage {}", scenario.model.num_layers / (p.pp * p.vpp));
   if (p.sequence_parallel) out += " --sequence-parallel";

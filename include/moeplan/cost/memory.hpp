@@ -65,6 +65,9 @@ struct MemorySettings {
   /// Transformer Engine keeps the attention output a second time, in its
   /// heads-split layout (docs/cost-model.md, "Memory").
   std::string cp_comm_type = "p2p";
+  /// Transformer Engine's fused grouped MLP (model::ScheduleSpec::fused_grouped_mlp):
+  /// its kernel clamps a clamped GLU's inputs in place, no torch clamp keeps them.
+  bool fused_grouped_mlp = false;
   /// The scenario's own (schedule and parallelism).
   static MemorySettings of(const model::ScenarioSpec& scenario);
 };

@@ -40,6 +40,17 @@ PassBytes block_common_bytes(const model::ModelSpec& m, const BlockTokens& t);
 PassBytes moe_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t, const MoeLayerSizes& moe, double ep,
                         bool fused_grouped_mlp = false);
 
+/// Megatron-Core's clamp of a GLU's inputs (model::MoeSpec::glu_clamp, GPT-OSS),
+/// over the routed experts' token slots: outside its fused activation kernel
+/// (megatron/core/fusions/fused_bias_geglu.py, weighted_bias_quick_geglu_impl)
+/// the first GEMM's output is split in its gate and linear halves, each
+/// clamped by a torch kernel (read f, write f), and the two concatenated
+/// again (read 2 f, write 2 f): 8 f elements forward; backward each clamp's
+/// gradient reads the gradient and its input and writes the input's gradient
+/// (3 f each): 6 f. Zero without a clamp, and under Transformer Engine's fused
+/// grouped MLP, whose kernel clamps in its epilogue (`fused_grouped_mlp`).
+PassBytes glu_clamp_bytes(const model::ModelSpec& m, const MoeLayerSizes& moe, bool fused_grouped_mlp);
+
 /// A dense block's MLP activation.
 PassBytes dense_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t);
 

@@ -37,6 +37,8 @@ struct MoeSpec {
   std::optional<std::int64_t> num_expert_groups;
   std::optional<std::int64_t> topk_groups;
   std::string scoring_func;  ///< "softmax", "sigmoid" or empty (not given)
+  /// GPT-OSS's clamp of the routed experts' GLU inputs (swiglu_limit); 0: none.
+  double glu_clamp = 0;
 };
 
 /// @brief Multi-head latent attention (DeepSeek-V2/V3): Q and K/V through low-rank latents.
@@ -182,6 +184,10 @@ struct ParallelSpec {
   /// Transformer blocks of each virtual stage in model order (pp x vpp of
   /// them), from parallelism.pipeline_layout; empty: the even split.
   std::vector<std::int64_t> stage_layers;
+  /// The layout's 'm' symbols: multi-token-prediction blocks on its last
+  /// stage; 0, or model.mtp_num_layers (Megatron's rule), which moeplan
+  /// places on the last stage either way.
+  std::int64_t layout_mtp_blocks = 0;
   /// Megatron-Core's --cp-comm-type: p2p (default), a2a, allgather, a2a+p2p
   /// (cost/context_parallel.hpp), and for a2a+p2p its
   /// --hierarchical-context-parallel-sizes: {a2a size, ring size}, product cp.

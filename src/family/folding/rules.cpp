@@ -137,7 +137,7 @@ class FoldingRules final : public model::FamilyRules {
       out.push_back({fmt::format("parallelism.{}", field), std::to_string(value),
                      fmt::format("knobs.parallelism.{}", field)});
     if (!p.stage_layers.empty())
-      out.push_back({"parallelism.pipeline_layout", model::pipeline_layout_text(p.stage_layers),
+      out.push_back({"parallelism.pipeline_layout", model::pipeline_layout_text(p.stage_layers, p.layout_mtp_blocks),
                      "knobs.parallelism.pipeline_layout"});
     if (k.micro_batch_size)
       out.push_back({"workload.micro_batch_size", std::to_string(*k.micro_batch_size), "knobs.micro_batch_size"});
@@ -192,6 +192,7 @@ class FoldingRules final : public model::FamilyRules {
                                         "model.norm_type",
                                         "model.qkv_bias",
                                         "model.moe.shared_expert_gate",
+                                        "model.moe.glu_clamp",
                                         "model.moe.moe_layer_interval",
                                         "model.moe.moe_layer_offset",
                                         "model.moe.moe_layers",

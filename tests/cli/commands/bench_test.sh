@@ -114,14 +114,14 @@ expect(len(b["summary"]["group_misses"]) == g - hit, "one miss per group the mod
 # their preset's DeepEP and A2A overlap).
 expect(b["summary"]["groups_fastest_predicted"] >= 18, f"{b['summary']['groups_fastest_predicted']} groups' fastest predicted (recorded 18 of 19)")
 # The accuracy gate (issue 27): docs/validation.md records median |error| 9.0%
-# (11.4% over the 87 MoE rows), 47 of 52 pairs in the measured order and
+# (12.4% over the 89 MoE rows), 47 of 52 pairs in the measured order and
 # memory 2.85% (the largest 6.6%) for this table; a change that loses more than
 # 2 points of any of these errors, or a pair, or puts a row's memory more than
 # 10% off (issue 27's bound), fails here.
 expect(b["summary"]["median_abs_error_pct"] <= 9.0 + 2, f"median |error| {b['summary']['median_abs_error_pct']:.2f}% (recorded 9.0%)")
 moe_errs = sorted(abs(r["error_pct"]) for r in b["runs"] if not r["model"].endswith("(dense)"))
 moe_median = (moe_errs[(len(moe_errs) - 1) // 2] + moe_errs[len(moe_errs) // 2]) / 2
-expect(len(moe_errs) >= 80 and moe_median <= 11.4 + 2, f"MoE rows: median |error| {moe_median:.2f}% over {len(moe_errs)} (recorded 11.4%)")
+expect(len(moe_errs) >= 80 and moe_median <= 12.4 + 2, f"MoE rows: median |error| {moe_median:.2f}% over {len(moe_errs)} (recorded 12.4%)")
 # SimuMax's own predictions of its B200 rows (S1): 6.4% median |error| on the
 # MoE rows, 5.5% on the dense ones (its v1.2 release summary); issue 27 asks
 # moeplan to be at or below them. Recorded 8.0% and 5.5% (5.52%) since the

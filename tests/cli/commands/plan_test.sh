@@ -296,6 +296,20 @@ check "fused grouped MLP with moe_act recomputed" 2 "$bin" simulate folding-qwen
 expect_err "moe_act recompute under the fused grouped MLP named" "schedule.recompute_modules: moe_act"
 check "fused grouped MLP on FoldMoE" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.fused_grouped_mlp=true
 expect_err "fused grouped MLP named as the folding family's" "schedule.fused_grouped_mlp: cannot act"
+# MTP blocks in a pipeline layout: Megatron wants the model's 'm's before the
+# L (81 blocks over 4 stages, uneven: the plan writes a layout), and a
+# layout's 'm's number model.mtp_num_layers.
+check "plan --emit megatron (an MTP block in the layout)" 0 "$bin" plan folding-llama3-70b-64 --set model.num_layers=81 --set parallelism.pp=1 --set parallelism.dp=8 --set model.mtp_num_layers=1 --emit megatron
+grep -q -- '--pipeline-model-parallel-layout "E[^"]*mL"' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the MTP block in its layout"; }
+check "an 'm' the model does not have" 2 "$bin" simulate folding-mixtral-8x22b-128 --set "parallelism.pipeline_layout=Et*14|t*14|t*14|t*14mL"
+expect_err "an 'm' the model does not have named" "parallelism.pipeline_layout: 1 'm' blocks, and model.mtp_num_layers is 0"
+check "an MTP block before a transformer block" 2 "$bin" simulate folding-mixtral-8x22b-128 --set model.mtp_num_layers=1 --set "parallelism.pipeline_layout=Et*14|t*14|t*14|mt*14L"
+expect_err "an MTP block before a transformer block named" "must follow every transformer block"
+# GPT-OSS's GLU clamp: on gated experts only, within its bounds.
+check "a GLU clamp on GELU experts" 2 "$bin" simulate folding-qwen2-57b-a14b-64 --set model.moe.glu_clamp=7 --set model.moe.expert_type=GELU_FFN
+expect_err "a GLU clamp on GELU experts named" "moe.glu_clamp: clamps a GLU's two halves"
+check "a negative GLU clamp" 2 "$bin" simulate folding-qwen2-57b-a14b-64 --set model.moe.glu_clamp=-1
+expect_err "a negative GLU clamp named" "glu_clamp: -1 is outside [0, 65504]"
 # The DeepEP dispatcher reaches Megatron's arguments as its flex dispatcher on the DeepEP backend
 # (Megatron-LM's --moe-flex-dispatcher-backend, which replaced the deprecated --moe-enable-deepep).
 check "plan --emit megatron (deepep)" 0 "$bin" plan folding-qwen2-57b-a14b-64 --set schedule.moe_dispatcher=deepep --emit megatron

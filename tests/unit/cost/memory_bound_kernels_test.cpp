@@ -79,6 +79,20 @@ TEST_CASE("moe_ffn_bytes: router, permutation and its inverse, expert activation
   const cost::PassBytes fused = cost::moe_ffn_bytes(swiglu, kTokens, moe, 2, true);
   CHECK(fused.forward == Approx(96 + 128));
   CHECK(fused.backward == Approx(96 + 128));
+  // A clamped GLU (GPT-OSS): two torch clamps of the 32-element halves (read
+  // and write 32 x 2 B each: 256 B) and their concatenation (read and write 64
+  // elements: 256 B) forward, 512 B; backward each clamp's gradient reads the
+  // gradient and its input and writes one (3 x 32 x 2 B = 192 B each), 384 B.
+  model::ModelSpec clamped = swiglu;
+  clamped.moe.glu_clamp = 7.0;
+  CHECK(cost::glu_clamp_bytes(clamped, moe, false).forward == Approx(512));
+  CHECK(cost::glu_clamp_bytes(clamped, moe, false).backward == Approx(384));
+  const cost::PassBytes c = cost::moe_ffn_bytes(clamped, kTokens, moe, 2);
+  CHECK(c.forward == Approx(96 + 128 + 192 + 512));
+  CHECK(c.backward == Approx(96 + 128 + 320 + 384));
+  // The fused grouped MLP clamps in its kernel: nothing of its own.
+  CHECK(cost::glu_clamp_bytes(clamped, moe, true).forward == 0);
+  CHECK(cost::moe_ffn_bytes(clamped, kTokens, moe, 2, true).forward == Approx(96 + 128));
 }
 
 TEST_CASE("dense_ffn_bytes, embedding_bytes, output_layer_bytes, optimizer_step_bytes", "[cost][memory-bound]") {

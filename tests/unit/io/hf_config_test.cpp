@@ -364,6 +364,8 @@ TEST_CASE("io::import_hf_config reads GPT-OSS: sliding-window blocks, sinks, bia
   CHECK(m.moe.num_experts == 128);
   CHECK(m.moe.top_k == 4);
   CHECK(m.moe.expert_ffn_hidden == 2880);
+  CHECK(m.moe.glu_clamp == 7.0);  // swiglu_limit
+  CHECK_THAT(refusal(edited("gpt-oss-120b", "swiglu_limit", "-1")), StartsWith("swiglu_limit: -1 is outside"));
   CHECK_THAT(refusal(edited("gpt-oss-120b", "layer_types", "[\"sliding_attention\"]")),
              StartsWith("layer_types: required: one of sliding_attention or full_attention per block (36)"));
   CHECK_THAT(refusal(edited("gpt-oss-120b", "experts_per_token", "2")),

@@ -45,10 +45,31 @@ TEST_CASE("model::parse_pipeline_layout refuses what Megatron refuses, by reason
   CHECK_THAT(refusal("t*0"), Catch::Contains("repeat count of at least 1"));
   CHECK_THAT(refusal("t*"), Catch::Contains("repeat count"));
   CHECK_THAT(refusal("tx"), Catch::Contains("'x' at character 2 is not a layout symbol"));
-  CHECK_THAT(refusal("Et|(tt|)*30mL"), Catch::Contains("multi-token-prediction"));
+  // MTP blocks: after every transformer block, on the last stage.
+  CHECK_THAT(refusal("Etm|tL"), Catch::Contains("must be on the last stage"));
+  CHECK_THAT(refusal("Et|mtL"), Catch::Contains("must follow every transformer block"));
   CHECK_THAT(refusal("t*99999999999"), Catch::Contains("repeat count above"));
   CHECK_THAT(refusal("(t*1000)*2000"), Catch::Contains("expands to more than"));
   CHECK_THAT(refusal(std::string(5000, 't')), Catch::Contains("at most 4096"));
+}
+
+TEST_CASE("model::read_pipeline_layout counts the MTP blocks of the last stage", "[model][layout]") {
+  // DeepSeek-V3 on H100 in Megatron-Bridge's 25.09 recipe: 61 blocks over 32
+  // stages, the embedding and one block, 30 stages of two, the MTP block and the loss.
+  const model::PipelineLayout h100 = model::read_pipeline_layout("Et|(tt|)*30mL", "f");
+  REQUIRE(h100.stage_layers.size() == 32);
+  CHECK(h100.stage_layers.front() == 1);
+  CHECK(h100.stage_layers[30] == 2);
+  CHECK(h100.stage_layers.back() == 0);  // the MTP block is not a transformer block of the split
+  CHECK(h100.mtp_blocks == 1);
+  CHECK(model::read_pipeline_layout("Et*4|(t*4|)*14tmL", "f").mtp_blocks == 1);
+  CHECK(model::read_pipeline_layout("Et|tm*2L", "f").mtp_blocks == 2);
+  CHECK(model::read_pipeline_layout("Et|tL", "f").mtp_blocks == 0);
+  CHECK(model::pipeline_layout_text({1, 2, 0}, 1) == "Et|t*2|mL");
+  CHECK(model::pipeline_layout_text({1, 1}, 2) == "Et|tm*2L");
+  const model::PipelineLayout back = model::read_pipeline_layout(model::pipeline_layout_text({1, 1}, 2), "f");
+  CHECK(back.stage_layers == Layers{1, 1});
+  CHECK(back.mtp_blocks == 2);
 }
 
 TEST_CASE("model::pipeline_layout_text writes a layout that reads back", "[model][layout]") {

@@ -937,6 +937,31 @@ TEST_CASE("plan::price_mapping: what each recomputed module frees (toy, by hand)
   CHECK(memory(full("block", 1)) == Approx(none - 1632 + 64 + 816 + 848));
 }
 
+TEST_CASE("plan::price_mapping: a clamped GLU's torch clamps keep their inputs, and rerun under moe_act (toy, by hand)",
+          "[plan][folding][recompute]") {
+  // The one-stage toy with SwiGLU experts: the clamps keep the first GEMM's
+  // output halves, 2 f per slot, 16 units x the experts' 0.5 of the 19-unit
+  // MLP = 8 units, 256 B, beside everything the unclamped experts keep.
+  const auto price = [](const model::RecomputeSpec& r, double clamp) {
+    model::ScenarioSpec s = one_stage_toy(r);
+    s.model.moe.expert_type = model::FfnType::SwiGlu;
+    s.model.moe.glu_clamp = clamp;
+    const cost::CostModel costs(*s.profile);
+    return plan::price_mapping(s, costs, mapping(1, 1, 1, 1, 1));
+  };
+  CHECK(price({}, 7.0).memory_bytes_per_gpu == Approx(price({}, 0.0).memory_bytes_per_gpu + 8 * 32));
+  // moe_act recomputed: the clamps run inside the checkpoint and keep nothing.
+  const model::RecomputeSpec act = selective({"moe_act"});
+  CHECK(price(act, 7.0).memory_bytes_per_gpu == Approx(price(act, 0.0).memory_bytes_per_gpu));
+  // Time: the clamps' bytes on the element-wise line (1e-3 ms a byte), the
+  // slots' 8 tokens x expert hidden 8 = 64 elements x 2 B: forward 8 x 128 =
+  // 1,024 B and backward 6 x 128 = 768 B: +1.792 ms; under moe_act the
+  // backward pass reruns the forward clamps too: +1.024 ms more.
+  const double plain = price({}, 0.0).iteration_ms;
+  CHECK(price({}, 7.0).iteration_ms == Approx(plain + 1.792));
+  CHECK(price(act, 7.0).iteration_ms == Approx(price(act, 0.0).iteration_ms + 1.792 + 1.024));
+}
+
 TEST_CASE("plan::price_mapping: recomputation reruns forward work in the backward pass (toy, by hand)",
           "[plan][folding][recompute]") {
   // The pipeline of the case above (pp 2, one micro-batch): 18.704 ms without

@@ -255,6 +255,8 @@ Compounds compounds_for(const std::string& scenario) {
   for (const auto& [field, candidates] : layers) c[field] = candidates;
   // Dropless routing of balanced tokens is capacity factor 1 (docs/cost-model.md): it acts beside another factor.
   c["model.moe.dropless"] = {{{o("model.moe.dropless", "true")}, {o("model.moe.capacity_factor", "1.5")}}};
+  // A GLU clamp (GPT-OSS) needs gated experts: the papers' GPT-MoE models are GELU.
+  c["model.moe.glu_clamp"] = {{{o("model.moe.glu_clamp", "7"), o("model.moe.expert_type", "SWIGLU")}, {}}};
   // Zipf routing needs its exponent.
   c["workload.routing"] = {{{o("workload.routing", "zipf"), o("workload.routing_zipf_s", "1.2")}, {}}};
   // The first blocks dense (DeepSeek's first_k_dense_replace) need a dense FFN width.
