@@ -363,8 +363,8 @@ double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, c
   // 8 of the 19; 4 when FP8 saves it in one byte).
   if (recomputed("moe_act")) routed_units -= (fp8 ? 4.0 : 8.0) * moe_scale;
   // A clamped GLU (GPT-OSS, glu_clamp_bytes): the two torch clamps keep their
-  // inputs, the first GEMM's output halves (2 f per slot: 16 units at the 8 a
-  // f-wide bf16 tensor takes), beside the concatenation the activation keeps.
+  // inputs, the first GEMM's output halves (2 f per slot; an f-wide bf16
+  // tensor is 8 units x moe_scale, so 16), beside the concatenation the activation keeps.
   // Freed when moe_act is recomputed (the clamps run inside the checkpoint),
   // and absent under the fused grouped MLP.
   if (m.moe.glu_clamp > 0 && !settings.fused_grouped_mlp && !recomputed("moe_act")) routed_units += 16.0 * moe_scale;

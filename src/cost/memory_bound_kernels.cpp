@@ -104,8 +104,9 @@ PassBytes moe_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t, const M
 
 PassBytes glu_clamp_bytes(const model::ModelSpec& m, const MoeLayerSizes& moe, bool fused_grouped_mlp) {
   if (m.moe.glu_clamp <= 0 || fused_grouped_mlp) return {};
-  const double elements = moe.expert_slots * as_double(m.moe.expert_ffn_hidden) * as_double(m.dtype_bytes);
-  return {8.0 * elements, 6.0 * elements};
+  // One f-wide tensor over the slots, in bytes: the unit of the counts above.
+  const double f_bytes = moe.expert_slots * as_double(m.moe.expert_ffn_hidden) * as_double(m.dtype_bytes);
+  return {8.0 * f_bytes, 6.0 * f_bytes};
 }
 
 PassBytes dense_ffn_bytes(const model::ModelSpec& m, const BlockTokens& t) {

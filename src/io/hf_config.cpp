@@ -512,8 +512,8 @@ void write_gpt_oss(Config& c, ModelText& w, std::vector<std::string>& notes) {
   w.field("expert_ffn_hidden", c.integer("intermediate_size"), "intermediate_size");
   // GptOssExperts clamps the gate half above and the linear half both ways at swiglu_limit.
   if (const auto limit = c.number_if("swiglu_limit")) {
-    if (!(*limit > 0 && *limit <= 65504.0))
-      c.fail("swiglu_limit", fmt::format("{} is outside (0, 65504]", *limit));
+    if (!(*limit > 0 && *limit <= model::kMaxGluClamp))
+      c.fail("swiglu_limit", fmt::format("{} is outside (0, {}]", *limit, model::kMaxGluClamp));
     w.field("glu_clamp", fmt::format("{}", *limit), "swiglu_limit");
   }
   w.close();

@@ -45,6 +45,7 @@ T required(bool has, T value, const char* field) {
 using model::kMaxBatch;
 using model::kMaxDegree;
 using model::kMaxExperts;
+using model::kMaxGluClamp;
 using model::kMaxGpusPerNode;
 using model::kMaxHidden;
 using model::kMaxLayers;
@@ -56,8 +57,6 @@ using model::kMaxVocab;
 using model::kMaxWidth;
 constexpr double kMaxSlowRanksFactor = 100.0;  // see its use
 constexpr double kMaxJitterCv = 2.0;           // see its use
-// A GLU clamp bounds bf16 activations: GPT-OSS's is 7; 65,504 is fp16's largest finite value.
-constexpr double kMaxGluClamp = 65504.0;
 // Each seed is one more simulation of the whole graph: 1,000 runs of the
 // largest bundled graph take minutes, and a p95 needs only 20 to mean something.
 constexpr std::int64_t kMaxJitterSeeds = 1000;

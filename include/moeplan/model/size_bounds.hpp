@@ -24,5 +24,8 @@ inline constexpr std::int64_t kMaxParallel = 1 << 20;  // any one parallel size,
 inline constexpr std::int64_t kMaxSeq = 1 << 27;       // 134M tokens
 inline constexpr std::int64_t kMaxBatch = 1 << 24;
 inline constexpr std::int64_t kMaxDegree = 4096;
+// A GLU clamp bounds bf16 activations (model::MoeSpec::glu_clamp): GPT-OSS's is
+// 7; 65,504 is fp16's largest finite value.
+inline constexpr double kMaxGluClamp = 65504.0;
 
 }  // namespace moeplan::model
