@@ -140,19 +140,27 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
                            kMsPerSecond / (*gpu.memory_bytes_per_s * a.elementwise_efficiency),
                            fmt::format("{} memory {:.4g} GB/s x efficiency {}", gpu.name,
                                        *gpu.memory_bytes_per_s / 1e9, a.elementwise_efficiency)));
-  // Transformer Engine's fused cross-entropy at the GPU's measured or
-  // published share of its memory bandwidth (the cluster file's
-  // gpu.fused_cross_entropy_efficiency): a half-precision loss, as it runs.
-  if (a.dtype == ComputeDtype::Half && gpu.fused_cross_entropy_efficiency && gpu.memory_bytes_per_s) {
+  // One kernel's ELEMENTWISE line at the GPU's measured or published share of
+  // its memory bandwidth (a cluster file's field, named in the source).
+  const auto kernel_line = [&](const std::optional<double>& share, const char* kernel, const char* what,
+                               const char* field) {
+    if (!share || !gpu.memory_bytes_per_s) return;
     model::LinearCostSpec c =
         line(model::OpClass::Elementwise, model::LinkClass::Local, 1, a.compute_alpha_ms,
-             kMsPerSecond / (*gpu.memory_bytes_per_s * *gpu.fused_cross_entropy_efficiency),
-             fmt::format("{} fused cross-entropy: memory {:.4g} GB/s x efficiency {} "
-                         "(gpu.fused_cross_entropy_efficiency)",
-                         gpu.name, *gpu.memory_bytes_per_s / 1e9, *gpu.fused_cross_entropy_efficiency));
-    c.kernel = model::kFusedCrossEntropyKernel;
+             kMsPerSecond / (*gpu.memory_bytes_per_s * *share),
+             fmt::format("{} {}: memory {:.4g} GB/s x efficiency {} ({})", gpu.name, what,
+                         *gpu.memory_bytes_per_s / 1e9, *share, field));
+    c.kernel = kernel;
     p.costs.push_back(std::move(c));
-  }
+  };
+  // Transformer Engine's fused cross-entropy: a half-precision loss, as it runs.
+  if (a.dtype == ComputeDtype::Half)
+    kernel_line(gpu.fused_cross_entropy_efficiency, model::kFusedCrossEntropyKernel, "fused cross-entropy",
+                "gpu.fused_cross_entropy_efficiency");
+  // Megatron-Core DDP's streaming passes over the gradient buffers (zero,
+  // NaN-check norm, pre-scaling), in any dtype.
+  kernel_line(gpu.gradient_buffer_efficiency, model::kGradientBufferKernel, "gradient buffer passes",
+              "gpu.gradient_buffer_efficiency");
   p.gemm_shape = datasheet_gemm_shape(gpu, a);
   const model::OpClass collectives[] = {model::OpClass::A2A, model::OpClass::AllGather, model::OpClass::ReduceScatter,
                                         model::OpClass::AllReduce};

@@ -472,6 +472,20 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   out.optimizer_update_ms = elementwise_ms(
       optimizer_step_bytes(held.dense / as_double(c.dp * c.cp) + held.expert / as_double(c.edp),
                            s.schedule.precision_aware_optimizer, model::adam_moment_bytes(s.schedule)));
+  // Megatron-Core DDP's passes over the whole gradient buffers the rank holds
+  // (docs/cost-model.md, "Gradient buffer passes"): zeroed before the first
+  // micro-batch, checked for NaN and pre-scaled before the reduce-scatter.
+  // They run on the compute stream, in series with the passes and the step.
+  // Under Megatron-FSDP the blocks' gradients pass through the same unsharded
+  // buckets (scaled before each reduce-scatter), so every parameter held counts.
+  const HeldParams all_held = fsdp ? held_params(m, c) : held;
+  // On the profile's line for these passes when it has one, else the elementwise line.
+  const double buffer_bytes = gradient_buffer_pass_bytes(
+      all_held.dense, all_held.expert, grad_bytes, s.schedule.check_for_nan_in_grad,
+      gradient_prescaling(s.schedule.average_in_collective, c.dp * c.cp, c.edp));
+  const std::optional<Milliseconds> streaming = costs.kernel_memory(model::kGradientBufferKernel, buffer_bytes);
+  out.gradient_buffer_ms = streaming ? streaming->value : elementwise_ms(buffer_bytes);
+  out.optimizer_update_ms += out.gradient_buffer_ms;
   out.optimizer_ms += out.optimizer_update_ms;
   // The layers' share of the gradient reduce-scatter (the ends' embedding and
   // LM head gradients are left out): what an overlap schedule can hide under

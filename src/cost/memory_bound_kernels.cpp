@@ -1,5 +1,6 @@
 #include <moeplan/cost/memory_bound_kernels.hpp>
 
+#include <moeplan/core/error.hpp>
 #include <moeplan/core/units.hpp>
 
 namespace moeplan::cost {
@@ -167,6 +168,29 @@ double optimizer_step_bytes(double params, bool precision_aware, double moment_b
   // and written (2 + 2) by the update itself, no copy after; the gradient
   // norm (4) and the gradient (4) are read, and both moments read and written.
   return (4.0 + 4.0 + 8.0 + 4.0 * moment_bytes) * params;
+}
+
+GradientPrescaling gradient_prescaling(bool average_in_collective, std::int64_t dp_cp, std::int64_t edp) {
+  MOEPLAN_CHECK(dp_cp >= 1 && edp >= 1, "data-parallel groups of at least one rank");
+  // The factors (Megatron-Core DDP): 1 / (dp x cp) for both buffers, or with
+  // average_in_collective (the collective averages) 1 for the dense buffer and
+  // edp / (dp x cp) for the experts'. A factor of 1 skips the multiplication.
+  if (!average_in_collective) return {dp_cp > 1, dp_cp > 1};
+  return {false, edp != dp_cp};
+}
+
+double gradient_buffer_pass_bytes(double dense_params, double expert_params, double grad_bytes, bool nan_check,
+                                  GradientPrescaling scaling) {
+  MOEPLAN_CHECK(dense_params >= 0 && expert_params >= 0 && grad_bytes > 0, "a gradient buffer of held parameters");
+  const double all = (dense_params + expert_params) * grad_bytes;
+  // zero_grad_buffer(): grad_data.zero_() writes every bucket (1 x).
+  double bytes = all;
+  // check_for_nan_in_grad: grad_data.norm(p=2) of every bucket reads it (1 x).
+  if (nan_check) bytes += all;
+  // The pre-scaling: grad_data *= factor reads and writes a bucket (2 x).
+  if (scaling.dense) bytes += 2.0 * dense_params * grad_bytes;
+  if (scaling.expert) bytes += 2.0 * expert_params * grad_bytes;
+  return bytes;
 }
 
 }  // namespace moeplan::cost

@@ -73,8 +73,9 @@ std::vector<model::OptionRule> layer_schedule_option_rules() {
                "FlowMoE schedules time a stack of layers, without the LM head and loss",
                [](S) { return true; }});
   r.push_back({"profile.costs[*].kernel", "",
-               "the one kernel a line names is Transformer Engine's fused loss, priced by the folding family on the "
-               "last stage; the FoldMoE, FSMoE and FlowMoE schedules time a stack of layers, without the loss",
+               "the kernels a line names are Transformer Engine's fused loss and Megatron-Core DDP's passes over the "
+               "gradient buffers, priced by the folding family on the last stage and in the optimizer step; the "
+               "FoldMoE, FSMoE and FlowMoE schedules time a stack of layers, without the loss or the step",
                [](S) { return true; }});
   r.push_back({"schedule.moe_dispatcher", "",
                "Megatron-Core's token dispatcher (AlltoAll, DeepEP or HybridEP), priced by the folding family; the FoldMoE, "

@@ -139,15 +139,18 @@ model::GpuSpec to_spec(const pb::Gpu& gpu) {
     rate.alpha_ms = required(r.has_alpha_us(), r.alpha_us(), (at + "alpha_us").c_str()) / 1e3;
     g.fused_attention.push_back(rate);
   }
-  if (gpu.has_fused_cross_entropy_efficiency()) {
-    const double e = gpu.fused_cross_entropy_efficiency();
+  // Kernels' shares of the memory bandwidth (the fused loss, the gradient buffer passes).
+  const auto memory_share = [&](bool has, double e, const char* field) -> std::optional<double> {
+    if (!has) return std::nullopt;
     if (!(e > 0 && e <= 1))
-      throw_input_error("fused_cross_entropy_efficiency",
-                        fmt::format("a share of memory_gbytes_per_s: must be in (0, 1], got {}", e));
-    if (!g.memory_bytes_per_s)
-      throw_input_error("fused_cross_entropy_efficiency", "a share of memory_gbytes_per_s, which the GPU does not give");
-    g.fused_cross_entropy_efficiency = e;
-  }
+      throw_input_error(field, fmt::format("a share of memory_gbytes_per_s: must be in (0, 1], got {}", e));
+    if (!g.memory_bytes_per_s) throw_input_error(field, "a share of memory_gbytes_per_s, which the GPU does not give");
+    return e;
+  };
+  g.fused_cross_entropy_efficiency = memory_share(gpu.has_fused_cross_entropy_efficiency(),
+                                                  gpu.fused_cross_entropy_efficiency(), "fused_cross_entropy_efficiency");
+  g.gradient_buffer_efficiency =
+      memory_share(gpu.has_gradient_buffer_efficiency(), gpu.gradient_buffer_efficiency(), "gradient_buffer_efficiency");
   return g;
 }
 
@@ -689,6 +692,8 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
   s.schedule.overlap_param_gather = o.overlap_param_gather();
   s.schedule.a2a_overlap = o.a2a_overlap();
   s.schedule.grad_reduce_in_bf16 = o.grad_reduce_in_bf16();
+  if (o.has_check_for_nan_in_grad()) s.schedule.check_for_nan_in_grad = o.check_for_nan_in_grad();
+  s.schedule.average_in_collective = o.average_in_collective();
   if (o.has_data_parallel_sharding_strategy()) {
     // Megatron's other two strategies (no_shard: DDP; optim_grads: ZeRO-2) are not priced.
     const std::string& strategy = o.data_parallel_sharding_strategy();

@@ -25,7 +25,7 @@ std::vector<OptionRule> make_rules() {
                  [](S) { return true; }});
   for (const char* f : {"cluster.gpu.sm_count", "cluster.gpu.memory_gbytes_per_s", "cluster.gpu.gemm_tile_m",
                         "cluster.gpu.gemm_tile_n", "cluster.gpu.gemm_efficiency", "cluster.gpu.fused_attention[*].",
-                        "cluster.gpu.fused_cross_entropy_efficiency"})
+                        "cluster.gpu.fused_cross_entropy_efficiency", "cluster.gpu.gradient_buffer_efficiency"})
     r.push_back({f, "every scenario",
                  "times come from the cost profile; these enter the GEMM, attention and fused-loss lines and the "
                  "shape model of `moeplan datasheet-profile` only",

@@ -288,11 +288,12 @@ void validate(const ClusterSpec& c) {
     if (tile)
       require(*tile >= 1 && *tile <= kMaxTile, field, fmt::format("must be in 1..{}, got {}", kMaxTile, *tile));
   validate_fused_attention(c.gpu.fused_attention, "gpu.fused_attention");
-  if (const auto& e = c.gpu.fused_cross_entropy_efficiency) {
-    require(std::isfinite(*e) && *e > 0 && *e <= 1, "gpu.fused_cross_entropy_efficiency",
+  for (auto [e, field] : {std::pair{c.gpu.fused_cross_entropy_efficiency, "gpu.fused_cross_entropy_efficiency"},
+                          {c.gpu.gradient_buffer_efficiency, "gpu.gradient_buffer_efficiency"}}) {
+    if (!e) continue;
+    require(std::isfinite(*e) && *e > 0 && *e <= 1, field,
             fmt::format("a share of memory_gbytes_per_s: must be in (0, 1], got {}", *e));
-    require(c.gpu.memory_bytes_per_s.has_value(), "gpu.fused_cross_entropy_efficiency",
-            "a share of memory_gbytes_per_s, which the GPU does not give");
+    require(c.gpu.memory_bytes_per_s.has_value(), field, "a share of memory_gbytes_per_s, which the GPU does not give");
   }
   if (c.nvlink_domain_gpus != 0) {
     require_positive(c.nvlink_domain_gpus, "nvlink_domain_gpus");
@@ -363,9 +364,9 @@ void validate_cost_line(const LinearCostSpec& c, const std::string& at) {
   if (c.kernel) {
     require(c.op == OpClass::Elementwise, prefix + "kernel",
             fmt::format("only an ELEMENTWISE line names a kernel, not a {} line", to_string(c.op)));
-    require(*c.kernel == kFusedCrossEntropyKernel, prefix + "kernel",
-            fmt::format("unknown kernel \"{}\": the one a line may name is \"{}\"", *c.kernel,
-                        kFusedCrossEntropyKernel));
+    require(*c.kernel == kFusedCrossEntropyKernel || *c.kernel == kGradientBufferKernel, prefix + "kernel",
+            fmt::format("unknown kernel \"{}\": a line may name \"{}\" or \"{}\"", *c.kernel,
+                        kFusedCrossEntropyKernel, kGradientBufferKernel));
   }
 }
 
@@ -435,13 +436,16 @@ void validate(const CostProfileSpec& p) {
     const LinearCostSpec& c = p.costs[i];
     const std::string at = fmt::format("costs[{}]", i);
     validate_cost_line(c, at);
-    // An ELEMENTWISE kernel's line is told apart as a pass of its own (-2).
-    const int pass = c.kernel ? -2 : c.attention_pass ? static_cast<int>(*c.attention_pass) : -1;
+    // An ELEMENTWISE kernel's line is told apart as a pass of its own (-2 for
+    // the fused loss, -3 for the gradient buffer passes).
+    const int pass = c.kernel ? (*c.kernel == kGradientBufferKernel ? -3 : -2)
+                     : c.attention_pass ? static_cast<int>(*c.attention_pass)
+                                        : -1;
     require(seen.insert({c.op, c.link, c.group, pass, c.head_dim.value_or(0)}).second, at,
             c.op == OpClass::Attention
                 ? fmt::format("duplicate ATTENTION line for {}", attention_key(c.attention_pass, c.head_dim))
-                : fmt::format("duplicate entry for op {} link {} group {}", to_string(c.op), to_string(c.link),
-                              c.group));
+                : fmt::format("duplicate entry for op {} link {} group {}{}", to_string(c.op), to_string(c.link),
+                              c.group, c.kernel ? fmt::format(" kernel {}", *c.kernel) : std::string()));
   }
 }
 

@@ -66,6 +66,8 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& g
   if (scenario.schedule.fused_cross_entropy())
     out += " --cross-entropy-loss-fusion --cross-entropy-fusion-impl te";
   if (scenario.schedule.grad_reduce_in_bf16) out += " --grad-reduce-in-bf16";
+  if (!scenario.schedule.check_for_nan_in_grad) out += " --no-check-for-nan-in-loss-and-grad";
+  if (scenario.schedule.average_in_collective) out += " --ddp-average-in-collective";
   // Megatron-LM's arguments.py: --use-precision-aware-optimizer, --exp-avg-dtype, --exp-avg-sq-dtype
   // (store_param_remainders is on by default).
   if (scenario.schedule.precision_aware_optimizer) out += " --use-precision-aware-optimizer";

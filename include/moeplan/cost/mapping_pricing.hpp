@@ -96,7 +96,8 @@ struct LayerPrices {
   /// AllGather over dp x cp (dense) and edp (experts), and the Adam update of
   /// the rank's shard on the elementwise line, for the stage holding the most.
   double optimizer_ms = 0;
-  double optimizer_update_ms = 0;  ///< of which the Adam update of the shard
+  double optimizer_update_ms = 0;  ///< of which the Adam update of the shard and the gradient buffer passes
+  double gradient_buffer_ms = 0;   ///< of which Megatron-Core DDP's zeroing, NaN check and pre-scaling
   double optimizer_bytes = 0;       ///< gradient and parameter bytes it moves
   double layer_gradient_rs_ms = 0;  ///< its gradient ReduceScatter of the layers' parameters (not the ends')
   /// Of the step, what Megatron's --overlap-grad-reduce / --overlap-param-gather

@@ -5,6 +5,8 @@
 // profile's elementwise line prices the bytes (cost_model.hpp); nothing here
 // knows a time. GEMMs and the attention core are priced elsewhere.
 
+#include <cstdint>
+
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/specs.hpp>
 
@@ -85,5 +87,24 @@ inline constexpr double kFusedCrossEntropyBackwardBytes = 4.0;
 double optimizer_step_bytes(double params, bool precision_aware = false, double moment_bytes = 4.0);
 /// Bytes per parameter of that step (see the definition).
 inline constexpr double kAdamStepBytesPerParam = 38.0;
+
+/// Which of a rank's gradient buckets Megatron-Core's DDP multiplies by their
+/// gradient_scaling_factor before the reduce-scatter (start_grad_sync: `grad_data
+/// *= gradient_scaling_factor` when the factor is not 1).
+struct GradientPrescaling {
+  bool dense = false;   ///< the non-expert buffer
+  bool expert = false;  ///< the routed experts' buffer
+};
+/// Without average_in_collective both factors are 1 / (dp x cp); with it the
+/// dense factor is 1 and the experts' edp / (dp x cp) (distributed/
+/// distributed_data_parallel.py, "Compute gradient scaling factors").
+GradientPrescaling gradient_prescaling(bool average_in_collective, std::int64_t dp_cp, std::int64_t edp);
+/// Bytes of the passes Megatron-Core's DDP makes each iteration over the
+/// gradient buffers a rank holds (every parameter of its layers and ends,
+/// unsharded; `grad_bytes` a gradient): zero_grad_buffer() writes them, the
+/// check_for_nan_in_grad norm reads them (when `nan_check`), and the
+/// pre-scaling reads and writes the buckets `scaling` names.
+double gradient_buffer_pass_bytes(double dense_params, double expert_params, double grad_bytes, bool nan_check,
+                                  GradientPrescaling scaling);
 
 }  // namespace moeplan::cost

@@ -132,6 +132,10 @@ struct GpuSpec {
   /// kernels reach on moeplan's byte count (datasheet-profile writes an
   /// ELEMENTWISE line for kernel kFusedCrossEntropyKernel); empty: the generic line.
   std::optional<double> fused_cross_entropy_efficiency;
+  /// Share of memory_bytes_per_s that streaming passes over a flat buffer
+  /// reach (datasheet-profile writes an ELEMENTWISE line for kernel
+  /// kGradientBufferKernel); empty: the generic line.
+  std::optional<double> gradient_buffer_efficiency;
 };
 
 /// @brief A link class: per-direction bandwidth of one port and ports per node.
@@ -256,13 +260,16 @@ struct LinearCostSpec {
   /// query/key head dimension it was measured at (empty: any).
   std::optional<AttentionPass> attention_pass;
   std::optional<std::int64_t> head_dim;
-  /// ELEMENTWISE lines only: the one kernel the line prices (kFusedCrossEntropyKernel);
+  /// ELEMENTWISE lines only: the one kernel the line prices (kFusedCrossEntropyKernel, kGradientBufferKernel);
   /// empty: every memory-bound kernel without a line of its own.
   std::optional<std::string> kernel;
 };
 
 /// The kernel name of an ELEMENTWISE line that prices Transformer Engine's fused cross-entropy.
 inline constexpr const char* kFusedCrossEntropyKernel = "fused_cross_entropy";
+/// The kernel name of an ELEMENTWISE line that prices Megatron-Core DDP's
+/// streaming passes over the gradient buffers (zero, NaN-check norm, pre-scaling).
+inline constexpr const char* kGradientBufferKernel = "gradient_buffer";
 
 /// @brief One timed run of an operation, as a microbenchmark measured it.
 struct TimingSample {
@@ -377,6 +384,15 @@ struct ScheduleSpec {
   /// Megatron-LM keeps them in fp32 under bf16 training (docs/cost-model.md,
   /// "Gradient precision").
   bool grad_reduce_in_bf16 = false;
+  /// Megatron-Core DDP's check_for_nan_in_grad (Megatron-LM's
+  /// --check-for-nan-in-loss-and-grad, on by default; folding): a norm of every
+  /// gradient bucket before its reduce-scatter (docs/cost-model.md, "Gradient
+  /// buffer passes"). Megatron-Bridge's performance scripts turn it off.
+  bool check_for_nan_in_grad = true;
+  /// Megatron-Core DDP's average_in_collective (Megatron-LM's
+  /// --ddp-average-in-collective, off by default; folding): the reduce-scatter
+  /// averages, so the dense gradients are not multiplied by 1 / (dp x cp) before it.
+  bool average_in_collective = false;
   /// Megatron's --data-parallel-sharding-strategy (folding; docs/cost-model.md,
   /// "FSDP"): "optim" (default: the distributed optimizer, ZeRO-1, fp32 master
   /// weights and Adam moments sharded) or "optim_grads_params" (Megatron-FSDP,

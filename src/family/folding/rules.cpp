@@ -1,5 +1,7 @@
 #include <moeplan/family/folding/rules.hpp>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -62,6 +64,10 @@ std::vector<model::OptionRule> make_rules() {
                  "the distributed optimizer reduces and gathers nothing without data parallelism: there is no step "
                  "to overlap",
                  [](S s) { return s.parallel.dp * s.parallel.cp == 1 && s.parallel.edp == 1; }});
+  r.push_back({"schedule.average_in_collective", "when dp x cp and edp are 1",
+               "without data parallelism there is no gradient collective to average, and no gradient is pre-scaled "
+               "either way",
+               [](S s) { return s.parallel.dp * s.parallel.cp == 1 && s.parallel.edp == 1; }});
   // Megatron-FSDP moves the blocks' collectives out of the step into each
   // block's passes, priced overlapped there (prefetch): the step's overlap
   // flags have only the ends' collectives left, which they leave exposed.
@@ -79,10 +85,17 @@ std::vector<model::OptionRule> make_rules() {
                [](S s) { return s.parallel.ep == 1 || s.model.is_dense(); }});
   // A profile line of one kernel (docs/cost-model.md, "The model's ends"):
   // Transformer Engine's fused loss, which runs only under its fusion.
-  r.push_back({"profile.costs[*].kernel", "without schedule.cross_entropy_fusion te",
-               "the one kernel a line names is Transformer Engine's fused cross-entropy, which prices the loss only "
-               "under schedule.cross_entropy_fusion te",
-               [](S s) { return !s.schedule.fused_cross_entropy(); }});
+  r.push_back({"profile.costs[*].kernel", "for a fused_cross_entropy line without schedule.cross_entropy_fusion te",
+               "a fused_cross_entropy line prices Transformer Engine's fused loss, which runs only under "
+               "schedule.cross_entropy_fusion te (a gradient_buffer line prices every folding scenario's step)",
+               [](S s) {
+                 const bool fused_loss_line =
+                     s.profile && std::any_of(s.profile->costs.begin(), s.profile->costs.end(),
+                                              [](const model::LinearCostSpec& c) {
+                                                return c.kernel && *c.kernel == model::kFusedCrossEntropyKernel;
+                                              });
+                 return fused_loss_line && !s.schedule.fused_cross_entropy();
+               }});
   r.push_back({"schedule.moe_dispatcher", "when ep is 1 or the model is dense",
                "with ep = 1 (or no experts) there is no dispatch for a token dispatcher to make",
                [](S s) { return s.parallel.ep == 1 || s.model.is_dense(); }});
@@ -180,6 +193,8 @@ class FoldingRules final : public model::FamilyRules {
                                         "schedule.overlap_param_gather",
                                         "schedule.a2a_overlap",
                                         "schedule.grad_reduce_in_bf16",
+                                        "schedule.check_for_nan_in_grad",
+                                        "schedule.average_in_collective",
                                         "schedule.precision_aware_optimizer",
                                         "schedule.optimizer_moments_dtype",
                                         "schedule.fused_grouped_mlp",

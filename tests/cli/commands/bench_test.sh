@@ -113,30 +113,31 @@ expect(len(b["summary"]["group_misses"]) == g - hit, "one miss per group the mod
 # the miss (Qwen3-30B on 16 H100 ranks right since its pp 2 x vpp 12 rows run
 # their preset's DeepEP and A2A overlap).
 expect(b["summary"]["groups_fastest_predicted"] >= 18, f"{b['summary']['groups_fastest_predicted']} groups' fastest predicted (recorded 18 of 19)")
-# The accuracy gate (issue 27): docs/validation.md records median |error| 9.0%
-# (12.4% over the 89 MoE rows), 47 of 52 pairs in the measured order and
+# The accuracy gate (issue 27): docs/validation.md records median |error| 8.5%
+# (12.0% over the 89 MoE rows), 48 of 52 pairs in the measured order and
 # memory 2.85% (the largest 6.6%) for this table; a change that loses more than
 # 2 points of any of these errors, or a pair, or puts a row's memory more than
 # 10% off (issue 27's bound), fails here.
-expect(b["summary"]["median_abs_error_pct"] <= 9.0 + 2, f"median |error| {b['summary']['median_abs_error_pct']:.2f}% (recorded 9.0%)")
+expect(b["summary"]["median_abs_error_pct"] <= 8.5 + 2, f"median |error| {b['summary']['median_abs_error_pct']:.2f}% (recorded 8.5%)")
 moe_errs = sorted(abs(r["error_pct"]) for r in b["runs"] if not r["model"].endswith("(dense)"))
 moe_median = (moe_errs[(len(moe_errs) - 1) // 2] + moe_errs[len(moe_errs) // 2]) / 2
-expect(len(moe_errs) >= 80 and moe_median <= 12.4 + 2, f"MoE rows: median |error| {moe_median:.2f}% over {len(moe_errs)} (recorded 12.4%)")
+expect(len(moe_errs) >= 80 and moe_median <= 12.0 + 2, f"MoE rows: median |error| {moe_median:.2f}% over {len(moe_errs)} (recorded 12.0%)")
 # SimuMax's own predictions of its B200 rows (S1): 6.4% median |error| on the
 # MoE rows, 5.5% on the dense ones (its v1.2 release summary); issue 27 asks
-# moeplan to be at or below them. Recorded 8.0% and 5.5% (5.52%) since the
-# fused loss runs at its measured B200 rate (gpu.fused_cross_entropy_efficiency):
-# above SimuMax's (docs/validation.md); a change that loses 2 more points fails here.
+# moeplan to be at or below them. Recorded 6.3% and 4.9% since Megatron-Core
+# DDP's passes over the gradient buffers are priced (docs/cost-model.md,
+# "Gradient buffer passes"): at or below SimuMax's, the MoE rows by 0.1 point
+# (docs/validation.md); a change that loses 2 more points fails here.
 def median(xs):
     xs = sorted(xs)
     return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2
-for kind, recorded, simumax in (("(MoE)", 8.0, 6.4), ("(dense)", 5.5, 5.5)):
+for kind, recorded, simumax in (("(MoE)", 6.3, 6.4), ("(dense)", 4.9, 5.5)):
     errs = [abs(r["error_pct"]) for r in b["runs"] if r["id"].startswith("S1-") and r["model"].endswith(kind)]
     expect(len(errs) >= 12 and median(errs) <= recorded + 2, f"S1 {kind} rows: median |error| {median(errs):.2f}% over {len(errs)} (recorded {recorded}%, SimuMax's {simumax}%)")
 expect(b["summary"]["median_abs_memory_error_pct"] <= 2.9 + 2, f"memory median |error| {b['summary']['median_abs_memory_error_pct']:.2f}% (recorded 2.85%)")
 mem_errs = [abs(r["memory_error_pct"]) for r in b["runs"] if r.get("memory_error_pct") is not None]
 expect(len(mem_errs) >= 40 and max(mem_errs) <= 10, f"memory: the largest |error| {max(mem_errs):.2f}% over {len(mem_errs)} rows (recorded 6.6%, issue 27's bound 10%)")
-expect(b["summary"]["pairs_in_measured_order"] >= 47, f"{b['summary']['pairs_in_measured_order']} pairs in order (recorded 47 of 52: issue 27 asks for 90%)")
+expect(b["summary"]["pairs_in_measured_order"] >= 48, f"{b['summary']['pairs_in_measured_order']} pairs in order (recorded 48 of 52: issue 27 asks for 90%)")
 done()
 PY
 printf 'id\tsource\n' >"$tmp/short.tsv"

@@ -260,11 +260,17 @@ grep -q -- "--overlap-grad-reduce --overlap-param-gather" "$tmp/out" && grep -q 
 # recipes) reach Megatron's arguments (one search for both: it is the
 # sanitizer suite's slowest kind of check); a family that does not price them
 # refuses the fields.
-check "plan --emit megatron (grad_reduce_in_bf16, precision-aware optimizer, bf16 moments)" 0 "$bin" plan folding-llama3-70b-64 --set schedule.grad_reduce_in_bf16=true --set schedule.precision_aware_optimizer=true --set schedule.optimizer_moments_dtype=bf16 --emit megatron
+check "plan --emit megatron (grad_reduce_in_bf16, precision-aware optimizer, bf16 moments, gradient checks)" 0 "$bin" plan folding-llama3-70b-64 --set schedule.grad_reduce_in_bf16=true --set schedule.precision_aware_optimizer=true --set schedule.optimizer_moments_dtype=bf16 --set schedule.check_for_nan_in_grad=false --set schedule.average_in_collective=true --emit megatron
 grep -q -- "--grad-reduce-in-bf16" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without --grad-reduce-in-bf16"; }
+grep -q -- "--no-check-for-nan-in-loss-and-grad --ddp-average-in-collective" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the gradient buffer's flags"; }
 grep -q -- "--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the precision-aware optimizer's flags"; }
 check "grad_reduce_in_bf16 on FoldMoE" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.grad_reduce_in_bf16=true
 expect_err "grad_reduce_in_bf16 named as the folding family's" "schedule.grad_reduce_in_bf16"
+check "check_for_nan_in_grad on FoldMoE" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.check_for_nan_in_grad=false
+expect_err "check_for_nan_in_grad named as the folding family's" "schedule.check_for_nan_in_grad"
+# tp 8 x pp 8 on 64 GPUs leaves dp = edp = 1: no gradient collective to average.
+check "average_in_collective without data parallelism" 2 "$bin" simulate folding-llama3-70b-64 --set schedule.average_in_collective=true --set parallelism.tp=8 --set parallelism.pp=8 --set parallelism.cp=1 --set parallelism.etp=8
+expect_err "average_in_collective named" "schedule.average_in_collective: cannot act"
 # What the precision-aware optimizer cannot be.
 check "bf16 moments without the precision-aware optimizer" 2 "$bin" simulate folding-llama3-70b-64 --set schedule.optimizer_moments_dtype=bf16
 expect_err "bf16 moments named" "schedule.optimizer_moments_dtype"

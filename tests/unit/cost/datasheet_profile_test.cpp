@@ -205,6 +205,16 @@ std::vector<ExpectedLine> datasheet_lines(const Datasheet& d) {
     lines.push_back({OpClass::Elementwise, LinkClass::Local, 1, std::nullopt, 0.01,
                      1 / (0.363 * d.memory_gbytes_per_s * 1e9 / 1e3), std::nullopt, std::nullopt,
                      std::string(model::kFusedCrossEntropyKernel)});
+  // Megatron-Core DDP's gradient buffer passes (any precision), the cluster
+  // files' gpu.gradient_buffer_efficiency: 0.835 of the HBM bandwidth on the
+  // H100 and H200 (this project's H200 probe), 0.666 on B200 (SimuMax's
+  // memory-bound default); the other clusters have none.
+  const std::string name(d.cluster);
+  const double streaming = name == "dgx-b200" ? 0.666 : name == "dgx-h100" || name == "dgx-h200" ? 0.835 : 0.0;
+  if (streaming > 0)
+    lines.push_back({OpClass::Elementwise, LinkClass::Local, 1, std::nullopt, 0.01,
+                     1 / (streaming * d.memory_gbytes_per_s * 1e9 / 1e3), std::nullopt, std::nullopt,
+                     std::string(model::kGradientBufferKernel)});
   return lines;
 }
 

@@ -126,6 +126,32 @@ TEST_CASE("dense_ffn_bytes, embedding_bytes, output_layer_bytes, optimizer_step_
   CHECK(cost::optimizer_step_bytes(100, true, 2.0) == Approx(2400));
 }
 
+TEST_CASE("gradient_prescaling and gradient_buffer_pass_bytes: Megatron-Core DDP's passes over held gradients",
+          "[cost][memory-bound]") {
+  // Without average_in_collective both buffers are multiplied by 1 / (dp x cp),
+  // which is 1 (skipped) only with one data-parallel rank.
+  CHECK(cost::gradient_prescaling(false, 8, 1).dense);
+  CHECK(cost::gradient_prescaling(false, 8, 1).expert);
+  CHECK_FALSE(cost::gradient_prescaling(false, 1, 1).dense);
+  CHECK_FALSE(cost::gradient_prescaling(false, 1, 1).expert);
+  // With it the collective averages: the dense factor is 1; the experts'
+  // edp / (dp x cp) is 1 only when the two groups are as large (tp 2, ep 2:
+  // edp = dp x cp), not for ep 8 over dp 8 (edp 1: 1 / 8).
+  CHECK_FALSE(cost::gradient_prescaling(true, 8, 1).dense);
+  CHECK(cost::gradient_prescaling(true, 8, 1).expert);
+  CHECK_FALSE(cost::gradient_prescaling(true, 4, 4).expert);
+  // 100 dense and 300 expert parameters of fp32 gradients (4 B): zeroing
+  // writes 400 x 4 = 1600 B; the NaN check's norm reads 1600 more; scaling
+  // both reads and writes them (3200); scaling only the experts 2 x 300 x 4 = 2400.
+  const cost::GradientPrescaling both{true, true}, experts{false, true}, none{false, false};
+  CHECK(cost::gradient_buffer_pass_bytes(100, 300, 4.0, false, none) == Approx(1600));
+  CHECK(cost::gradient_buffer_pass_bytes(100, 300, 4.0, true, none) == Approx(3200));
+  CHECK(cost::gradient_buffer_pass_bytes(100, 300, 4.0, true, both) == Approx(6400));
+  CHECK(cost::gradient_buffer_pass_bytes(100, 300, 4.0, true, experts) == Approx(5600));
+  // bf16 gradients (grad_reduce_in_bf16) halve every pass: 3200.
+  CHECK(cost::gradient_buffer_pass_bytes(100, 300, 2.0, true, both) == Approx(3200));
+}
+
 TEST_CASE("price_model_ends: the embedding on the first stage, head and loss on the last", "[cost][memory-bound]") {
   using model::LinkClass;
   using model::OpClass;

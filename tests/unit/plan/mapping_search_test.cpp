@@ -378,7 +378,14 @@ TEST_CASE("plan::price_mapping: dense gradients and optimizer shards over dp x c
   // startup; dense parameters sharded over dp x cp = 4, experts over edp = 2.
   auto adam_ms = [](double params) { return 0.01 + 38 * params / (3350e9 * 0.5) * 1e3; };
   const double update_ms = adam_ms(dense / 4 + expert / 2);  // 41.49 ms
-  CHECK(r.breakdown.dp_ms == Approx(dense_ms + expert_ms + update_ms));  // 81.58 ms
+  // Megatron-Core DDP's passes over the gradient buffers the GPU holds
+  // (docs/cost-model.md, "Gradient buffer passes"): zeroed (4 B), checked for
+  // NaN (4 B read, Megatron-LM's default) and pre-scaled by 1 / (dp x cp) (4 B
+  // read and written) per parameter held, on the profile's gradient_buffer
+  // line: 0.835 x 3350 GB/s (the cluster file's measured share), 0.01 ms startup.
+  auto buffer_ms = [](double bytes) { return bytes / (3350e9 * 0.835) * 1e3; };
+  const double passes_ms = 0.01 + buffer_ms(16 * (dense + expert));  // 24.21 ms
+  CHECK(r.breakdown.dp_ms == Approx(dense_ms + expert_ms + update_ms + passes_ms));  // 105.79 ms
 
   // The shared expert's bytes are in the dense sync: without it, the dense
   // collectives lose 7 x 110,100,480 parameters x 6 B over the 4 dp x cp ranks.
@@ -387,7 +394,19 @@ TEST_CASE("plan::price_mapping: dense gradients and optimizer shards over dp x c
   const plan::MappingResult r0 = plan::price_mapping(no_shared, costs, c);
   // Its update loses them too (38 B each, over the 4 ranks of its shard).
   CHECK(r.breakdown.dp_ms - r0.breakdown.dp_ms ==
-        Approx(7 * shared * 6 * 3 / 4 / (450e9 * 0.8) * 1e3 + 38 * 7 * shared / 4 / (3350e9 * 0.5) * 1e3));  // 14.0 ms
+        Approx(7 * shared * 6 * 3 / 4 / (450e9 * 0.8) * 1e3 + 38 * 7 * shared / 4 / (3350e9 * 0.5) * 1e3 +
+               buffer_ms(16 * 7 * shared)));  // 18.4 ms
+
+  // Without the NaN check the passes read the held gradients once less (4 B
+  // each); with average_in_collective the dense buffer is not pre-scaled (the
+  // collective averages), the experts' still is, by edp / (dp x cp) = 2 / 4.
+  model::ScenarioSpec unchecked = s;
+  unchecked.schedule.check_for_nan_in_grad = false;
+  CHECK(r.breakdown.dp_ms - plan::price_mapping(unchecked, costs, c).breakdown.dp_ms ==
+        Approx(buffer_ms(4 * (dense + expert))));
+  model::ScenarioSpec averaged = s;
+  averaged.schedule.average_in_collective = true;
+  CHECK(r.breakdown.dp_ms - plan::price_mapping(averaged, costs, c).breakdown.dp_ms == Approx(buffer_ms(8 * dense)));
 
   // Memory: 2 B bf16 weight + 4 B fp32 gradient per parameter held, 12 B of
   // fp32 master weight and Adam moments sharded over dp x cp = 4 (dense) and
@@ -417,8 +436,10 @@ TEST_CASE("plan::price_mapping: dense gradients and optimizer shards over dp x c
   model::ScenarioSpec bf16 = s;
   bf16.schedule.grad_reduce_in_bf16 = true;
   const plan::MappingResult rb = plan::price_mapping(bf16, costs, c);
+  // The gradient buffer passes move 2 B less per parameter and pass: 16 B -> 8 B.
   CHECK(r.breakdown.dp_ms - rb.breakdown.dp_ms ==
-        Approx(2 * dense * 3 / 4 / (450e9 * 0.8) * 1e3 + 2 * expert / 2 / (450e9 * 0.8) * 1e3));
+        Approx(2 * dense * 3 / 4 / (450e9 * 0.8) * 1e3 + 2 * expert / 2 / (450e9 * 0.8) * 1e3 +
+               buffer_ms(8 * (dense + expert))));
   CHECK(r.memory_bytes_per_gpu - rb.memory_bytes_per_gpu == Approx((dense + expert) * 2));
   // A model of 4-byte weights keeps fp32 gradients: the flag is refused, naming it
   // (without the profile, whose half-precision lines would be refused first).

@@ -143,8 +143,9 @@ std::vector<std::string> perturbations(const ScenarioField& f, const std::string
     }
     out = {moeplan::model::pipeline_layout_text(layers)};
   } else if (f.schema_path == "profile.costs[*].kernel") {
-    // The one kernel a line may name (an ELEMENTWISE line's: Transformer Engine's fused loss).
-    out = {"fused_cross_entropy"};
+    // The kernels a line may name (an ELEMENTWISE line's: Transformer Engine's
+    // fused loss, Megatron-Core DDP's gradient buffer passes).
+    out = {"fused_cross_entropy", "gradient_buffer"};
   } else if (const auto it = named.find(f.path); it != named.end()) {
     out = it->second;
   } else if (f.type == ScenarioField::Type::Enum) {
@@ -523,7 +524,8 @@ void check_every_field(const std::string& scenario) {
       // A kernel names an ELEMENTWISE line's kernel; on a profile without one
       // (a paper's), the line made an ELEMENTWISE line of that kernel.
       const std::string line = f.path.substr(0, f.path.size() - std::string("kernel").size());
-      candidates.push_back({{Override{f.path, "fused_cross_entropy"}, Override{line + "op", "ELEMENTWISE"}}, {}});
+      for (const char* kernel : {"fused_cross_entropy", "gradient_buffer"})
+        candidates.push_back({{Override{f.path, kernel}, Override{line + "op", "ELEMENTWISE"}}, {}});
     }
     if (f.schema_path == "profile.costs[*].head_dim" && f.value) {
       // The bundled lines' head dim (MLA's 192) is no walked model's: the
