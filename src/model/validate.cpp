@@ -4,12 +4,14 @@
 #include <array>
 #include <cmath>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <string_view>
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/model/family_rules.hpp>
@@ -364,9 +366,11 @@ void validate_cost_line(const LinearCostSpec& c, const std::string& at) {
   if (c.kernel) {
     require(c.op == OpClass::Elementwise, prefix + "kernel",
             fmt::format("only an ELEMENTWISE line names a kernel, not a {} line", to_string(c.op)));
-    require(*c.kernel == kFusedCrossEntropyKernel || *c.kernel == kGradientBufferKernel, prefix + "kernel",
-            fmt::format("unknown kernel \"{}\": a line may name \"{}\" or \"{}\"", *c.kernel,
-                        kFusedCrossEntropyKernel, kGradientBufferKernel));
+    require(std::any_of(std::begin(kElementwiseKernels), std::end(kElementwiseKernels),
+                        [&](const char* k) { return *c.kernel == k; }),
+            prefix + "kernel",
+            fmt::format("unknown kernel \"{}\": a line may name \"{}\"", *c.kernel,
+                        fmt::join(kElementwiseKernels, "\" or \"")));
   }
 }
 
@@ -430,18 +434,15 @@ void validate(const CostProfileSpec& p) {
           "must be at least 1.0");
   require(p.overlap_comm_slowdown <= kMaxOverlapSlowdown, "overlap_comm_slowdown",
           fmt::format("{} is implausible: at most {}", p.overlap_comm_slowdown, kMaxOverlapSlowdown));
-  // Attention lines are told apart by pass and head dim too (-1 and 0 stand for "any").
-  std::set<std::tuple<OpClass, LinkClass, std::int64_t, int, std::int64_t>> seen;
+  // Attention lines are told apart by pass and head dim too (-1 and 0 stand for "any"), kernel lines by kernel.
+  std::set<std::tuple<OpClass, LinkClass, std::int64_t, int, std::int64_t, std::string>> seen;
   for (std::size_t i = 0; i < p.costs.size(); ++i) {
     const LinearCostSpec& c = p.costs[i];
     const std::string at = fmt::format("costs[{}]", i);
     validate_cost_line(c, at);
-    // An ELEMENTWISE kernel's line is told apart as a pass of its own (-2 for
-    // the fused loss, -3 for the gradient buffer passes).
-    const int pass = c.kernel ? (*c.kernel == kGradientBufferKernel ? -3 : -2)
-                     : c.attention_pass ? static_cast<int>(*c.attention_pass)
-                                        : -1;
-    require(seen.insert({c.op, c.link, c.group, pass, c.head_dim.value_or(0)}).second, at,
+    // An ELEMENTWISE kernel's line is told apart by its kernel's name.
+    const int pass = c.attention_pass ? static_cast<int>(*c.attention_pass) : -1;
+    require(seen.insert({c.op, c.link, c.group, pass, c.head_dim.value_or(0), c.kernel.value_or("")}).second, at,
             c.op == OpClass::Attention
                 ? fmt::format("duplicate ATTENTION line for {}", attention_key(c.attention_pass, c.head_dim))
                 : fmt::format("duplicate entry for op {} link {} group {}{}", to_string(c.op), to_string(c.link),

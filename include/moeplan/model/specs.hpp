@@ -270,6 +270,8 @@ inline constexpr const char* kFusedCrossEntropyKernel = "fused_cross_entropy";
 /// The kernel name of an ELEMENTWISE line that prices Megatron-Core DDP's
 /// streaming passes over the gradient buffers (zero, NaN-check norm, pre-scaling).
 inline constexpr const char* kGradientBufferKernel = "gradient_buffer";
+/// Every kernel an ELEMENTWISE line may name.
+inline constexpr const char* kElementwiseKernels[] = {kFusedCrossEntropyKernel, kGradientBufferKernel};
 
 /// @brief One timed run of an operation, as a microbenchmark measured it.
 struct TimingSample {

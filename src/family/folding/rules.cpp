@@ -83,8 +83,9 @@ std::vector<model::OptionRule> make_rules() {
   r.push_back({"schedule.a2a_overlap", "when ep is 1 or the model is dense",
                "with ep = 1 (or no experts) there is no AlltoAll to overlap",
                [](S s) { return s.parallel.ep == 1 || s.model.is_dense(); }});
-  // A profile line of one kernel (docs/cost-model.md, "The model's ends"):
-  // Transformer Engine's fused loss, which runs only under its fusion.
+  // A profile line of one kernel: Transformer Engine's fused loss runs only
+  // under its fusion (docs/cost-model.md, "The model's ends"); the gradient
+  // buffer passes run in every folding step ("Gradient buffer passes").
   r.push_back({"profile.costs[*].kernel", "for a fused_cross_entropy line without schedule.cross_entropy_fusion te",
                "a fused_cross_entropy line prices Transformer Engine's fused loss, which runs only under "
                "schedule.cross_entropy_fusion te (a gradient_buffer line prices every folding scenario's step)",
