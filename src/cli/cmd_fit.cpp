@@ -133,7 +133,7 @@ void run_datasheet(const DatasheetOptions& o, CliContext& context) {
                                "(--dtype {}). Efficiencies: GEMM {}, attention {}, links {} of line rate,\n"
                                "memory-bound kernels {} of memory bandwidth; startup: compute {} ms, attention {} ms,\n"
                                "each expert of a grouped GEMM {} ms, intra {} ms, inter {} ms. Sources: docs/cost-model.md.\n"
-                               "Sizes are bytes (communication, elementwise) or FLOPs (compute); times ms.{}{}{}",
+                               "Sizes are bytes (communication, elementwise) or FLOPs (compute); times ms.{}{}{}{}",
                                cluster.name, o.dtype, gemm, used.attention_efficiency, used.link_efficiency,
                                used.elementwise_efficiency, used.compute_alpha_ms, used.attention_alpha_ms,
                                used.grouped_product_alpha_ms, used.intra_alpha_ms, used.inter_alpha_ms,
@@ -148,7 +148,10 @@ void run_datasheet(const DatasheetOptions& o, CliContext& context) {
                                cluster.gpu.gradient_buffer_efficiency
                                    ? "\nGradient buffer passes: the cluster file's gpu.gradient_buffer_efficiency "
                                      "(the ELEMENTWISE line of kernel gradient_buffer)."
-                                   : "")));
+                                   : "",
+                               used.host_issue ? "\nHost issue time of an eager Megatron-Core MoE block: fitted to "
+                                                 "published runs (host_issue; docs/cost-model.md, \"Host time\")."
+                                               : "")));
   context.out << "wrote " << o.output << '\n';
 }
 

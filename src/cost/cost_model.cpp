@@ -22,7 +22,8 @@ CostModel::CostModel(const model::CostProfileSpec& profile)
       overlap_compute_slowdown_(profile.overlap_compute_slowdown),
       overlap_comm_slowdown_(profile.overlap_comm_slowdown),
       gemm_shape_(profile.gemm_shape),
-      attention_shape_(profile.attention_shape) {
+      attention_shape_(profile.attention_shape),
+      host_issue_(profile.host_issue) {
   for (const model::LinearCostSpec& line : profile.costs) {
     // Pass- or head-dim-specific attention lines are looked up by attention_line(), not by group.
     if (line.kernel)

@@ -50,6 +50,7 @@ DatasheetAssumptions for_gpu(const model::GpuSpec& gpu, DatasheetAssumptions a) 
     a.attention_alpha_ms = a.fused_attention_alpha_ms;
   } else {
     a.grouped_product_alpha_ms = 0;
+    a.host_issue.reset();  // the papers' own fp32 kernels, not Megatron-Core's eager Python
   }
   return a;
 }
@@ -162,6 +163,7 @@ model::CostProfileSpec datasheet_profile(const model::ClusterSpec& cluster, cons
   kernel_line(gpu.gradient_buffer_efficiency, model::kGradientBufferKernel, "gradient buffer passes",
               "gpu.gradient_buffer_efficiency");
   p.gemm_shape = datasheet_gemm_shape(gpu, a);
+  p.host_issue = a.host_issue;
   const model::OpClass collectives[] = {model::OpClass::A2A, model::OpClass::AllGather, model::OpClass::ReduceScatter,
                                         model::OpClass::AllReduce};
   // Bus bandwidth (nccl-tests' busbw) of each line, for one communicator

@@ -10,6 +10,7 @@
 #include <moeplan/cost/deepep.hpp>
 #include <moeplan/cost/expert_pricing.hpp>
 #include <moeplan/cost/fp8_casts.hpp>
+#include <moeplan/cost/host_issue.hpp>
 #include <moeplan/cost/memory_bound_kernels.hpp>
 #include <moeplan/cost/model_ends.hpp>
 #include <moeplan/cost/recompute_pricing.hpp>
@@ -311,6 +312,20 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   out.layer_forward_ms = compute_forward + tp_fwd + cp_exposed + a2a + etp_agrs;
   out.layer_backward_ms = compute_backward + tp_fwd + cp.backward_ms + a2a + etp_agrs;
   out.layer_comm_ms = tp_fwd + cp_exposed + a2a + etp_agrs;
+  // The host's issue time (docs/cost-model.md, "Host time"): where the
+  // dispatcher waits on the host for its token counts, an MoE block's forward
+  // pass (from one block's wait to the next's) lasts at least as long as the
+  // host takes to issue it; the GPU waits for the rest. The MoE layer alone is
+  // what selective recomputation of "moe" reruns, wait included.
+  double moe_layer_host_wait = 0;
+  if (moe_blocks && costs.host_issue() && moe_dispatch_waits_on_host(m.moe, s.schedule.cuda_graphs)) {
+    const double local_experts = as_double(m.moe.num_experts) / as_double(c.ep);
+    const BlockHostTimes host = moe_block_host_ms(*costs.host_issue(), s.schedule.cuda_graphs, local_experts);
+    out.host_wait_ms = host_wait_ms(host.block_ms, out.layer_forward_ms);
+    moe_layer_host_wait = host_wait_ms(
+        host.moe_layer_ms, router + experts_fwd + a2a + etp_agrs + moe_cast.forward.value + out.moe_memory_forward_ms);
+    out.layer_forward_ms += out.host_wait_ms;
+  }
   // Megatron-Core's 1F1B A2A overlap (docs/cost-model.md, "EP AlltoAll
   // overlap"): in the steady state a micro-batch's forward and another's
   // backward run layer by layer together, each one's dispatch and combine
@@ -384,8 +399,9 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
     parts.dense_mlp_ms = out.dense_blocks ? dense_ffn.forward.value + tp_fwd + out.dense_ffn_cast_forward_ms +
                                                 out.dense_memory_forward_ms
                                           : 0.0;
-    parts.moe_layer_ms =
-        moe_blocks ? router + experts_fwd + a2a + etp_agrs + moe_cast.forward.value + out.moe_memory_forward_ms : 0.0;
+    parts.moe_layer_ms = moe_blocks ? router + experts_fwd + a2a + etp_agrs + moe_cast.forward.value +
+                                          out.moe_memory_forward_ms + moe_layer_host_wait
+                                    : 0.0;
     if (moe_blocks && m.moe.num_shared_experts > 0) {
       const double gemms = m.moe.expert_type == model::FfnType::SwiGlu ? 3.0 : 2.0;
       parts.shared_experts_ms =
@@ -394,7 +410,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
                                     as_double(c.tp))
               .value;
     }
-    parts.moe_block_forward_ms = compute_forward + tp_fwd + cp_exposed + a2a + etp_agrs;
+    parts.moe_block_forward_ms = compute_forward + tp_fwd + cp_exposed + a2a + etp_agrs + out.host_wait_ms;
     parts.dense_block_forward_ms = out.dense_layer_forward_ms;
     const RecomputeTimes extra =
         recompute_times(recompute, parts, full_recompute_share(recompute, out.chunk_layers));

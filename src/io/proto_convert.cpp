@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <moeplan/model/cuda_graphs.hpp>
 #include <moeplan/model/pipeline_layout.hpp>
 #include <moeplan/model/recompute.hpp>
 #include <moeplan/model/size_bounds.hpp>
@@ -472,6 +473,22 @@ model::AttentionShapeModelSpec to_spec(const pb::AttentionShapeModel& a) {
   return s;
 }
 
+model::HostIssueModelSpec to_spec(const pb::HostIssueModel& h) {
+  model::HostIssueModelSpec s;
+  // Each part is a time the host spends: finite and not negative (0: not priced).
+  const auto part = [](bool has, double ms, const char* field) {
+    const double v = required(has, ms, field);
+    if (!(std::isfinite(v) && v >= 0)) throw_input_error(field, fmt::format("must be finite and >= 0 ms, got {}", v));
+    return v;
+  };
+  s.attention_ms = part(h.has_attention_ms(), h.attention_ms(), "attention_ms");
+  s.router_ms = part(h.has_router_ms(), h.router_ms(), "router_ms");
+  s.moe_ms = part(h.has_moe_ms(), h.moe_ms(), "moe_ms");
+  s.local_expert_ms = part(h.has_local_expert_ms(), h.local_expert_ms(), "local_expert_ms");
+  s.source = h.source();
+  return s;
+}
+
 model::CostProfileSpec to_spec(const pb::CostProfile& p) {
   model::CostProfileSpec s;
   s.name = required(p.has_name(), p.name(), "name");
@@ -481,6 +498,7 @@ model::CostProfileSpec to_spec(const pb::CostProfile& p) {
   if (p.has_gemm_shape()) s.gemm_shape = nested("gemm_shape", [&] { return to_spec(p.gemm_shape()); });
   if (p.has_attention_shape())
     s.attention_shape = nested("attention_shape", [&] { return to_spec(p.attention_shape()); });
+  if (p.has_host_issue()) s.host_issue = nested("host_issue", [&] { return to_spec(p.host_issue()); });
   for (int i = 0; i < p.costs_size(); ++i) {
     const std::string at = fmt::format("costs[{}]", i);
     s.costs.push_back(nested(at.c_str(), [&] { return to_spec(p.costs(i)); }));
@@ -718,6 +736,7 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
   }
   s.schedule.precision_aware_optimizer = o.precision_aware_optimizer();
   s.schedule.fused_grouped_mlp = o.fused_grouped_mlp();
+  if (o.has_cuda_graphs()) s.schedule.cuda_graphs = model::parse_cuda_graphs(o.cuda_graphs());
   if (o.has_optimizer_moments_dtype()) {
     // Megatron also offers fp16 and fp8 moments; they are not priced.
     if (o.optimizer_moments_dtype() != "fp32" && o.optimizer_moments_dtype() != "bf16")
@@ -805,6 +824,15 @@ pb::CostProfile to_proto(const model::CostProfileSpec& s) {
     if (!a.source.empty()) out->set_source(a.source);
     if (a.r2) out->set_r2(*a.r2);
     if (a.points > 0) out->set_points(a.points);
+  }
+  if (s.host_issue) {
+    const model::HostIssueModelSpec& h = *s.host_issue;
+    pb::HostIssueModel* out = p.mutable_host_issue();
+    out->set_attention_ms(h.attention_ms);
+    out->set_router_ms(h.router_ms);
+    out->set_moe_ms(h.moe_ms);
+    out->set_local_expert_ms(h.local_expert_ms);
+    if (!h.source.empty()) out->set_source(h.source);
   }
   return p;
 }

@@ -132,6 +132,7 @@ std::vector<LabelField> make_labels() {
       {"profile.attention_shape.provenance", "how the shape model was obtained (measured, paper, datasheet)"},
       {"profile.attention_shape.r2", "the fit's quality, reported by `calibrate`; pricing reads the model's numbers"},
       {"profile.attention_shape.points", "how many attention points the fit used, reported by `calibrate`"},
+      {"profile.host_issue.source", "where the host-issue model's numbers come from (a fit: its rows)"},
       {"parallelism.dp", "derived: world / (tp x cp x pp); a written value is checked against it"},
       {"parallelism.edp", "derived: world / (etp x ep x pp); a written value is checked against it"},
       {"profile.costs[*].link", "follows from the line's group and ranks_per_node (INTRA: every member on one "

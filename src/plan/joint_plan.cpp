@@ -140,7 +140,8 @@ Savings JointRecord::savings(const PlanResult& r) const {
             c.a2a_ms + c.agrs_ms + c.dp_ms - search_.best().hidden_ms()},
            {"pp_bubble_ms", b.pp_bubble_ms, c.pp_bubble_ms},
            {"recompute_ms", b.recompute_ms, c.recompute_ms},
-           {"model_ends_ms", b.model_ends_ms, c.model_ends_ms}}};
+           {"model_ends_ms", b.model_ends_ms, c.model_ends_ms},
+           {"host_wait_ms", b.host_wait_ms, c.host_wait_ms}}};
 }
 
 double JointRecord::evaluate_candidate(const ScenarioRun& run, const PlanResult& r, const Candidate& c) const {

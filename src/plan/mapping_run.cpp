@@ -129,6 +129,7 @@ MappingResult run_pipeline(const cost::LayerPrices& l, const cost::CostModel& co
       (per_stage + per_stage_dense) * (l.block_memory_forward_ms + l.block_memory_backward_ms);
   out.breakdown.moe_compute_ms += per_stage * (l.moe_memory_forward_ms + l.moe_memory_backward_ms) +
                                   per_stage_dense * (l.dense_memory_forward_ms + l.dense_memory_backward_ms);
+  out.breakdown.host_wait_ms = per_stage * l.host_wait_ms;
   out.breakdown.model_ends_ms =
       as_double(l.micro_batches) * (l.ends.first_forward_ms + l.ends.first_backward_ms + l.ends.last_forward_ms +
                                     l.ends.last_backward_ms + l.mtp_forward_ms + l.mtp_backward_ms);

@@ -1,5 +1,8 @@
 #include <moeplan/plan/megatron_arguments.hpp>
 
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -62,6 +65,23 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& g
       break;
   }
   if (scenario.schedule.a2a_overlap) out += " --overlap-moe-expert-parallel-comm";
+  // Token drop as priced: each expert padded to its capacity (static shapes;
+  // Megatron-LM's --moe-expert-capacity-factor, --moe-pad-expert-input-to-capacity).
+  if (!scenario.model.is_dense() && scenario.model.moe.capacity_factor)
+    out += fmt::format(" --moe-expert-capacity-factor {} --moe-pad-expert-input-to-capacity",
+                       *scenario.model.moe.capacity_factor);
+  // CUDA graphs (Megatron-LM's --cuda-graph-impl, --cuda-graph-modules;
+  // transformer_config.py: full_iteration takes no modules).
+  const model::CudaGraphs& graphs = scenario.schedule.cuda_graphs;
+  if (graphs.full_iteration) {
+    out += " --cuda-graph-impl full_iteration";
+  } else if (graphs.any()) {
+    std::vector<std::string> modules;
+    if (graphs.attn) modules.emplace_back("attn");
+    if (graphs.moe_router) modules.emplace_back("moe_router");
+    if (graphs.moe_preprocess) modules.emplace_back("moe_preprocess");
+    out += fmt::format(" --cuda-graph-impl transformer_engine --cuda-graph-modules {}", fmt::join(modules, " "));
+  }
   // Megatron-LM's arguments.py: --cross-entropy-loss-fusion, --cross-entropy-fusion-impl {native,te}.
   if (scenario.schedule.fused_cross_entropy())
     out += " --cross-entropy-loss-fusion --cross-entropy-fusion-impl te";

@@ -41,7 +41,7 @@ void check_plausible(const MappingResult& r) {
   for (const auto& [name, ms] : {std::pair{"attention_ms", b.attention_ms}, {"moe_compute_ms", b.moe_compute_ms},
                                  {"a2a_ms", b.a2a_ms}, {"agrs_ms", b.agrs_ms}, {"dp_ms", b.dp_ms},
                                  {"pp_bubble_ms", b.pp_bubble_ms}, {"recompute_ms", b.recompute_ms},
-                                 {"model_ends_ms", b.model_ends_ms}})
+                                 {"model_ends_ms", b.model_ends_ms}, {"host_wait_ms", b.host_wait_ms}})
     if (!std::isfinite(ms) || ms < 0) implausible(std::string("folding ") + name, ms, "must be finite and not negative");
 }
 

@@ -75,6 +75,7 @@ Json mapping_to_json(const MappingResult& f) {
   b.set("pp_bubble_ms", f.breakdown.pp_bubble_ms);
   b.set("recompute_ms", f.breakdown.recompute_ms);
   b.set("model_ends_ms", f.breakdown.model_ends_ms);
+  b.set("host_wait_ms", f.breakdown.host_wait_ms);
   j.set("breakdown", b);
   Json pipeline = Json::object();
   pipeline.set("micro_batches", f.pipeline.micro_batches);

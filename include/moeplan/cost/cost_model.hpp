@@ -98,6 +98,8 @@ class CostModel {
   std::optional<Milliseconds> kernel_memory(const std::string& kernel, double bytes) const;
   /// The profile's attention shape model, if it has one.
   const std::optional<model::AttentionShapeModelSpec>& attention_shape_model() const { return attention_shape_; }
+  /// The host's issue time of an eager MoE block (cost/host_issue.hpp); empty: not priced.
+  const std::optional<model::HostIssueModelSpec>& host_issue() const { return host_issue_; }
   /// The profile's GEMM shape model, if it has one.
   const std::optional<model::GemmShapeModelSpec>& gemm_shape_model() const { return gemm_shape_; }
   /// A collective of size_bytes (nccl-tests "size") over a group. A group of
@@ -140,6 +142,7 @@ class CostModel {
   double overlap_comm_slowdown_ = 1.0;
   std::optional<model::GemmShapeModelSpec> gemm_shape_;
   std::optional<model::AttentionShapeModelSpec> attention_shape_;
+  std::optional<model::HostIssueModelSpec> host_issue_;
   // Lines per [op][link], sorted by measured group size.
   std::array<std::array<std::vector<model::LinearCostSpec>, kLinks>, kOps> lines_;
   // ATTENTION lines with a pass or a head dim (attention_line()).

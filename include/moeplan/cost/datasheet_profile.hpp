@@ -12,6 +12,19 @@ namespace moeplan::cost {
 
 enum class ComputeDtype { Half, Fp32 };
 
+/// The host-issue model's parts (ms of host time per MoE block forward;
+/// docs/cost-model.md, "Host time"): fitted by scripts/fit_host_issue.py to
+/// the 59 published MoE runs whose blocks wait on the host (S5 56, S9 1, S12 2
+/// of tests/data/published-runs.tsv), rounded to 1 us; docs/validation.md
+/// gives the in-sample and leave-one-source-out errors.
+inline constexpr double kHostAttentionMs = 0.773;
+inline constexpr double kHostRouterMs = 1.000;
+inline constexpr double kHostMoeMs = 1.609;
+inline constexpr double kHostLocalExpertMs = 0.213;
+inline constexpr const char* kHostIssueSource =
+    "Megatron-Core's eager host time per MoE block forward, fitted to 59 published runs whose blocks wait on the "
+    "host (scripts/fit_host_issue.py; docs/validation.md)";
+
 /// @brief The assumptions a datasheet profile is built on (docs/cost-model.md gives the sources).
 struct DatasheetAssumptions {
   ComputeDtype dtype = ComputeDtype::Half;
@@ -33,6 +46,13 @@ struct DatasheetAssumptions {
   /// Each expert's GEMM in a grouped GEMM (gemm_shape.product_alpha_ms, half
   /// precision): fitted to SimuMax's B200 grouped-GEMM sweep (docs/cost-model.md).
   double grouped_product_alpha_ms = 0.005;
+  /// Megatron-Core's host time to issue one MoE block's forward pass eagerly
+  /// (docs/cost-model.md, "Host time"), by part: fitted to published runs
+  /// (scripts/fit_host_issue.py, which names its rows and gives the
+  /// leave-one-source-out error; docs/validation.md). Half precision only
+  /// (the GPUs' Megatron-Core runs): for_gpu clears it for fp32 profiles.
+  std::optional<model::HostIssueModelSpec> host_issue = model::HostIssueModelSpec{
+      kHostAttentionMs, kHostRouterMs, kHostMoeMs, kHostLocalExpertMs, kHostIssueSource};
   double intra_alpha_ms = 0.015;      ///< NCCL small-message latency inside a node
   double inter_alpha_ms = 0.03;       ///< NCCL small-message latency across nodes
 };

@@ -79,6 +79,11 @@ struct LayerPrices {
   /// dense block rerun in their backward pass, included in the backward times.
   double recompute_ms = 0;
   double dense_recompute_ms = 0;
+  /// What the GPU waits for the host to issue an MoE block's forward pass
+  /// (cost/host_issue.hpp: a dispatcher that waits on the host, the profile's
+  /// host_issue); included in layer_forward_ms (and in recompute_ms where the
+  /// recomputation reruns the dispatch). 0 when the host keeps ahead.
+  double host_wait_ms = 0;
   double layer_forward_ms = 0;     ///< a whole MoE block
   double layer_backward_ms = 0;
   double dense_layer_forward_ms = 0;  ///< a whole dense block

@@ -328,6 +328,18 @@ struct AttentionShapeModelSpec {
   std::int64_t points = 0;            ///< measured points fitted (0: not fitted)
 };
 
+/// @brief The host's time to issue one MoE block's forward pass when
+/// Megatron-Core runs eagerly (docs/cost-model.md, "Host time"), by part of the
+/// block: what the GPU waits for once a dropless dispatcher has synchronized
+/// the host with it.
+struct HostIssueModelSpec {
+  double attention_ms = 0;     ///< the attention part: norms, QKV, core, projection, residual
+  double router_ms = 0;        ///< the router and the dispatcher's preprocessing
+  double moe_ms = 0;           ///< permutation, dispatch, combine and unpermutation, outside the experts
+  double local_expert_ms = 0;  ///< each expert of the rank (its GEMMs and their operands)
+  std::string source;          ///< where the numbers come from (a fit: its rows)
+};
+
 /// @brief The calibration data of one cluster.
 struct CostProfileSpec {
   std::string name;
@@ -341,6 +353,9 @@ struct CostProfileSpec {
   /// When present, attention tasks are priced by it (projections by GEMM shape,
   /// core by tiles) instead of the attention line; absent, results as before.
   std::optional<AttentionShapeModelSpec> attention_shape = std::nullopt;
+  /// When present, the host's issue time of an eager MoE block is priced where
+  /// a dispatcher synchronizes with the host; absent, host time is not priced.
+  std::optional<HostIssueModelSpec> host_issue = std::nullopt;
 };
 
 /// @brief Megatron-Core's activation recomputation (--recompute-granularity,
@@ -357,6 +372,18 @@ struct RecomputeSpec {
   bool operator==(const RecomputeSpec&) const = default;
 };
 
+/// @brief Megatron-Core's CUDA graphs (--cuda-graph-impl, --cuda-graph-modules;
+/// docs/cost-model.md, "Host time"): the parts of each block replayed from a
+/// graph, whose kernels the host does not issue one by one, or the whole
+/// iteration in one graph (full_iteration: static shapes, no host synchronization).
+struct CudaGraphs {
+  bool full_iteration = false;
+  bool attn = false;            ///< the attention part
+  bool moe_router = false;      ///< the router
+  bool moe_preprocess = false;  ///< the dispatcher's preprocessing (needs moe_router)
+  bool any() const { return full_iteration || attn || moe_router || moe_preprocess; }
+  bool operator==(const CudaGraphs&) const = default;
+};
 /// @brief Schedule knobs given by the user; unset ones are left to the planner.
 struct ScheduleSpec {
   std::string name = "none";
@@ -428,6 +455,9 @@ struct ScheduleSpec {
   /// epilogues, which also write the next GEMM's MXFP8 operand
   /// (docs/cost-model.md, "Fused grouped MLP").
   bool fused_grouped_mlp = false;
+  /// Megatron-Core's CUDA graphs (folding): none by default, as Megatron-LM
+  /// (--cuda-graph-impl none).
+  CudaGraphs cuda_graphs;
   /// True for the dispatchers that send a token once per destination node and rank (deepep, hybridep).
   bool deduplicating_dispatcher() const { return moe_dispatcher == "deepep" || moe_dispatcher == "hybridep"; }
   /// Knobs the folding planner searches besides the mapping: "precision"

@@ -31,6 +31,9 @@ struct MappingBreakdown {
   /// final norm, LM head and loss (last stage), each on its own stage, and the
   /// last stage's multi-token prediction modules.
   double model_ends_ms = 0;
+  /// The GPU's wait for the host to issue the MoE blocks' forward passes, all
+  /// micro-batches (cost/host_issue.hpp; recomputation's in recompute_ms).
+  double host_wait_ms = 0;
 };
 
 /// @brief One pipeline stage as run (ms): the work an overlap schedule can

@@ -145,7 +145,8 @@ plan::Savings FoldingRecord::savings(const plan::PlanResult& r) const {
            {"dp_ms", b.dp_ms, c.dp_ms},
            {"pp_bubble_ms", b.pp_bubble_ms, c.pp_bubble_ms},
            {"recompute_ms", b.recompute_ms, c.recompute_ms},
-           {"model_ends_ms", b.model_ends_ms, c.model_ends_ms}}};
+           {"model_ends_ms", b.model_ends_ms, c.model_ends_ms},
+           {"host_wait_ms", b.host_wait_ms, c.host_wait_ms}}};
 }
 
 plan::SearchPicture FoldingRecord::picture(const model::ScenarioSpec& scenario, const plan::PlanResult& r,

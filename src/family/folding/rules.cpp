@@ -97,6 +97,21 @@ std::vector<model::OptionRule> make_rules() {
                                               });
                  return fused_loss_line && !s.schedule.fused_cross_entropy();
                }});
+  // CUDA graphs change only the host's issue time (cost/host_issue.hpp),
+  // priced where an MoE block's dispatcher waits on the host and the profile
+  // has a host_issue model.
+  r.push_back({"schedule.cuda_graphs",
+               "for a dense model, a token-drop model (moe.capacity_factor), or a profile without host_issue",
+               "CUDA graphs change only the host's time to issue an MoE block, which moeplan prices where a "
+               "dropless dispatcher waits on the host and the cost profile has a host_issue model",
+               [](S s) {
+                 return s.model.is_dense() || s.model.moe.capacity_factor.has_value() || !s.profile ||
+                        !s.profile->host_issue;
+               }});
+  r.push_back({"profile.host_issue.", "for a dense model or a token-drop model (moe.capacity_factor)",
+               "the host's issue time is priced where a dropless MoE dispatcher waits on the host; a dense block "
+               "or a token-drop (padded, static-shape) block never waits",
+               [](S s) { return s.model.is_dense() || s.model.moe.capacity_factor.has_value(); }});
   r.push_back({"schedule.moe_dispatcher", "when ep is 1 or the model is dense",
                "with ep = 1 (or no experts) there is no dispatch for a token dispatcher to make",
                [](S s) { return s.parallel.ep == 1 || s.model.is_dense(); }});
@@ -202,6 +217,11 @@ class FoldingRules final : public model::FamilyRules {
                                         "schedule.data_parallel_sharding_strategy",
                                         "schedule.moe_dispatcher",
                                         "schedule.cross_entropy_fusion",
+                                        "schedule.cuda_graphs",
+                                        "profile.host_issue.attention_ms",
+                                        "profile.host_issue.router_ms",
+                                        "profile.host_issue.moe_ms",
+                                        "profile.host_issue.local_expert_ms",
                                         "cluster.gpu.memory_gib",
                                         "model.vocab_size",
                                         "model.max_position_embeddings",

@@ -109,19 +109,20 @@ for v in groups.values():
     hit += pick["mapping"] == fastest["mapping"] or pick["measured_iteration_s"] == fastest["measured_iteration_s"]
 expect(b["summary"]["groups"] == g and b["summary"]["groups_fastest_predicted"] == hit, f"groups {g}, fastest predicted {hit}")
 expect(len(b["summary"]["group_misses"]) == g - hit, "one miss per group the model ranks otherwise")
-# Recorded 18 of 19 (docs/validation.md): S1-31, within the runs' noise, is
-# the miss (Qwen3-30B on 16 H100 ranks right since its pp 2 x vpp 12 rows run
-# their preset's DeepEP and A2A overlap).
-expect(b["summary"]["groups_fastest_predicted"] >= 18, f"{b['summary']['groups_fastest_predicted']} groups' fastest predicted (recorded 18 of 19)")
-# The accuracy gate (issue 27): docs/validation.md records median |error| 8.5%
-# (12.0% over the 89 MoE rows), 48 of 52 pairs in the measured order and
+# Recorded 17 of 19 (docs/validation.md): S1-31, within the runs' noise, and
+# Qwen3-30B on 16 H100 (S5-042, pp 2 x vpp 12 at ep 8, ran 2.6% faster than
+# S5-012 at ep 16 in another container; the host-issue model prices ep 8's 16
+# local experts a rank above the 8 of ep 16: docs/validation.md) are the misses.
+expect(b["summary"]["groups_fastest_predicted"] >= 17, f"{b['summary']['groups_fastest_predicted']} groups' fastest predicted (recorded 17 of 19)")
+# The accuracy gate (issue 27): docs/validation.md records median |error| 6.5%
+# (8.5% over the 89 MoE rows), 48 of 52 pairs in the measured order and
 # memory 2.85% (the largest 6.6%) for this table; a change that loses more than
 # 2 points of any of these errors, or a pair, or puts a row's memory more than
 # 10% off (issue 27's bound), fails here.
-expect(b["summary"]["median_abs_error_pct"] <= 8.5 + 2, f"median |error| {b['summary']['median_abs_error_pct']:.2f}% (recorded 8.5%)")
+expect(b["summary"]["median_abs_error_pct"] <= 6.5 + 2, f"median |error| {b['summary']['median_abs_error_pct']:.2f}% (recorded 6.5%)")
 moe_errs = sorted(abs(r["error_pct"]) for r in b["runs"] if not r["model"].endswith("(dense)"))
 moe_median = (moe_errs[(len(moe_errs) - 1) // 2] + moe_errs[len(moe_errs) // 2]) / 2
-expect(len(moe_errs) >= 80 and moe_median <= 12.0 + 2, f"MoE rows: median |error| {moe_median:.2f}% over {len(moe_errs)} (recorded 12.0%)")
+expect(len(moe_errs) >= 80 and moe_median <= 8.5 + 2, f"MoE rows: median |error| {moe_median:.2f}% over {len(moe_errs)} (recorded 8.5%)")
 # SimuMax's own predictions of its B200 rows (S1): 6.4% median |error| on the
 # MoE rows, 5.5% on the dense ones (its v1.2 release summary); issue 27 asks
 # moeplan to be at or below them. Recorded 6.3% and 4.9% since Megatron-Core

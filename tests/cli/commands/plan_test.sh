@@ -320,19 +320,50 @@ expect_err "a negative GLU clamp named" "glu_clamp: -1 is outside [0, 65504]"
 # (Megatron-LM's --moe-flex-dispatcher-backend, which replaced the deprecated --moe-enable-deepep).
 check "plan --emit megatron (deepep)" 0 "$bin" plan folding-qwen2-57b-a14b-64 --set schedule.moe_dispatcher=deepep --emit megatron
 grep -q -- "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep" "$tmp/out" && ! grep -q -- "--moe-token-dispatcher-type alltoall" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without DeepEP's flex dispatcher"; }
-check "plan --emit megatron (alltoall by default)" 0 "$bin" plan folding-qwen2-57b-a14b-64 --emit megatron
+# One plan of the scenario as written: the AlltoAll dispatcher, the unfused
+# loss and no CUDA graphs by default; its token drop as priced, padded to the
+# capacity (the scenario's capacity factor 1).
+check "plan --emit megatron (defaults)" 0 "$bin" plan folding-qwen2-57b-a14b-64 --emit megatron
 grep -q -- "--moe-token-dispatcher-type alltoall" "$tmp/out" && ! grep -q -- "flex" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron default is not the AlltoAll dispatcher"; }
+! grep -q -- "--cross-entropy-loss-fusion" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron fuses the loss by default"; }
+! grep -q -- "--cuda-graph" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron writes CUDA graphs unasked"; }
+grep -q -- "--moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the padded token drop"; }
 check "plan: an unknown dispatcher" 2 "$bin" plan folding-qwen2-57b-a14b-64 --set schedule.moe_dispatcher=allgather
 expect_err "plan: an unknown dispatcher" "schedule.moe_dispatcher: must be alltoall, deepep or hybridep"
 check "plan: DeepEP on a dense model" 2 "$bin" plan folding-llama3-70b-64 --set schedule.moe_dispatcher=deepep
 expect_err "plan: DeepEP on a dense model" "schedule.moe_dispatcher: cannot act"
 check "simulate: DeepEP on FoldMoE's schedules" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.moe_dispatcher=deepep
 expect_err "simulate: DeepEP on FoldMoE's schedules" "schedule.moe_dispatcher: cannot act"
-# HybridEP is the same flag's other backend; the fused loss reaches Megatron's arguments as its two flags.
-check "plan --emit megatron (hybridep, fused loss)" 0 "$bin" plan folding-qwen2-57b-a14b-64 --set schedule.moe_dispatcher=hybridep --set schedule.cross_entropy_fusion=te --emit megatron
+# HybridEP is the same flag's other backend; the fused loss reaches Megatron's
+# arguments as its two flags, CUDA graphs as theirs. The scenario made
+# dropless (its model file is; its two set lines make it token drop), so its
+# blocks wait on the host and the graphs act (docs/cost-model.md, "Host time").
+grep -v '^set: "model.moe' "$src/scenarios/folding-qwen2-57b-a14b-64.textproto" > "$tmp/dropless.textproto"
+check "plan --emit megatron (hybridep, fused loss, CUDA graphs)" 0 "$bin" plan "$tmp/dropless.textproto" --set schedule.moe_dispatcher=hybridep --set schedule.cross_entropy_fusion=te --set schedule.cuda_graphs=attn+moe_router+moe_preprocess --emit megatron
 grep -q -- "--moe-flex-dispatcher-backend hybridep" "$tmp/out" && grep -q -- "--cross-entropy-loss-fusion --cross-entropy-fusion-impl te" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without HybridEP's backend or the fused loss"; }
-check "plan --emit megatron (unfused loss by default)" 0 "$bin" plan folding-qwen2-57b-a14b-64 --emit megatron
-! grep -q -- "--cross-entropy-loss-fusion" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron fuses the loss by default"; }
+grep -q -- "--cuda-graph-impl transformer_engine --cuda-graph-modules attn moe_router moe_preprocess" "$tmp/out" && ! grep -q -- "--moe-pad-expert-input-to-capacity" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the CUDA graphs' flags"; }
+# The host's wait (the simulated iteration): eager it is priced, with the
+# attention graphed it shrinks, under one graph for the whole iteration it is
+# gone (the scenario's blocks at tp 4 take less GPU time than the host's issue).
+check "simulate dropless, eager" 0 "$bin" simulate "$tmp/dropless.textproto" --json
+cp "$tmp/out" "$tmp/eager.json"
+check "simulate dropless, attention graphed" 0 "$bin" simulate "$tmp/dropless.textproto" --set schedule.cuda_graphs=attn --json
+cp "$tmp/out" "$tmp/attn.json"
+check "simulate dropless, full-iteration graph" 0 "$bin" simulate "$tmp/dropless.textproto" --set schedule.cuda_graphs=full_iteration --json
+cp "$tmp/out" "$tmp/full.json"
+pycheck "the host's wait by CUDA graphs" "$tmp/eager.json" "$tmp/attn.json" "$tmp/full.json" <<'PY'
+from cli_check import *
+eager, attn, full = (load(p)["iteration_ms"] for p in sys.argv[1:4])
+expect(full < attn < eager, f"iteration ms: full graph {full}, attention graphed {attn}, eager {eager}")
+PY
+check "CUDA graphs on a token-drop model" 2 "$bin" simulate folding-qwen2-57b-a14b-64 --set schedule.cuda_graphs=attn
+expect_err "CUDA graphs on a token-drop model named" "schedule.cuda_graphs: cannot act"
+check "CUDA graphs on a dense model" 2 "$bin" simulate folding-llama3-70b-64 --set schedule.cuda_graphs=full_iteration
+expect_err "CUDA graphs on a dense model named" "schedule.cuda_graphs: cannot act"
+check "CUDA graphs of the router alone" 2 "$bin" simulate "$tmp/dropless.textproto" --set schedule.cuda_graphs=moe_router
+expect_err "CUDA graphs of the router alone named" "schedule.cuda_graphs: moe_router without moe_preprocess cannot be priced"
+check "CUDA graphs on FoldMoE" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.cuda_graphs=attn
+expect_err "CUDA graphs on FoldMoE named" "schedule.cuda_graphs"
 check "plan: Megatron's native fused loss" 2 "$bin" plan folding-qwen2-57b-a14b-64 --set schedule.cross_entropy_fusion=native
 expect_err "plan: Megatron's native fused loss" "schedule.cross_entropy_fusion: must be none or te"
 check "simulate: the fused loss on FoldMoE's schedules" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.cross_entropy_fusion=te

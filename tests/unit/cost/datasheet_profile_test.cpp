@@ -391,3 +391,31 @@ TEST_CASE("cost::datasheet_profile writes the cluster file's fused cross-entropy
   b200.gpu.fused_cross_entropy_efficiency.reset();
   CHECK_FALSE(cost::CostModel(cost::datasheet_profile(b200, "x", {})).kernel_memory("fused_cross_entropy", 1e9));
 }
+
+TEST_CASE("cost::datasheet_profile carries the host-issue model in half precision only", "[cost][host]") {
+  const model::ClusterSpec dgx = io::load_cluster("dgx-h100");
+  cost::DatasheetAssumptions assumed;
+  assumed.host_issue = model::HostIssueModelSpec{1, 2, 3, 4, "test"};
+  const model::CostProfileSpec half = cost::datasheet_profile(dgx, "x", assumed);
+  REQUIRE(half.host_issue);
+  CHECK(half.host_issue->attention_ms == 1);
+  CHECK(half.host_issue->router_ms == 2);
+  CHECK(half.host_issue->moe_ms == 3);
+  CHECK(half.host_issue->local_expert_ms == 4);
+  // fp32 profiles model the papers' own kernels, not Megatron-Core's Python.
+  assumed.dtype = cost::ComputeDtype::Fp32;
+  CHECK_FALSE(cost::datasheet_profile(dgx, "x", assumed).host_issue);
+  // The bundled profiles are what datasheet-profile writes today: the half
+  // ones carry the parts, the fp32 ones none.
+  for (const Datasheet& d : kBundled) {
+    INFO(d.cluster);
+    const model::CostProfileSpec bundled = io::load_profile(std::string(d.cluster) + "-datasheet");
+    CHECK(bundled.host_issue.has_value() == d.half);
+    if (!d.half) continue;
+    const cost::DatasheetAssumptions defaults;
+    CHECK(bundled.host_issue->attention_ms == defaults.host_issue->attention_ms);
+    CHECK(bundled.host_issue->router_ms == defaults.host_issue->router_ms);
+    CHECK(bundled.host_issue->moe_ms == defaults.host_issue->moe_ms);
+    CHECK(bundled.host_issue->local_expert_ms == defaults.host_issue->local_expert_ms);
+  }
+}

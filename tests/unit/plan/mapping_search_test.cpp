@@ -11,6 +11,7 @@
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/model/family_rules.hpp>
 #include <moeplan/model/model_stats.hpp>
+#include <moeplan/model/cuda_graphs.hpp>
 #include <moeplan/model/recompute.hpp>
 #include <moeplan/plan/open_knobs.hpp>
 
@@ -1425,4 +1426,72 @@ TEST_CASE("plan::price_mapping prices multi-token prediction on the last stage (
   foldmoe.options.push_back("model.mtp_num_layers");  // as the loader records a field the files give
   CHECK(testing::error_of([&] { model::validate(foldmoe); }).first == "model.mtp_num_layers");
   CHECK_THROWS_WITH(model::validate(foldmoe), Catch::Contains("cannot act"));
+}
+
+TEST_CASE("cost::price_layers: a dropless MoE block's forward lasts at least the host's time to issue it",
+          "[plan][folding][host]") {
+  // The toy made dropless (its capacity factor removed), ep 2 (one expert a
+  // rank), dp 2, one micro-batch per rank. f0: the block's forward priced
+  // without a host-issue model (the toy's GPU time, about 1 ms). With parts
+  // attention 1000, router 100, moe 10 and 1 per local expert (ms, far above
+  // f0), the host takes 1000 + 100 + 10 + 1 = 1111 ms to issue the block from
+  // its dispatcher's wait, so the forward lasts 1111: the GPU waits 1111 - f0.
+  model::ScenarioSpec s = toy_scenario();
+  s.model.moe.capacity_factor.reset();
+  s.workload.global_batch_size = 2;
+  const cost::MappingConfig c = mapping(1, 1, 1, 2, 1);
+  const cost::LayerPrices base = cost::price_layers(s, cost::CostModel(*s.profile), c);
+  const double f0 = base.layer_forward_ms;
+  REQUIRE(f0 > 0);
+  REQUIRE(f0 < 10);
+  REQUIRE(base.host_wait_ms == 0);
+  s.profile->host_issue = model::HostIssueModelSpec{1000, 100, 10, 1, "test"};
+  const auto priced = [&](const model::ScenarioSpec& sc) {
+    return cost::price_layers(sc, cost::CostModel(*sc.profile), c);
+  };
+  cost::LayerPrices l = priced(s);
+  CHECK(l.layer_forward_ms == Approx(1111));
+  CHECK(l.host_wait_ms == Approx(1111 - f0));
+  // The backward is issued while the GPU works (no wait there).
+  CHECK(l.layer_backward_ms == Approx(base.layer_backward_ms));
+  // Whole-iteration graphs: the host issues nothing per block.
+  model::ScenarioSpec g = s;
+  g.schedule.cuda_graphs = model::parse_cuda_graphs("full_iteration");
+  CHECK(priced(g).layer_forward_ms == Approx(f0));
+  // Attention graphed: 111 ms; router and preprocessing too: 11 ms.
+  g.schedule.cuda_graphs = model::parse_cuda_graphs("attn");
+  CHECK(priced(g).layer_forward_ms == Approx(111));
+  g.schedule.cuda_graphs = model::parse_cuda_graphs("attn+moe_router+moe_preprocess");
+  CHECK(priced(g).layer_forward_ms == Approx(11));
+  // Two local experts at ep 1 (dp 2 again from the world of 2: tp 1, cp 1): 1112.
+  CHECK(cost::price_layers(s, cost::CostModel(*s.profile), mapping(1, 1, 1, 1, 1)).layer_forward_ms ==
+        Approx(1112));
+  // Padded token drop does not wait on the host: the toy as it was.
+  model::ScenarioSpec drop = s;
+  drop.model.moe.capacity_factor = 1.0;
+  const cost::LayerPrices drop_base = [&] {
+    model::ScenarioSpec d = drop;
+    d.profile->host_issue.reset();
+    return priced(d);
+  }();
+  CHECK(priced(drop).layer_forward_ms == Approx(drop_base.layer_forward_ms));
+  CHECK(priced(drop).host_wait_ms == 0);
+  // A host quicker than the GPU leaves the block as it was.
+  model::ScenarioSpec quick = s;
+  quick.profile->host_issue = model::HostIssueModelSpec{0.001, 0.001, 0.001, 0.001, "test"};
+  CHECK(priced(quick).layer_forward_ms == Approx(f0));
+  // Full recomputation reruns the block's forward, wait included.
+  model::ScenarioSpec full = s;
+  full.schedule.recompute = model::parse_recompute("full", "schedule.recompute");
+  model::ScenarioSpec full_base = full;
+  full_base.profile->host_issue.reset();
+  CHECK(priced(full).recompute_ms == Approx(priced(full_base).recompute_ms + (1111 - f0)));
+  // Recomputing the MoE layer alone reruns its dispatch: at least the host's
+  // 100 + 10 + 1 = 111 ms for it (the toy's layer takes far less on the GPU).
+  model::ScenarioSpec moe_only = s;
+  moe_only.schedule.recompute = model::parse_recompute("selective:moe", "schedule.recompute");
+  CHECK(priced(moe_only).recompute_ms == Approx(111));
+  // The breakdown's term: the wait of every MoE block and micro-batch of the stage (1 x 1).
+  const plan::MappingResult r = plan::price_mapping(s, cost::CostModel(*s.profile), c);
+  CHECK(r.breakdown.host_wait_ms == Approx(1111 - f0));
 }

@@ -54,9 +54,9 @@ std::string result_of(const moeplan::model::ScenarioSpec& spec) {
       for (const moeplan::model::ScenarioSpec& v : ladder)
         open += fmt::format(" {}/{}", moeplan::model::to_string(v.workload.precision),
                             moeplan::model::recompute_text(v.schedule.recompute));
-    return fmt::format("{} {} {} {} {} {} {} {} {} {} {}{}", r.iteration_ms, r.mfu, r.memory_bytes_per_gpu, r.fits,
+    return fmt::format("{} {} {} {} {} {} {} {} {} {} {} {}{}", r.iteration_ms, r.mfu, r.memory_bytes_per_gpu, r.fits,
                        b.attention_ms, b.moe_compute_ms, b.a2a_ms, b.agrs_ms, b.dp_ms, b.pp_bubble_ms,
-                       b.recompute_ms, open);
+                       b.recompute_ms, b.host_wait_ms, open);
   }
   for (const moeplan::plan::RequestedSchedule& s : run.schedules("all")) {
     if (s.skipped_because) continue;
@@ -110,6 +110,8 @@ std::vector<std::string> perturbations(const ScenarioField& f, const std::string
       {"schedule.data_parallel_sharding_strategy", {"optim_grads_params", "optim"}},
       {"schedule.moe_dispatcher", {"deepep", "hybridep", "alltoall"}},
       {"schedule.cross_entropy_fusion", {"te", "none"}},
+      // CUDA graphs: the attention part, all three parts, the whole iteration, none.
+      {"schedule.cuda_graphs", {"attn", "attn+moe_router+moe_preprocess", "full_iteration", "none"}},
       {"schedule.optimizer_moments_dtype", {"bf16", "fp32"}},
       // An FP8 recipe, then mxfp8 (needs Blackwell's MX tensor cores), then the default.
       {"workload.precision", {"fp8_tensorwise", "fp8_delayed", "mxfp8", "bf16"}},
@@ -314,6 +316,14 @@ Compounds compounds_for(const std::string& scenario) {
                                        o("workload.precision", "mxfp8")}}};
   c["schedule.moe_dispatcher"] = {
       {{o("schedule.moe_dispatcher", "deepep")}, {o("parallelism.tp", "2"), o("parallelism.ep", "4")}}};
+  // The host-issue model's parts are required together: a profile without one
+  // (fp32 datasheet profiles) gets all four.
+  for (const char* part : {"attention_ms", "router_ms", "moe_ms", "local_expert_ms"}) {
+    std::vector<Override> all;
+    for (const char* p : {"attention_ms", "router_ms", "moe_ms", "local_expert_ms"})
+      all.push_back(Override{std::string("profile.host_issue.") + p, std::string(p) == part ? "3" : "1"});
+    c[std::string("profile.host_issue.") + part] = {{all, {}}};
+  }
   // Group-limited routing picks among the expert groups: one group of every expert.
   c["model.moe.topk_groups"] = {{{o("model.moe.num_expert_groups", "1"), o("model.moe.topk_groups", "1")}, {}}};
 
