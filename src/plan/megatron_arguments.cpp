@@ -1,11 +1,12 @@
 #include <moeplan/plan/megatron_arguments.hpp>
 
+#include <algorithm>
 #include <string>
-#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <moeplan/model/cuda_graphs.hpp>
 #include <moeplan/model/pipeline_layout.hpp>
 #include <moeplan/model/recompute.hpp>
 #include <moeplan/plan/open_knobs.hpp>
@@ -76,11 +77,9 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& g
   if (graphs.full_iteration) {
     out += " --cuda-graph-impl full_iteration";
   } else if (graphs.any()) {
-    std::vector<std::string> modules;
-    if (graphs.attn) modules.emplace_back("attn");
-    if (graphs.moe_router) modules.emplace_back("moe_router");
-    if (graphs.moe_preprocess) modules.emplace_back("moe_preprocess");
-    out += fmt::format(" --cuda-graph-impl transformer_engine --cuda-graph-modules {}", fmt::join(modules, " "));
+    std::string modules = model::cuda_graphs_text(graphs);  // "attn+moe_router": one argument per module
+    std::replace(modules.begin(), modules.end(), '+', ' ');
+    out += " --cuda-graph-impl transformer_engine --cuda-graph-modules " + modules;
   }
   // Megatron-LM's arguments.py: --cross-entropy-loss-fusion, --cross-entropy-fusion-impl {native,te}.
   if (scenario.schedule.fused_cross_entropy())
