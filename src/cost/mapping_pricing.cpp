@@ -317,13 +317,15 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   // pass (from one block's wait to the next's) lasts at least as long as the
   // host takes to issue it; the GPU waits for the rest. The MoE layer alone is
   // what selective recomputation of "moe" reruns, wait included.
+  // The MoE layer's own forward on the GPU (router, dispatch, experts, combine, casts, memory-bound kernels).
+  const double moe_layer_forward =
+      moe_blocks ? router + experts_fwd + a2a + etp_agrs + moe_cast.forward.value + out.moe_memory_forward_ms : 0.0;
   double moe_layer_host_wait = 0;
   if (moe_blocks && costs.host_issue() && moe_dispatch_waits_on_host(m.moe, s.schedule.cuda_graphs)) {
     const double local_experts = as_double(m.moe.num_experts) / as_double(c.ep);
     const BlockHostTimes host = moe_block_host_ms(*costs.host_issue(), s.schedule.cuda_graphs, local_experts);
     out.host_wait_ms = host_wait_ms(host.block_ms, out.layer_forward_ms);
-    moe_layer_host_wait = host_wait_ms(
-        host.moe_layer_ms, router + experts_fwd + a2a + etp_agrs + moe_cast.forward.value + out.moe_memory_forward_ms);
+    moe_layer_host_wait = host_wait_ms(host.moe_layer_ms, moe_layer_forward);
     out.layer_forward_ms += out.host_wait_ms;
   }
   // Megatron-Core's 1F1B A2A overlap (docs/cost-model.md, "EP AlltoAll
@@ -399,9 +401,7 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
     parts.dense_mlp_ms = out.dense_blocks ? dense_ffn.forward.value + tp_fwd + out.dense_ffn_cast_forward_ms +
                                                 out.dense_memory_forward_ms
                                           : 0.0;
-    parts.moe_layer_ms = moe_blocks ? router + experts_fwd + a2a + etp_agrs + moe_cast.forward.value +
-                                          out.moe_memory_forward_ms + moe_layer_host_wait
-                                    : 0.0;
+    parts.moe_layer_ms = moe_layer_forward + moe_layer_host_wait;
     if (moe_blocks && m.moe.num_shared_experts > 0) {
       const double gemms = m.moe.expert_type == model::FfnType::SwiGlu ? 3.0 : 2.0;
       parts.shared_experts_ms =
