@@ -103,6 +103,47 @@ def folding(moeplan):
     print()
 
 
+def joint_mapping(c):
+    # docs/validation.md's joint tables: no DP/EDP, VPP only when > 1.
+    return (f"TP{c['tp']} CP{c['cp']} PP{c['pp']}" + (f" VPP{c['vpp']}" if c.get("vpp", 1) > 1 else "")
+            + f" EP{c['ep']} ETP{c['etp']}" + (f" mb{c['micro_batch_size']}" if c.get("micro_batch_size", 1) > 1 else ""))
+
+
+# The families' degree symbols (plan::overlap_degree_text): FSMoE's per phase.
+DEGREE_SYMBOL = {"flowmoe": "R", "foldmoe": "d", "fsmoe": "r"}
+
+
+def overlap_text(o):
+    if o["family"] == "none":
+        return "no overlap"
+    degree = (f"{o['degree_forward']}/{o['degree_backward']}" if o["family"] == "fsmoe" else f"{o['degree_forward']}")
+    return f"{o['family']}/{o['schedule']} {DEGREE_SYMBOL[o['family']]}{degree}"
+
+
+def joint(moeplan):
+    for title, extra in (("Overlap as the datasheet profiles price it (no slow-down beside communication):", []),
+                         ("The same with Echo's mean compute slow-down beside communication\n"
+                          "(`--set profile.overlap_compute_slowdown=1.38`, arXiv 2412.12487; docs/cost-model.md, "
+                          "\"Overlap slow-down\"):", ["--set", "profile.overlap_compute_slowdown=1.38"])):
+        print(f"`moeplan plan <scenario> --joint --json{' ' + ' '.join(extra) if extra else ''}`. {title}\n")
+        print("| scenario | best mapping, no overlap | default mapping, best overlap | joint optimum | gain over no overlap | gain over default |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for name in bundled("folding-"):
+            p = run_json(moeplan, ["plan", name, "--joint", "--json"] + extra)
+            n, d, j = p["no_overlap"], p["default_mapping"], p["joint"]
+            ncell = f"{joint_mapping(n['parallelism'])}: {n['iteration_ms']:.0f} ms, MFU {100 * n['mfu']:.1f}%"
+            dcell = (f"{joint_mapping(d['parallelism'])}{'' if d['fits'] else ' (does not fit)'}, "
+                     f"{overlap_text(d['overlap'])}: {d['iteration_ms']:.0f} ms")
+            where = "the same mapping" if joint_mapping(j["parallelism"]) == joint_mapping(n["parallelism"]) else joint_mapping(j["parallelism"])
+            # A plan within the memory model's error of the usable memory: the plan says "may not fit".
+            tight = "may not fit" in p["explanation"]["binding_constraint"]["detail"]
+            jcell = (f"{where}, {overlap_text(j['overlap'])}: {j['iteration_ms']:.0f} ms, MFU {100 * j['mfu']:.1f}%, "
+                     f"{j['memory_bytes_per_gpu'] / 2**30:.1f} GiB{' (tight)' if tight else ''}")
+            print(f"| {name.replace('folding-', '')} | {ncell} | {dcell} | {jcell} | "
+                  f"{p['speedup_vs_no_overlap']:.3f}x | {p['speedup_vs_default_mapping']:.3f}x |")
+        print()
+
+
 CONTENTION_SCENARIOS = ["foldmoe-gpt-moe-m-16k", "fsmoe-testbed-a-gpt2-xl", "fsmoe-testbed-b-gpt2-xl",
                         "flowmoe-gpt2-tiny-moe-c1", "flowmoe-llama2-moe-l-c1"]
 SLOWDOWNS = ["1.0", "1.1", "1.2", "1.3"]
@@ -167,7 +208,7 @@ def published(moeplan):
     print()
 
 
-FAMILIES = {"foldmoe": foldmoe, "fsmoe": fsmoe, "flowmoe": flowmoe, "folding": folding, "contention": contention,
+FAMILIES = {"foldmoe": foldmoe, "fsmoe": fsmoe, "flowmoe": flowmoe, "folding": folding, "joint": joint, "contention": contention,
             "published": published}
 
 

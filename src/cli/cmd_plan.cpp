@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/cost/memory.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/plan_writer.hpp>
 #include <moeplan/output/plan_report.hpp>
@@ -57,10 +58,10 @@ void run_plan(const PlanOptions& o, CliContext& context) {
   // when it does not fit its GPU's memory (docs/cost-model.md, "Memory").
   if (!run.family().searches_mappings() && !run.fits_in_memory())
     context.err << fmt::format(
-        "moeplan: note: {} needs {:.1f} GiB per GPU, more than the {:.0f} GiB GPU holds less its 10% reserve: the "
-        "plan is for a run that would not fit\n",
+        "moeplan: note: {} needs {:.1f} GiB per GPU, more than the {:.1f} GiB usable: the plan is for a run that "
+        "would not fit\n",
         run.spec().name, run.memory_bytes_per_gpu() / (1024.0 * 1024 * 1024),
-        run.spec().cluster.gpu.memory_bytes / (1024.0 * 1024 * 1024));
+        cost::usable_memory_bytes(run.spec().cluster.gpu) / (1024.0 * 1024 * 1024));
   plan::PlanRequest request;
   request.schedule = o.schedule;
   request.threads = thread_count(o.threads, context.err);

@@ -11,6 +11,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/core/parallel.hpp>
+#include <moeplan/cost/memory.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/plan_reader.hpp>
@@ -173,14 +174,22 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
     for (const plan::SimulatedSchedule& r : sim.schedules)
       if (r.built)
         write_pictures(o, run.spec().name, r.built->graph, r.timeline, r.built->schedule, several, false, context);
-    // The scenario's mapping against its GPU's memory (docs/cost-model.md, "Memory"), said, never hidden.
-    if (!run.fits_in_memory())
-      context.err << fmt::format(
-          "moeplan: note: {} needs {:.1f} GiB per GPU, more than the {:.0f} GiB GPU holds less its 10% reserve: "
-          "these times are for a run that would not fit\n",
-          run.spec().name, run.memory_bytes_per_gpu() / (1024.0 * 1024 * 1024),
-          run.spec().cluster.gpu.memory_bytes / (1024.0 * 1024 * 1024));
   }
+  // The scenario's mapping against its GPU's memory (docs/cost-model.md, "Memory"), said, never hidden,
+  // for every family.
+  if (!run.fits_in_memory())
+    context.err << fmt::format(
+        "moeplan: note: {} needs {:.1f} GiB per GPU, more than the {:.1f} GiB usable: these times are for a run "
+        "that would not fit\n",
+        run.spec().name, run.memory_bytes_per_gpu() / (1024.0 * 1024 * 1024),
+        cost::usable_memory_bytes(run.spec().cluster.gpu) / (1024.0 * 1024 * 1024));
+  else if (cost::tight_in_memory(run.spec().cluster.gpu, run.memory_bytes_per_gpu()))
+    context.err << fmt::format(
+        "moeplan: note: {} needs {:.1f} GiB per GPU of the {:.1f} GiB usable, within the memory model's largest "
+        "under-prediction of a measured peak ({:.1f}%): the run may not fit\n",
+        run.spec().name, run.memory_bytes_per_gpu() / (1024.0 * 1024 * 1024),
+        cost::usable_memory_bytes(run.spec().cluster.gpu) / (1024.0 * 1024 * 1024),
+        100 * cost::MemoryModel{}.largest_underprediction);
   if (o.json) {
     // One object for one schedule; an array for --schedule all (CLI.md).
     context.out << output::simulation_to_json(run, sim).dump() << '\n';

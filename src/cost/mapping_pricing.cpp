@@ -487,7 +487,10 @@ LayerPrices price_layers(const model::ScenarioSpec& s, const CostModel& costs, c
   // distributed optimizer shards dense parameters over dp x cp, experts over edp.
   out.optimizer_update_ms = elementwise_ms(
       optimizer_step_bytes(held.dense / as_double(c.dp * c.cp) + held.expert / as_double(c.edp),
-                           s.schedule.precision_aware_optimizer, model::adam_moment_bytes(s.schedule)));
+                           !model::keeps_master_weights(s.schedule)  ? MasterWeights::none
+                           : s.schedule.precision_aware_optimizer     ? MasterWeights::remainders
+                                                                      : MasterWeights::fp32,
+                           model::adam_moment_bytes(s.schedule)));
   // Megatron-Core DDP's passes over the whole gradient buffers the rank holds
   // (docs/cost-model.md, "Gradient buffer passes"): zeroed before the first
   // micro-batch, checked for NaN and pre-scaled before the reduce-scatter.

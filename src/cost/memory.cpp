@@ -4,6 +4,8 @@
 #include <set>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include <moeplan/model/model_stats.hpp>
 #include <moeplan/model/recompute.hpp>
 #include <moeplan/core/units.hpp>
@@ -139,8 +141,11 @@ double fsdp_working_set(const model::ModelSpec& m, const MappingConfig& c, doubl
   return largest * (2.0 * as_double(m.dtype_bytes) + grad_bytes);
 }
 
-// The weights, gradients and optimizer state one GPU holds.
-double model_state_bytes(const model::ModelSpec& m, const MappingConfig& c, bool fully_sharded, double g, double k) {
+// The weights, gradients and optimizer state one GPU holds. `g`: each gradient
+// as kept for the step; `reduced_g`: as reduced (the FSDP working set's
+// unsharded gradient before its ReduceScatter).
+double model_state_bytes(const model::ModelSpec& m, const MappingConfig& c, bool fully_sharded, double g,
+                         double reduced_g, double k) {
   const HeldParams held = held_params(m, c);
   const double b = as_double(m.dtype_bytes);
   const double dense_group = as_double(c.dp * c.cp), expert_group = as_double(c.edp);
@@ -149,6 +154,9 @@ double model_state_bytes(const model::ModelSpec& m, const MappingConfig& c, bool
   // optimizer state (k: fp32 master weights and Adam moments, 12 B; 10 or 6
   // under the precision-aware optimizer, model::optimizer_state_bytes) sharded
   // over the groups that reduce them: dp x cp (dense) and edp (experts).
+  // Without master weights (model::ScheduleSpec::master_weights none, FSDP
+  // only) k holds the moments alone and g is the weights' 2 B: Megatron-FSDP's
+  // main grads "auto", PyTorch FSDP2's sharded gradient in the parameter's dtype.
   const auto zero1 = [&](const HeldParams& h) {
     return (h.dense + h.expert) * (b + g) + h.dense * k / dense_group + h.expert * k / expert_group;
   };
@@ -168,7 +176,7 @@ double model_state_bytes(const model::ModelSpec& m, const MappingConfig& c, bool
     most = std::max(most, zero1(ends) + blocks.dense * (b + g + k) / dense_group +
                               blocks.expert * (b + g + k) / expert_group);
   }
-  return most + fsdp_working_set(m, c, g);
+  return most + fsdp_working_set(m, c, reduced_g);
 }
 
 }  // namespace
@@ -260,6 +268,7 @@ MemorySettings MemorySettings::of(const model::ScenarioSpec& s) {
   out.attention_backend = s.schedule.attention_backend;
   out.fully_sharded = model::fully_sharded(s.schedule);
   out.main_grad_bytes = model::main_grad_bytes(s.schedule);
+  out.kept_grad_bytes = model::kept_grad_bytes(s.schedule);
   out.optimizer_state_bytes = model::optimizer_state_bytes(s.schedule);
   out.fused_cross_entropy = s.schedule.fused_cross_entropy();
   out.cp_comm_type = s.parallel.cp_comm_type;
@@ -279,7 +288,8 @@ double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, c
   const double seq = as_double(w.seq_len);
   const double tokens_local = as_double(c.micro_batch) * seq / as_double(c.cp);
   const std::int64_t micro_batches = w.global_batch_size / (c.micro_batch * c.dp);
-  double bytes = model_state_bytes(m, c, fully_sharded, settings.main_grad_bytes, settings.optimizer_state_bytes);
+  double bytes = model_state_bytes(m, c, fully_sharded, settings.kept_grad_bytes, settings.main_grad_bytes,
+                                   settings.optimizer_state_bytes);
   // Transformer Engine's cached dummy weight gradients (dummy_wgrad_bytes), for
   // the stage whose layers need the most. Not under Megatron-FSDP, whose user
   // guide turns the fused accumulation off (--no-gradient-accumulation-fusion,
@@ -458,8 +468,23 @@ double memory_per_gpu(const model::ModelSpec& m, const model::WorkloadSpec& w, c
   return bytes;
 }
 
+double usable_memory_bytes(const model::GpuSpec& gpu, const MemoryModel& mem) {
+  return std::max(0.0, gpu.memory_bytes - mem.context_bytes) / (1.0 + mem.allocator_overhead);
+}
+
 bool fits_in_memory(const model::GpuSpec& gpu, double bytes, const MemoryModel& mem) {
-  return bytes <= gpu.memory_bytes * (1.0 - mem.reserve_fraction);
+  return bytes <= usable_memory_bytes(gpu, mem);
+}
+
+std::string tight_memory_clause(const model::GpuSpec& gpu, double bytes, const MemoryModel& mem) {
+  if (!tight_in_memory(gpu, bytes, mem)) return "";
+  return fmt::format("; its {:.1f} GiB per GPU is within {:.1f}% of the {:.1f} GiB usable, the memory model's "
+                     "largest under-prediction of a measured peak: it may not fit",
+                     bytes / kGiB, 100 * mem.largest_underprediction, usable_memory_bytes(gpu, mem) / kGiB);
+}
+
+bool tight_in_memory(const model::GpuSpec& gpu, double bytes, const MemoryModel& mem) {
+  return fits_in_memory(gpu, bytes, mem) && bytes * (1.0 + mem.largest_underprediction) > usable_memory_bytes(gpu, mem);
 }
 
 }  // namespace moeplan::cost

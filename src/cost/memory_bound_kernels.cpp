@@ -156,13 +156,18 @@ PassBytes cross_entropy_bytes(const model::ModelSpec& m, const BlockTokens& t, b
   return {kCrossEntropyForwardBytes * logits, kCrossEntropyBackwardBytes * logits};
 }
 
-double optimizer_step_bytes(double params, bool precision_aware, double moment_bytes) {
+double optimizer_step_bytes(double params, MasterWeights master, double moment_bytes) {
   // Megatron-Core's distributed optimizer on its shard: the gradient norm for
   // clipping reads the fp32 gradients (4 B); Adam (Transformer Engine's /
   // Apex's multi-tensor FusedAdam) reads the fp32 master weight, gradient and
   // both moments (16 B) and writes the weight and moments (12 B); the updated
   // master weights are copied into the bf16 model weights (read 4, write 2).
-  if (!precision_aware) return kAdamStepBytesPerParam * params;
+  if (master == MasterWeights::fp32) return kAdamStepBytesPerParam * params;
+  // Without master weights (Megatron-FSDP's main params "auto"; PyTorch's
+  // Adam on a bf16 model): the norm reads the 16-bit gradient (2), the update
+  // reads the weight, gradient and both moments and writes the weight and
+  // both moments (2 + 2 + 2 + 4 moment bytes).
+  if (master == MasterWeights::none) return (2.0 + 2.0 + 2.0 + 2.0 + 4.0 * moment_bytes) * params;
   // Precision-aware (TE's FusedAdam with store_param_remainders): the fp32
   // master weight is the bf16 weight and its 16-bit remainder, read (2 + 2)
   // and written (2 + 2) by the update itself, no copy after; the gradient

@@ -744,6 +744,13 @@ model::ScenarioSpec to_spec(const pb::Scenario& sc) {
                         fmt::format("must be fp32 or bf16, got {}", quoted_for_error(o.optimizer_moments_dtype())));
     s.schedule.optimizer_moments_dtype = o.optimizer_moments_dtype();
   }
+  if (o.has_master_weights()) {
+    // Megatron-FSDP also offers bf16 and fp16 main weights beside the model's; they are not priced.
+    if (o.master_weights() != "fp32" && o.master_weights() != "none")
+      throw_input_error("schedule.master_weights",
+                        fmt::format("must be fp32 or none, got {}", quoted_for_error(o.master_weights())));
+    s.schedule.master_weights = o.master_weights();
+  }
   if (o.has_compute_jitter_cv()) {
     // Plausibility: a cv of 1 already gives a task one time in six more than
     // twice its mean (lognormal, sigma^2 = ln 2); kernel timings vary by a few

@@ -578,8 +578,21 @@ void validate_data_parallel_sharding(const ScenarioSpec& s) {
   require(!s.schedule.precision_aware_optimizer || !fully_sharded(s.schedule), "schedule.precision_aware_optimizer",
           "with schedule.data_parallel_sharding_strategy optim_grads_params is not what Megatron runs: Megatron-FSDP "
           "and the precision-aware optimizer do not work together");
-  require(s.schedule.optimizer_moments_dtype == "fp32" || s.schedule.precision_aware_optimizer,
-          "schedule.optimizer_moments_dtype", "bf16 moments need schedule.precision_aware_optimizer");
+  // Without master weights the optimizer updates the 16-bit weights in place:
+  // Megatron-FSDP's main params "auto" (Megatron-LM docs/user-guide/features/megatron_fsdp.md,
+  // "Mixed-Precision"); the distributed optimizer always keeps an fp32 master.
+  const bool no_master = !keeps_master_weights(s.schedule);
+  require(!no_master || fully_sharded(s.schedule), "schedule.master_weights",
+          "none needs schedule.data_parallel_sharding_strategy optim_grads_params: Megatron-Core's distributed "
+          "optimizer always keeps fp32 master weights, Megatron-FSDP can go without");
+  require(!no_master || s.model.dtype_bytes == 2, "schedule.master_weights",
+          fmt::format("none needs a 2-byte model (model.dtype_bytes is {}): 4-byte weights are their own master",
+                      s.model.dtype_bytes));
+  // bf16 moments: the precision-aware optimizer's --exp-avg-dtype, or an Adam
+  // whose state follows 16-bit weights it updates in place.
+  require(s.schedule.optimizer_moments_dtype == "fp32" || s.schedule.precision_aware_optimizer || no_master,
+          "schedule.optimizer_moments_dtype",
+          "bf16 moments need schedule.precision_aware_optimizer or schedule.master_weights none");
 }
 // Transformer Engine's fused grouped MLP (docs/cost-model.md, "Fused grouped
 // MLP"): TE's ops fuser hands GroupedLinear -> gated activation ->

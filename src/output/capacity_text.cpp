@@ -1,7 +1,12 @@
 #include <moeplan/output/capacity_report.hpp>
 #include <moeplan/core/units.hpp>
+#include <moeplan/cost/memory.hpp>
+
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "capacity_cells.hpp"
 
@@ -59,6 +64,16 @@ std::string capacity_to_text(const plan::CapacityRequest& r, const plan::Capacit
                        row.cost ? fmt::format("{:.0f}", *row.cost) : "-", row.bound_by,
                        marks.empty() ? "" : "  <- " + marks);
   }
+  // Plans that fit by less than the memory model's error are said (docs/cost-model.md, "Memory").
+  std::vector<std::string> tight;
+  for (const plan::CapacityRow& row : result.rows)
+    if (row.plan && cost::tight_in_memory(r.cluster.gpu, row.plan->memory_bytes_per_gpu))
+      tight.push_back(std::to_string(row.gpus));
+  if (!tight.empty())
+    out += fmt::format("  tight: the plans of {} GPUs fit in the {:.1f} GiB usable by less than the memory model's "
+                       "largest under-prediction of a measured peak ({:.1f}%): they may not fit\n",
+                       fmt::join(tight, ", "), cost::usable_memory_bytes(r.cluster.gpu) / kGiB,
+                       100 * cost::MemoryModel{}.largest_underprediction);
   return out;
 }
 

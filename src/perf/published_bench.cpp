@@ -8,9 +8,11 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <moeplan/core/median.hpp>
 #include <moeplan/core/units.hpp>
+#include <moeplan/cost/memory.hpp>
 #include <moeplan/plan/scenario_run.hpp>
 #include <moeplan/plan/simulate.hpp>
 
@@ -61,6 +63,8 @@ PublishedPrediction predict_one(const io::PublishedRun& r, const std::string& ta
                   "family");
     p.predicted_iteration_s = sim.mapping->iteration_ms / kMsPerSecond;
     p.predicted_memory_gib = sim.mapping->memory_bytes_per_gpu / kGiB;
+    p.predicted_fits = sim.mapping->fits;
+    p.predicted_tight = cost::tight_in_memory(spec.cluster.gpu, sim.mapping->memory_bytes_per_gpu);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Input) throw;
     throw Error(ErrorKind::Input, fmt::format("run {}: {}", r.id, e.reason()), e.field(),
@@ -88,7 +92,10 @@ PublishedSummary summarize_published(const std::vector<io::PublishedRun>& runs,
   s.rows = runs.size();
   std::vector<double> abs_errors, memory_errors;
   double signed_sum = 0;
-  for (const PublishedPrediction& p : predictions) {
+  for (std::size_t i = 0; i < predictions.size(); ++i) {
+    const PublishedPrediction& p = predictions[i];
+    if (p.predicted_fits) ++s.rows_predicted_to_fit;
+    if (p.predicted_tight) s.tight_rows.push_back(runs[i].id);
     abs_errors.push_back(std::abs(p.error_pct));
     signed_sum += p.error_pct;
     if (p.memory_error_pct) memory_errors.push_back(std::abs(*p.memory_error_pct));
@@ -170,6 +177,8 @@ BenchReport bench_published(const std::string& table_path) {
     row.set("predicted_iteration_s", p.predicted_iteration_s);
     row.set("error_pct", p.error_pct);
     row.set("predicted_memory_gib", p.predicted_memory_gib);
+    row.set("predicted_fits", p.predicted_fits);
+    row.set("predicted_tight", p.predicted_tight);
     if (r.peak_alloc_gib) {
       row.set("measured_peak_alloc_gib", *r.peak_alloc_gib);
       row.set("memory_error_pct", *p.memory_error_pct);
@@ -202,6 +211,10 @@ BenchReport bench_published(const std::string& table_path) {
   summary.set("group_misses", io::Json(std::move(misses)));
   summary.set("memory_rows", static_cast<std::int64_t>(s.memory_rows));
   summary.set("median_abs_memory_error_pct", s.median_abs_memory_error_pct);
+  summary.set("rows_predicted_to_fit", static_cast<std::int64_t>(s.rows_predicted_to_fit));
+  io::Json::Array tight;
+  for (const std::string& id : s.tight_rows) tight.push_back(io::Json(id));
+  summary.set("tight_rows", io::Json(std::move(tight)));
   report.json = io::Json::object();
   report.json.set("table", table_path);
   report.json.set("runs", io::Json(std::move(rows)));
@@ -213,6 +226,10 @@ BenchReport bench_published(const std::string& table_path) {
                       : std::string("no pairs to rank");
   text += fmt::format("; memory: median |error| {:.1f}% over {} runs with a published peak\n",
                       s.median_abs_memory_error_pct, s.memory_rows);
+  text += fmt::format("{} of {} runs predicted to fit in their GPU's memory", s.rows_predicted_to_fit, s.rows);
+  text += s.tight_rows.empty() ? std::string("\n")
+                               : fmt::format(" ({} by less than the memory model's error: {})\n",
+                                             s.tight_rows.size(), fmt::join(s.tight_rows, ", "));
   text += fmt::format("{} of {} groups (one model, GPUs, sequence and batch; several mappings): the mapping "
                       "predicted fastest ran fastest\n",
                       s.groups_fastest_predicted, s.groups);

@@ -8,6 +8,7 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/cost/cost_model.hpp>
+#include <moeplan/cost/memory.hpp>
 #include <moeplan/plan/family_registry.hpp>
 #include <moeplan/model/recompute.hpp>
 #include <moeplan/plan/joint.hpp>
@@ -79,7 +80,7 @@ void bind(const CapacityRequest& request, const model::ScenarioSpec& s, const co
     row.bound_by = "memory";
     row.bound_detail = fmt::format(
         "{} ({:.1f} GiB per GPU, more than the {:.1f} GiB usable) would be {:.1f}% faster even with no overlap",
-        mapping_text(f.config), f.memory_bytes_per_gpu / kGiB, request.cluster.gpu.memory_bytes * 0.9 / kGiB,
+        mapping_text(f.config), f.memory_bytes_per_gpu / kGiB, cost::usable_memory_bytes(request.cluster.gpu) / kGiB,
         100 * (memory_gain - 1));
     return;
   }
@@ -195,9 +196,9 @@ CapacityRow capacity_row(const CapacityRequest& r, std::int64_t gpus, ProbeCache
   }
   if (search.ranked.empty()) {
     row.bound_by = "memory";
-    row.bound_detail = fmt::format("none of the {} valid mappings fits in the {:.1f} GiB usable per GPU (10% "
-                                   "reserve); the leanest needs {:.1f} GiB",
-                                   search.mappings, r.cluster.gpu.memory_bytes * 0.9 / kGiB,
+    row.bound_detail = fmt::format("none of the {} valid mappings fits in the {:.1f} GiB usable per GPU; the "
+                                   "leanest needs {:.1f} GiB",
+                                   search.mappings, cost::usable_memory_bytes(r.cluster.gpu) / kGiB,
                                    search.least_memory_bytes / kGiB);
     fill_budget(r, row);
     return row;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/cost/memory.hpp>
 #include <moeplan/plan/family_registry.hpp>
 #include <moeplan/plan/joint.hpp>
 #include <moeplan/plan/open_knobs.hpp>
@@ -120,11 +121,12 @@ BindingConstraint JointRecord::binding_constraint(const model::ScenarioSpec& sce
   if (!f.fits && f.iteration_ms < r.chosen.iteration_ms)
     return {"memory",
             fmt::format("a mapping that does not fit (tp {} cp {} pp {} vpp {} ep {} etp {} mb {}: {:.1f} ms with "
-                        "no overlap) needs {:.1f} GiB per GPU, more than the {:.1f} GiB usable (10% reserve)",
+                        "no overlap) needs {:.1f} GiB per GPU, more than the {:.1f} GiB usable",
                         f.config.tp, f.config.cp, f.config.pp, f.config.vpp, f.config.ep, f.config.etp,
                         f.config.micro_batch, f.iteration_ms, f.memory_bytes_per_gpu / kGiB,
-                        scenario.cluster.gpu.memory_bytes * 0.9 / kGiB)};
-  return {"none", "no mapping that does not fit is faster than the plan, even with no overlap"};
+                        cost::usable_memory_bytes(scenario.cluster.gpu) / kGiB)};
+  return {"none", "no mapping that does not fit is faster than the plan, even with no overlap" +
+                      cost::tight_memory_clause(scenario.cluster.gpu, r.chosen.memory_bytes_per_gpu)};
 }
 
 Savings JointRecord::savings(const PlanResult& r) const {

@@ -66,7 +66,7 @@ std::vector<PricedMapping> price_mappings(const model::ScenarioSpec& s, const co
   const bool recompute_open = std::count(s.schedule.search.begin(), s.schedule.search.end(), "recompute") > 0;
   std::vector<std::optional<PricedMapping>> priced(configs.size());
   if (progress != nullptr) progress->add_total(configs.size());
-  const double usable_gib = s.cluster.gpu.memory_bytes * (1.0 - cost::MemoryModel{}.reserve_fraction) / kGiB;
+  const double usable_gib = cost::usable_memory_bytes(s.cluster.gpu) / kGiB;
   const unsigned started_now = parallel_for(configs.size(), threads, [&](std::size_t i) {
     try {
       std::vector<std::string> precision_times;

@@ -89,8 +89,14 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& g
   if (scenario.schedule.average_in_collective) out += " --ddp-average-in-collective";
   // Megatron-LM's arguments.py: --use-precision-aware-optimizer, --exp-avg-dtype, --exp-avg-sq-dtype
   // (store_param_remainders is on by default).
-  if (scenario.schedule.precision_aware_optimizer) out += " --use-precision-aware-optimizer";
-  if (scenario.schedule.optimizer_moments_dtype == "bf16") out += " --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16";
+  // Megatron-LM takes --exp-avg-dtype only with the precision-aware optimizer,
+  // which under Megatron-FSDP keeps no master of its own (preserve_fp32_weights
+  // False; Megatron-FSDP holds the main params): bf16 moments without master
+  // weights write it too.
+  const bool bf16_moments = scenario.schedule.optimizer_moments_dtype == "bf16";
+  if (scenario.schedule.precision_aware_optimizer || (bf16_moments && !model::keeps_master_weights(scenario.schedule)))
+    out += " --use-precision-aware-optimizer";
+  if (bf16_moments) out += " --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16";
   // Megatron-Core's op fuser with the GLU halves interleaved in blocks of 32,
   // as Megatron-Bridge's performance scripts set it for the CuTe DSL kernels
   // (scripts/performance/utils/overrides.py); the kernels also need the
@@ -108,6 +114,13 @@ std::string megatron_arguments(const PlanResult& r, const model::ScenarioSpec& g
            "--no-gradient-accumulation-fusion --ckpt-format fsdp_dtensor";
   if (fsdp || scenario.schedule.overlap_grad_reduce) out += " --overlap-grad-reduce";
   if (fsdp || scenario.schedule.overlap_param_gather) out += " --overlap-param-gather";
+  // Without master weights (Megatron-LM docs/user-guide/features/megatron_fsdp.md,
+  // "Mixed-Precision"): main params and main grads "auto" (the model's bf16),
+  // the gradients reduced as priced (fp32 unless grad_reduce_in_bf16).
+  if (!model::keeps_master_weights(scenario.schedule))
+    out += fmt::format(" --megatron-fsdp-main-params-dtype auto --megatron-fsdp-main-grads-dtype auto "
+                       "--megatron-fsdp-grad-comm-dtype {}",
+                       scenario.schedule.grad_reduce_in_bf16 ? "bf16" : "fp32");
   const model::RecomputeSpec& recompute = scenario.schedule.recompute;
   if (recompute.granularity == "selective")
     out += fmt::format(" --recompute-granularity selective --recompute-modules {}",

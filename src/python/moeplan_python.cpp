@@ -243,8 +243,8 @@ Json simulate_json(const std::string& name, const std::optional<std::string>& sc
   const moeplan::plan::Simulation sim = moeplan::plan::simulate(run, request);
   notes.insert(notes.end(), sim.notes.begin(), sim.notes.end());
   if (!sim.mapping && !run.fits_in_memory())
-    notes.push_back(run.spec().name + " needs more memory per GPU than its GPU holds less its 10% reserve: these "
-                                      "times are for a run that would not fit");
+    notes.push_back(run.spec().name + " needs more memory per GPU than its GPU holds of tensors (docs/cost-model.md, "
+                                      "\"Memory\"): these times are for a run that would not fit");
   return moeplan::output::simulation_to_json(run, sim);
 }
 

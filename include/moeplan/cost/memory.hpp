@@ -13,8 +13,26 @@ namespace moeplan::cost {
 
 /// @brief Memory assumptions (docs/cost-model.md, "Memory"); recomputation comes from the scenario.
 struct MemoryModel {
-  double reserve_fraction = 0.1;  ///< CUDA context, NCCL buffers, fragmentation
+  /// What PyTorch's caching allocator reserves beyond the tensors' peak, as a
+  /// share of that peak: the median of SimuMax's 43 measured B200 runs
+  /// (max_reserved over max_allocated, 2.8% to 9.3%, median 4.0%; MooreThreads/
+  /// SimuMax docs/b200/b200_release_v1.2_summary.json).
+  double allocator_overhead = 0.040;
+  /// The CUDA context PyTorch creates under lazy module loading (CUDA 12.2 on
+  /// and PyTorch's default since 1.13): 287,047,680 B measured in
+  /// pytorch/pytorch#86509 (666,632,192 B eager).
+  double context_bytes = 287047680.0;
+  /// This model's largest under-prediction of a published peak allocation:
+  /// every one of the 43 published peaks is under-predicted, by up to 6.6%
+  /// (docs/validation.md). A mapping within it of the usable memory is tight.
+  double largest_underprediction = 0.066;
 };
+
+/// The bytes of tensors a GPU holds at most: its memory less the CUDA context,
+/// over the allocator's overhead. NCCL's communicator buffers (allocated
+/// outside PyTorch's allocator) are not counted: no published figure per
+/// communicator was found (docs/cost-model.md, "Memory").
+double usable_memory_bytes(const model::GpuSpec& gpu, const MemoryModel& memory = {});
 
 /// @brief Parameters one GPU of the largest pipeline stage holds, by the group that reduces their gradients.
 struct HeldParams {
@@ -56,8 +74,10 @@ struct MemorySettings {
   /// sharded with their optimizer state, plus the working set of the blocks
   /// being gathered (docs/cost-model.md, "FSDP").
   bool fully_sharded = false;
-  double main_grad_bytes = 4.0;         ///< each held gradient (model::main_grad_bytes: 4, or 2 in bf16)
-  double optimizer_state_bytes = 12.0;  ///< sharded per parameter (model::optimizer_state_bytes: 12, 10 or 6)
+  double main_grad_bytes = 4.0;  ///< each gradient as reduced (model::main_grad_bytes: 4, or 2 in bf16)
+  double kept_grad_bytes = 4.0;  ///< each gradient as kept for the step (model::kept_grad_bytes)
+  /// Sharded per parameter (model::optimizer_state_bytes: 12, 10, 6, 8 or 4).
+  double optimizer_state_bytes = 12.0;
   /// The loss on Transformer Engine's fused kernels, which keep no fp32 copy of
   /// the logits (model::ScheduleSpec::cross_entropy_fusion).
   bool fused_cross_entropy = false;
@@ -87,7 +107,15 @@ double memory_per_gpu(const model::ModelSpec& model, const model::WorkloadSpec& 
 /// module/base.py get_dummy_wgrad; docs/cost-model.md, "Memory").
 double dummy_wgrad_bytes(const model::ModelSpec& model, const MappingConfig& c, bool moe_blocks, bool dense_blocks);
 
-/// Whether `bytes` fit in the GPU less the model's reserve.
+/// Whether `bytes` of tensors fit in the GPU (usable_memory_bytes).
 bool fits_in_memory(const model::GpuSpec& gpu, double bytes, const MemoryModel& memory = {});
+
+/// Whether `bytes` fit, but by less than the model's largest under-prediction
+/// of a measured peak (MemoryModel::largest_underprediction): the run may not fit.
+bool tight_in_memory(const model::GpuSpec& gpu, double bytes, const MemoryModel& memory = {});
+
+/// A plan explanation's clause for a tight mapping ("; its 74.8 GiB per GPU is
+/// within 6.6% of the 76.7 GiB usable, ...: it may not fit"), empty otherwise.
+std::string tight_memory_clause(const model::GpuSpec& gpu, double bytes, const MemoryModel& memory = {});
 
 }  // namespace moeplan::cost

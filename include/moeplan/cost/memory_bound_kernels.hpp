@@ -80,11 +80,14 @@ inline constexpr double kCrossEntropyBackwardBytes = 14.0;
 inline constexpr double kFusedCrossEntropyForwardBytes = 6.0;
 inline constexpr double kFusedCrossEntropyBackwardBytes = 4.0;
 
-/// The optimizer step on the `params` parameters a rank's shard updates.
-/// `precision_aware`: Transformer Engine's FusedAdam with master-weight
-/// remainders (model::ScheduleSpec::precision_aware_optimizer), its moments
-/// of `moment_bytes` each.
-double optimizer_step_bytes(double params, bool precision_aware = false, double moment_bytes = 4.0);
+/// What the optimizer step updates: fp32 master weights (copied into the
+/// 16-bit weights after), their 16-bit remainders beside the weights
+/// (model::ScheduleSpec::precision_aware_optimizer), or the 16-bit weights
+/// alone (model::ScheduleSpec::master_weights none).
+enum class MasterWeights { fp32, remainders, none };
+/// The optimizer step on the `params` parameters a rank's shard updates, its
+/// moments of `moment_bytes` each.
+double optimizer_step_bytes(double params, MasterWeights master = MasterWeights::fp32, double moment_bytes = 4.0);
 /// Bytes per parameter of that step (see the definition).
 inline constexpr double kAdamStepBytesPerParam = 38.0;
 

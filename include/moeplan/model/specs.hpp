@@ -458,6 +458,11 @@ struct ScheduleSpec {
   /// Megatron-Core's CUDA graphs (folding): none by default, as Megatron-LM
   /// (--cuda-graph-impl none).
   CudaGraphs cuda_graphs;
+  /// "fp32" (default): the optimizer updates fp32 master weights; "none": it
+  /// updates the 16-bit weights themselves, whose sharded gradients are kept
+  /// in the weights' dtype (Megatron-FSDP's main params and main grads "auto";
+  /// needs data_parallel_sharding_strategy optim_grads_params).
+  std::string master_weights = "fp32";
   /// True for the dispatchers that send a token once per destination node and rank (deepep, hybridep).
   bool deduplicating_dispatcher() const { return moe_dispatcher == "deepep" || moe_dispatcher == "hybridep"; }
   /// Knobs the folding planner searches besides the mapping: "precision"
@@ -470,13 +475,21 @@ struct ScheduleSpec {
 inline bool fully_sharded(const ScheduleSpec& s) { return s.data_parallel_sharding_strategy == "optim_grads_params"; }
 /// Bytes of one main gradient: 4 (fp32, Megatron-LM's default under bf16), 2 with grad_reduce_in_bf16.
 inline double main_grad_bytes(const ScheduleSpec& s) { return s.grad_reduce_in_bf16 ? 2.0 : 4.0; }
+/// Whether the optimizer keeps fp32 master weights (master_weights "fp32").
+inline bool keeps_master_weights(const ScheduleSpec& s) { return s.master_weights != "none"; }
+/// Bytes of one gradient as the rank keeps it between the reduction and the
+/// step: the main gradient (main_grad_bytes), or without master weights the
+/// weights' 2 B (the reduction itself still runs at main_grad_bytes).
+inline double kept_grad_bytes(const ScheduleSpec& s) { return keeps_master_weights(s) ? main_grad_bytes(s) : 2.0; }
 /// Bytes of one Adam moment: 4 (fp32), 2 with optimizer_moments_dtype bf16.
 inline double adam_moment_bytes(const ScheduleSpec& s) { return s.optimizer_moments_dtype == "bf16" ? 2.0 : 4.0; }
 /// Bytes of optimizer state per parameter the distributed optimizer shards:
-/// the fp32 master weight (4, or its 2-byte remainder under
-/// precision_aware_optimizer) and Adam's two moments: 12, 10 or 6.
+/// the fp32 master weight (4, its 2-byte remainder under
+/// precision_aware_optimizer, none under master_weights none) and Adam's two
+/// moments: 12, 10, 6, 8 or 4.
 inline double optimizer_state_bytes(const ScheduleSpec& s) {
-  return (s.precision_aware_optimizer ? 2.0 : 4.0) + 2.0 * adam_moment_bytes(s);
+  const double master = !keeps_master_weights(s) ? 0.0 : s.precision_aware_optimizer ? 2.0 : 4.0;
+  return master + 2.0 * adam_moment_bytes(s);
 }
 
 /// @brief Knobs a planner chose (CLI.md `plan` keys).

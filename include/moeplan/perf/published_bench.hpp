@@ -20,6 +20,11 @@ struct PublishedPrediction {
   double error_pct = 0;  ///< signed: (predicted - measured) / measured; negative is too fast
   double predicted_memory_gib = 0;
   std::optional<double> memory_error_pct;  ///< against the published peak allocation
+  /// The predicted memory within what the GPU holds of tensors (cost::fits_in_memory):
+  /// every row ran, so every row should.
+  bool predicted_fits = false;
+  /// Fits by less than the memory model's largest under-prediction (cost::tight_in_memory).
+  bool predicted_tight = false;
 };
 
 /// @brief The table's summary (docs/validation.md says how each is counted).
@@ -47,6 +52,9 @@ struct PublishedSummary {
   std::vector<GroupMiss> group_misses;
   std::size_t memory_rows = 0;
   double median_abs_memory_error_pct = 0;
+  /// The rows predicted to fit in their GPU's memory, and the tight ones of them.
+  std::size_t rows_predicted_to_fit = 0;
+  std::vector<std::string> tight_rows;
 };
 
 /// Each run simulated as its scenario (references beside `table_path`), by

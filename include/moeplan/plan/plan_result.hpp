@@ -26,7 +26,7 @@ struct Candidate {
   model::PlanKnobs knobs;
   double iteration_ms = 0;
   double memory_bytes_per_gpu = 0;
-  bool fits = true;           ///< in the GPU's memory, less its reserve (docs/cost-model.md, "Memory")
+  bool fits = true;           ///< in what the GPU holds of tensors (docs/cost-model.md, "Memory")
   std::optional<double> mfu;  ///< mapping searches
 };
 

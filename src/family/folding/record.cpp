@@ -126,11 +126,14 @@ plan::BindingConstraint FoldingRecord::binding_constraint(const model::ScenarioS
   if (fastest != nullptr && !fastest->fits)
     return {"memory",
             fmt::format("the fastest mapping (tp {} cp {} pp {} vpp {} ep {} etp {} mb {}: {:.1f} ms) needs {:.1f} "
-                        "GiB per GPU, more than the {:.1f} GiB usable (10% reserve){}",
+                        "GiB per GPU, more than the {:.1f} GiB usable{}",
                         fastest->config.tp, fastest->config.cp, fastest->config.pp, fastest->config.vpp,
                         fastest->config.ep, fastest->config.etp, fastest->config.micro_batch, fastest->iteration_ms,
-                        fastest->memory_bytes_per_gpu / kGiB, scenario.cluster.gpu.memory_bytes * 0.9 / kGiB, knobs)};
-  return {"none", "the fastest mapping searched fits in memory" + knobs};
+                        fastest->memory_bytes_per_gpu / kGiB, cost::usable_memory_bytes(scenario.cluster.gpu) / kGiB, knobs)};
+  // Fitting by less than the memory model's largest under-prediction of a
+  // measured peak is said: such a plan may not fit (docs/cost-model.md, "Memory").
+  return {"none", "the fastest mapping searched fits in memory" + knobs +
+                      cost::tight_memory_clause(scenario.cluster.gpu, chosen.memory_bytes_per_gpu)};
 }
 
 plan::Savings FoldingRecord::savings(const plan::PlanResult& r) const {
@@ -164,7 +167,7 @@ plan::SearchPicture FoldingRecord::picture(const model::ScenarioSpec& scenario, 
   if (r.baseline("coupled") != nullptr)
     p.bars.push_back(bar_of(coupled_.front(), "coupled " + mapping_name(coupled_.front().config), "baseline"));
   p.chart_data = mapping_columns(folded_, coupled_, chosen.knobs);
-  p.memory_limit_bytes = scenario.cluster.gpu.memory_bytes * (1 - cost::MemoryModel{}.reserve_fraction);
+  p.memory_limit_bytes = cost::usable_memory_bytes(scenario.cluster.gpu);
   return p;
 }
 

@@ -213,6 +213,7 @@ class FoldingRules final : public model::FamilyRules {
                                         "schedule.average_in_collective",
                                         "schedule.precision_aware_optimizer",
                                         "schedule.optimizer_moments_dtype",
+                                        "schedule.master_weights",
                                         "schedule.fused_grouped_mlp",
                                         "schedule.data_parallel_sharding_strategy",
                                         "schedule.moe_dispatcher",

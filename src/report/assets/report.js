@@ -545,7 +545,7 @@
   // The folding search: MFU against memory per GPU, folded and coupled mappings.
   function mappingScatter(m, limit) {
     const fig = figure('mfu-memory', 'The folding search: MFU against memory per GPU',
-      m.mode.length + ' mappings; hollow or dashed: does not fit; red line: usable memory (GPU less its 10% reserve)');
+      m.mode.length + ' mappings; hollow or dashed: does not fit; red line: usable memory (GPU less the CUDA context, over the allocator\'s overhead)');
     const modes = ['folded', 'coupled'];
     fig.append(legend(modes.map((mode, i) => ({label: mode, colour: PALETTE[i]}))));
     const width = 1180;

@@ -375,8 +375,26 @@ grep -q "schedule.overlap_grad_reduce: the joint search prices its own overlap" 
 # with; Megatron's strategies that are not priced, the layer-schedule families,
 # the joint search and the step's overlap flags beside it are refused, naming the field.
 fsdp_set=(--set schedule.data_parallel_sharding_strategy=optim_grads_params)
-check "plan --emit megatron (Megatron-FSDP)" 0 "$bin" plan folding-llama3-70b-64 "${fsdp_set[@]}" --emit megatron
+# (The same search, without master weights and with bf16 moments, as NeMo
+# Automodel's FSDP2 trains: Megatron-FSDP's main params and grads "auto", the
+# gradients reduced in fp32, and the precision-aware optimizer that
+# --exp-avg-dtype needs.)
+check "plan --emit megatron (Megatron-FSDP, no master weights)" 0 "$bin" plan folding-llama3-70b-64 "${fsdp_set[@]}" --set schedule.master_weights=none --set schedule.optimizer_moments_dtype=bf16 --emit megatron
 grep -q -- "--use-distributed-optimizer .*--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --no-gradient-accumulation-fusion --ckpt-format fsdp_dtensor --overlap-grad-reduce --overlap-param-gather" "$tmp/out" && grep -q "Megatron-FSDP's AllGather of each block's parameters" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without Megatron-FSDP's flags"; }
+grep -q -- "--overlap-param-gather --megatron-fsdp-main-params-dtype auto --megatron-fsdp-main-grads-dtype auto --megatron-fsdp-grad-comm-dtype fp32" "$tmp/out" && grep -q -- "--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --emit megatron without the master-weight and moment flags"; }
+# Megatron-FSDP's default-precision model holds more: 2 B of kept gradient,
+# 4 of master weight and 4 of moments more per parameter, sharded.
+check "simulate: Megatron-FSDP with master weights" 0 "$bin" simulate folding-llama3-70b-64 "${fsdp_set[@]}" --json
+with_master=$(grep -o '"memory_bytes_per_gpu": [0-9.e+]*' "$tmp/out" | head -1 | awk '{print $2}')
+check "simulate: Megatron-FSDP without master weights" 0 "$bin" simulate folding-llama3-70b-64 "${fsdp_set[@]}" --set schedule.master_weights=none --set schedule.optimizer_moments_dtype=bf16 --json
+without_master=$(grep -o '"memory_bytes_per_gpu": [0-9.e+]*' "$tmp/out" | head -1 | awk '{print $2}')
+awk -v a="$without_master" -v b="$with_master" 'BEGIN { exit !(a > 0 && a < b) }' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no master weights holds no less: $without_master against $with_master"; }
+check "master_weights none without Megatron-FSDP" 2 "$bin" simulate folding-llama3-70b-64 --set schedule.master_weights=none
+expect_err "master_weights none named" "schedule.master_weights: none needs schedule.data_parallel_sharding_strategy optim_grads_params"
+check "master_weights bf16 is not priced" 2 "$bin" simulate folding-llama3-70b-64 "${fsdp_set[@]}" --set schedule.master_weights=bf16
+expect_err "master_weights bf16 named" "schedule.master_weights: must be fp32 or none"
+check "master_weights on FoldMoE" 2 "$bin" simulate foldmoe-gpt-moe-s-4k --set schedule.master_weights=none
+expect_err "master_weights named as the folding family's" "schedule.master_weights"
 check "plan --emit megatron (no FSDP by default)" 0 "$bin" plan folding-llama3-70b-64 --emit megatron
 grep -q -- "--use-megatron-fsdp" "$tmp/out" && { fail=$((fail + 1)); echo "FAIL --emit megatron writes Megatron-FSDP unasked"; } || pass=$((pass + 1))
 check "plan: optim_grads is not priced" 2 "$bin" plan folding-llama3-70b-64 --set schedule.data_parallel_sharding_strategy=optim_grads

@@ -122,8 +122,13 @@ TEST_CASE("dense_ffn_bytes, embedding_bytes, output_layer_bytes, optimizer_step_
   // Precision-aware (TE's FusedAdam with master-weight remainders): gradient
   // norm 4 + gradient 4 + bf16 weight and remainder read and written 8 + both
   // moments read and written 4 x 4 = 32 B; with bf16 moments 4 x 2: 24 B.
-  CHECK(cost::optimizer_step_bytes(100, true, 4.0) == Approx(3200));
-  CHECK(cost::optimizer_step_bytes(100, true, 2.0) == Approx(2400));
+  CHECK(cost::optimizer_step_bytes(100, cost::MasterWeights::remainders, 4.0) == Approx(3200));
+  CHECK(cost::optimizer_step_bytes(100, cost::MasterWeights::remainders, 2.0) == Approx(2400));
+  // No master weights (bf16 weights updated in place): norm 2 + weight and
+  // gradient read 4 + weight written 2 + both bf16 moments read and written
+  // 4 x 2 = 16 B; with fp32 moments 4 x 4: 24 B.
+  CHECK(cost::optimizer_step_bytes(100, cost::MasterWeights::none, 2.0) == Approx(1600));
+  CHECK(cost::optimizer_step_bytes(100, cost::MasterWeights::none, 4.0) == Approx(2400));
 }
 
 TEST_CASE("gradient_prescaling and gradient_buffer_pass_bytes: Megatron-Core DDP's passes over held gradients",

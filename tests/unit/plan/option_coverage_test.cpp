@@ -113,6 +113,7 @@ std::vector<std::string> perturbations(const ScenarioField& f, const std::string
       // CUDA graphs: the attention part, all three parts, the whole iteration, none.
       {"schedule.cuda_graphs", {"attn", "attn+moe_router+moe_preprocess", "full_iteration", "none"}},
       {"schedule.optimizer_moments_dtype", {"bf16", "fp32"}},
+      {"schedule.master_weights", {"none", "fp32"}},
       // An FP8 recipe, then mxfp8 (needs Blackwell's MX tensor cores), then the default.
       {"workload.precision", {"fp8_tensorwise", "fp8_delayed", "mxfp8", "bf16"}},
       {"schedule.family", {"foldmoe", "fsmoe", "flowmoe", "folding"}},
@@ -309,6 +310,9 @@ Compounds compounds_for(const std::string& scenario) {
   // bf16 Adam moments are the precision-aware optimizer's choice.
   c["schedule.optimizer_moments_dtype"] = {
       {{o("schedule.optimizer_moments_dtype", "bf16")}, {o("schedule.precision_aware_optimizer", "true")}}};
+  // Going without master weights is Megatron-FSDP's choice (optim_grads_params).
+  c["schedule.master_weights"] = {
+      {{o("schedule.master_weights", "none")}, {o("schedule.data_parallel_sharding_strategy", "optim_grads_params")}}};
   // Transformer Engine's fused grouped MLP runs MXFP8 grouped GEMMs: it acts
   // on Blackwell (DGX B200 and its datasheet profile) under mxfp8.
   c["schedule.fused_grouped_mlp"] = {{{o("schedule.fused_grouped_mlp", "true")},

@@ -74,11 +74,38 @@ TEST_CASE("folding::FoldingRecord::picture: the best fitting mappings as bars, t
   CHECK(p.bars[7].name == "coupled tp16 cp1 pp1 vpp1 ep1 etp1 mb1");
   CHECK(p.bars[7].role == "baseline");
   CHECK(p.bars[7].iteration_ms == 40.0);
-  // The memory axis: 80 GB less the 10% reserve.
+  // The memory axis: 80 GB less the CUDA context (287,047,680 B), over the
+  // allocator's 4%: 79,712,952,320 / 1.04 = 76,647,069,538.46 B.
   REQUIRE(p.memory_limit_bytes);
-  CHECK(*p.memory_limit_bytes == Approx(72e9).epsilon(1e-12));
+  CHECK(*p.memory_limit_bytes == Approx(76647069538.46).epsilon(1e-12));
   SECTION("without a coupled mapping that fits, no baseline bar") {
     r.baselines.clear();
     CHECK(record.picture(s, r, chosen).bars.size() == 7);
   }
+}
+
+TEST_CASE("folding::FoldingRecord::binding_constraint: a chosen mapping that fits by less than the memory model's "
+          "error is said",
+          "[family][folding]") {
+  // 80 GB: 76,647,069,538 B usable (record_test's picture case). The fastest
+  // mapping is chosen and fits; at 70e9 B it is 8.7% under the line (more
+  // than the model's 6.6%): nothing said; at 74e9 B, 74e9 x 1.066 = 78.9e9 is
+  // over the line: "may not fit", naming both sizes in GiB (74e9 B = 68.9 GiB,
+  // the line 71.4 GiB).
+  const auto binding = [](double bytes) {
+    plan::MappingResult f = mapping(1, 10.0, true);
+    f.memory_bytes_per_gpu = bytes;
+    const folding::FoldingRecord record({f}, {});
+    model::ScenarioSpec s;
+    s.cluster.gpu.memory_bytes = 80e9;
+    return record.binding_constraint(s, plan::PlanResult{});
+  };
+  const plan::BindingConstraint roomy = binding(70e9);
+  CHECK(roomy.name == "none");
+  CHECK(roomy.detail == "the fastest mapping searched fits in memory");
+  const plan::BindingConstraint tight = binding(74e9);
+  CHECK(tight.name == "none");
+  CHECK(tight.detail == "the fastest mapping searched fits in memory; its 68.9 GiB per GPU is within 6.6% of the "
+                        "71.4 GiB usable, the memory model's largest under-prediction of a measured peak: it may "
+                        "not fit");
 }
