@@ -11,7 +11,6 @@
 
 #include <moeplan/core/error.hpp>
 #include <moeplan/core/parallel.hpp>
-#include <moeplan/cost/memory.hpp>
 #include <moeplan/io/json.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/plan_reader.hpp>
@@ -177,19 +176,7 @@ void run_simulate(const SimulateOptions& o, CliContext& context) {
   }
   // The scenario's mapping against its GPU's memory (docs/cost-model.md, "Memory"), said, never hidden,
   // for every family.
-  if (!run.fits_in_memory())
-    context.err << fmt::format(
-        "moeplan: note: {} needs {:.1f} GiB per GPU, more than the {:.1f} GiB usable: these times are for a run "
-        "that would not fit\n",
-        run.spec().name, run.memory_bytes_per_gpu() / (1024.0 * 1024 * 1024),
-        cost::usable_memory_bytes(run.spec().cluster.gpu) / (1024.0 * 1024 * 1024));
-  else if (cost::tight_in_memory(run.spec().cluster.gpu, run.memory_bytes_per_gpu()))
-    context.err << fmt::format(
-        "moeplan: note: {} needs {:.1f} GiB per GPU of the {:.1f} GiB usable, within the memory model's largest "
-        "under-prediction of a measured peak ({:.1f}%): the run may not fit\n",
-        run.spec().name, run.memory_bytes_per_gpu() / (1024.0 * 1024 * 1024),
-        cost::usable_memory_bytes(run.spec().cluster.gpu) / (1024.0 * 1024 * 1024),
-        100 * cost::MemoryModel{}.largest_underprediction);
+  if (const std::string note = run.memory_note(); !note.empty()) print_note(context.err, note);
   if (o.json) {
     // One object for one schedule; an array for --schedule all (CLI.md).
     context.out << output::simulation_to_json(run, sim).dump() << '\n';

@@ -67,6 +67,7 @@ Json capacity_row_to_json(const plan::CapacityRow& row) {
   j.set("tokens_per_s", optional_number(row.tokens_per_s));
   j.set("mfu", row.plan ? Json(row.plan->mfu) : Json(nullptr));
   j.set("memory_bytes_per_gpu", row.plan ? Json(row.plan->memory_bytes_per_gpu) : Json(nullptr));
+  j.set("memory_tight", row.plan ? Json(row.plan->memory_tight) : Json(nullptr));
   j.set("days", optional_number(row.days));
   j.set("gpu_hours", optional_number(row.gpu_hours));
   j.set("cost", optional_number(row.cost));
@@ -89,6 +90,7 @@ plan::CapacityRow capacity_row_from_json(const Json& j) {
     row.plan = plan_from_json(key(j, "plan"));
     row.plan->mfu = key(j, "mfu").as_number();
     row.plan->memory_bytes_per_gpu = key(j, "memory_bytes_per_gpu").as_number();
+    row.plan->memory_tight = key(j, "memory_tight").as_bool();
   }
   row.tokens_per_s = maybe_number(j, "tokens_per_s");
   row.days = maybe_number(j, "days");

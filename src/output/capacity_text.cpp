@@ -67,7 +67,7 @@ std::string capacity_to_text(const plan::CapacityRequest& r, const plan::Capacit
   // Plans that fit by less than the memory model's error are said (docs/cost-model.md, "Memory").
   std::vector<std::string> tight;
   for (const plan::CapacityRow& row : result.rows)
-    if (row.plan && cost::tight_in_memory(r.cluster.gpu, row.plan->memory_bytes_per_gpu))
+    if (row.plan && row.plan->memory_tight)
       tight.push_back(std::to_string(row.gpus));
   if (!tight.empty())
     out += fmt::format("  tight: the plans of {} GPUs fit in the {:.1f} GiB usable by less than the memory model's "

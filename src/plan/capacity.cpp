@@ -23,7 +23,7 @@ constexpr double kSecondsPerHour = 3600;
 /// error is larger than 1% (docs/validation.md), as plan's ties (report::kTieFraction).
 constexpr double kBindingGain = 0.01;
 
-CapacityPlan plan_of(const JointResult& j) {
+CapacityPlan plan_of(const JointResult& j, const model::GpuSpec& gpu) {
   CapacityPlan p;
   p.mapping = j.priced.config;
   p.overlap = j.label();
@@ -35,6 +35,7 @@ CapacityPlan plan_of(const JointResult& j) {
   p.no_overlap_ms = j.no_overlap_ms;
   p.mfu = j.priced.mfu;
   p.memory_bytes_per_gpu = j.priced.memory_bytes_per_gpu;
+  p.memory_tight = cost::tight_in_memory(gpu, p.memory_bytes_per_gpu);
   p.precision = model::to_string(j.layers->precision);
   p.recompute = model::recompute_text(j.layers->recompute);
   return p;
@@ -204,7 +205,7 @@ CapacityRow capacity_row(const CapacityRequest& r, std::int64_t gpus, ProbeCache
     return row;
   }
   const JointResult& best = search.best();
-  row.plan = plan_of(best);
+  row.plan = plan_of(best, r.cluster.gpu);
   const double tokens_per_iteration = static_cast<double>(r.global_batch) * static_cast<double>(r.seq_len);
   row.tokens_per_s = tokens_per_iteration / (best.priced.iteration_ms / 1000.0);
   fill_budget(r, row);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
+#include <moeplan/core/units.hpp>
 #include <moeplan/cost/routing.hpp>
 #include <moeplan/cost/workload_sizing.hpp>
 #include <moeplan/cost/memory.hpp>
@@ -168,5 +169,20 @@ double ScenarioRun::memory_bytes_per_gpu() const {
 }
 
 bool ScenarioRun::fits_in_memory() const { return cost::fits_in_memory(spec_.cluster.gpu, memory_bytes_per_gpu()); }
+
+std::string ScenarioRun::memory_note() const {
+  const double bytes = memory_bytes_per_gpu();
+  const double usable = cost::usable_memory_bytes(spec_.cluster.gpu);
+  if (!fits_in_memory())
+    return fmt::format("{} needs {:.1f} GiB per GPU, more than the {:.1f} GiB usable: these times are for a run that "
+                       "would not fit",
+                       spec_.name, bytes / kGiB, usable / kGiB);
+  if (cost::tight_in_memory(spec_.cluster.gpu, bytes))
+    return fmt::format("{} needs {:.1f} GiB per GPU of the {:.1f} GiB usable, within the memory model's largest "
+                       "under-prediction of a measured peak ({:.1f}%): the run may not fit",
+                       spec_.name, bytes / kGiB, usable / kGiB,
+                       100 * cost::MemoryModel{}.largest_underprediction);
+  return "";
+}
 
 }  // namespace moeplan::plan

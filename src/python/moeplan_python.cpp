@@ -242,9 +242,8 @@ Json simulate_json(const std::string& name, const std::optional<std::string>& sc
   request.threads = threads;
   const moeplan::plan::Simulation sim = moeplan::plan::simulate(run, request);
   notes.insert(notes.end(), sim.notes.begin(), sim.notes.end());
-  if (!sim.mapping && !run.fits_in_memory())
-    notes.push_back(run.spec().name + " needs more memory per GPU than its GPU holds of tensors (docs/cost-model.md, "
-                                      "\"Memory\"): these times are for a run that would not fit");
+  // The same note as the CLI's (docs/cost-model.md, "Memory"): would not fit, or may not.
+  if (const std::string note = run.memory_note(); !note.empty()) notes.push_back(note);
   return moeplan::output::simulation_to_json(run, sim);
 }
 

@@ -119,6 +119,18 @@ class SimulateTest(unittest.TestCase):
         note = next(line for line in said.splitlines() if "1a1m-uniform skipped" in line)
         self.assertIn(note.replace("moeplan: note: ", "moeplan: "), [str(w.message) for w in caught])
 
+    def test_the_memory_notes_are_the_clis(self):
+        # FlowMoE's ablation scenario does not fit its 24 GiB GPU and Mixtral-8x22B
+        # on 128 H100s fits by less than the memory model's error
+        # (docs/cost-model.md, "Memory"): the module warns as the CLI notes.
+        for name, words in (("flowmoe-ablation-c1", "would not fit"), ("folding-mixtral-8x22b-128", "may not fit")):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                moeplan.simulate(name)
+            said = cli("simulate", name).stderr
+            note = next(line for line in said.splitlines() if words in line)
+            self.assertIn(note.replace("moeplan: note: ", "moeplan: "), [str(w.message) for w in caught])
+
 
 class SweepTest(unittest.TestCase):
     def test_summary_and_rows_are_the_clis(self):

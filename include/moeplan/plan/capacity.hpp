@@ -78,6 +78,9 @@ struct CapacityPlan {
   double no_overlap_ms = 0;  ///< the same mapping with no overlap
   double mfu = 0;
   double memory_bytes_per_gpu = 0;
+  /// Fits by less than the memory model's largest under-prediction of a
+  /// measured peak (cost::tight_in_memory): the plan may not fit.
+  bool memory_tight = false;
   std::string precision = "bf16";  ///< workload.precision's name, as priced
   std::string recompute = "none";  ///< the recomputation's short form (model/recompute.hpp)
 };

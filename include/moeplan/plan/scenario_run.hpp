@@ -65,6 +65,10 @@ class ScenarioRun {
   /// whether they fit in its GPU: the same memory model for every family.
   double memory_bytes_per_gpu() const;
   bool fits_in_memory() const;
+  /// What a simulation of the scenario must say about its memory (docs/cost-model.md,
+  /// "Memory"): that it would not fit, or that it fits by less than the memory
+  /// model's error; empty when it fits with room.
+  std::string memory_note() const;
 
  private:
   // The maker, after the checks build() and build_for_replay() share.

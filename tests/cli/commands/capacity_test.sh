@@ -38,8 +38,33 @@ rows = list(csv.DictReader(open(sys.argv[2])))
 expect([int(r["gpus"]) for r in rows] == [8, 16], "CSV rows")
 expect(all(float(c["days"]) == r["days"] for c, r in zip(rows, j["rows"])), "CSV days are the JSON's")
 expect(rows[0]["mark"].startswith("smallest"), f"CSV mark {rows[0]['mark']}")
+# Tight by hand: the H100's 80 GiB less the CUDA context (287,047,680 B) over
+# 1.04 is what it holds of tensors; tight when the plan's bytes x 1.066 (the
+# memory model's largest under-prediction of a measured peak) exceed that.
+usable = (80 * 2**30 - 287047680) / 1.04
+for r, c in zip(j["rows"], rows):
+    held = r["memory_bytes_per_gpu"]
+    expect(r["memory_tight"] == (held <= usable and held * 1.066 > usable), f"{r['gpus']}: memory_tight by hand")
+    expect(c["memory_tight"] == ("true" if r["memory_tight"] else "false"), f"{r['gpus']}: CSV memory_tight")
 done()
 PY
+# A tight plan (docs/cost-model.md, "Memory"): Mixtral-8x22B on 512 H100s
+# holds 72.1 GiB of the 76.7 usable, and 72.1 x 1.066 = 76.9 is over it. The
+# JSON flags it and the text names it under the table.
+check "capacity: a tight plan" 0 "$bin" capacity mixtral-8x22b --cluster dgx-h100 --gpus 512..512 --threads 2 --json
+pycheck "capacity: memory_tight by hand" "$tmp/out" <<'PY'
+import sys
+from cli_check import *
+r = load(sys.argv[1])["rows"][0]
+usable = (80 * 2**30 - 287047680) / 1.04
+held = r["memory_bytes_per_gpu"]
+expect(held <= usable < held * 1.066, f"{held / 2**30:.2f} GiB fits by less than 6.6% of {usable / 2**30:.2f}")
+expect(r["memory_tight"] is True, "memory_tight")
+done()
+PY
+check "capacity: a tight plan, text" 0 "$bin" capacity mixtral-8x22b --cluster dgx-h100 --gpus 512..512 --threads 2
+grep -q "^  tight: the plans of 512 GPUs fit in the 76.7 GiB usable by less than the memory model's largest under-prediction of a measured peak (6.6%): they may not fit$" "$tmp/out" &&
+  pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL capacity text without the tight line"; cat "$tmp/out"; }
 check "capacity --csv" 0 "$bin" "${cap[@]}" --tokens 100B --days 30 --cost-per-gpu-hour 2 --csv
 cmp -s "$tmp/out" "$tmp/cap.csv" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL capacity --csv differs from -o x.csv"; }
 check "capacity, no budget" 0 "$bin" "${cap[@]}" --json
