@@ -484,7 +484,9 @@ std::string tight_memory_clause(const model::GpuSpec& gpu, double bytes, const M
 }
 
 bool tight_in_memory(const model::GpuSpec& gpu, double bytes, const MemoryModel& mem) {
-  return fits_in_memory(gpu, bytes, mem) && bytes * (1.0 + mem.largest_underprediction) > usable_memory_bytes(gpu, mem);
+  // Under-predicted by u of the measured peak, the peak is bytes / (1 - u).
+  return fits_in_memory(gpu, bytes, mem) &&
+         bytes > usable_memory_bytes(gpu, mem) * (1.0 - mem.largest_underprediction);
 }
 
 }  // namespace moeplan::cost

@@ -22,9 +22,11 @@ struct MemoryModel {
   /// and PyTorch's default since 1.13): 287,047,680 B measured in
   /// pytorch/pytorch#86509 (666,632,192 B eager).
   double context_bytes = 287047680.0;
-  /// This model's largest under-prediction of a published peak allocation:
-  /// every one of the 43 published peaks is under-predicted, by up to 6.6%
-  /// (docs/validation.md). A mapping within it of the usable memory is tight.
+  /// This model's largest under-prediction of a published peak allocation, as
+  /// a share of that peak: every one of the 43 published peaks is
+  /// under-predicted, by up to 6.57% (S1-43; docs/validation.md, and the
+  /// cli-bench test holds it). A mapping whose bytes / (1 - this) exceed the
+  /// usable memory is tight.
   double largest_underprediction = 0.066;
 };
 

@@ -39,17 +39,18 @@ expect([int(r["gpus"]) for r in rows] == [8, 16], "CSV rows")
 expect(all(float(c["days"]) == r["days"] for c, r in zip(rows, j["rows"])), "CSV days are the JSON's")
 expect(rows[0]["mark"].startswith("smallest"), f"CSV mark {rows[0]['mark']}")
 # Tight by hand: the H100's 80 GiB less the CUDA context (287,047,680 B) over
-# 1.04 is what it holds of tensors; tight when the plan's bytes x 1.066 (the
-# memory model's largest under-prediction of a measured peak) exceed that.
+# 1.04 is what it holds of tensors; tight when the plan's bytes / (1 - 0.066)
+# (the peak they stand for if under-predicted by the memory model's largest
+# under-prediction of a measured peak, a share of it) exceed that.
 usable = (80 * 2**30 - 287047680) / 1.04
 for r, c in zip(j["rows"], rows):
     held = r["memory_bytes_per_gpu"]
-    expect(r["memory_tight"] == (held <= usable and held * 1.066 > usable), f"{r['gpus']}: memory_tight by hand")
+    expect(r["memory_tight"] == (held <= usable and held / (1 - 0.066) > usable), f"{r['gpus']}: memory_tight by hand")
     expect(c["memory_tight"] == ("true" if r["memory_tight"] else "false"), f"{r['gpus']}: CSV memory_tight")
 done()
 PY
 # A tight plan (docs/cost-model.md, "Memory"): Mixtral-8x22B on 512 H100s
-# holds 72.1 GiB of the 76.7 usable, and 72.1 x 1.066 = 76.9 is over it. The
+# holds 72.1 GiB of the 76.7 usable, and 72.1 / (1 - 0.066) = 77.2 is over it. The
 # JSON flags it and the text names it under the table.
 check "capacity: a tight plan" 0 "$bin" capacity mixtral-8x22b --cluster dgx-h100 --gpus 512..512 --threads 2 --json
 pycheck "capacity: memory_tight by hand" "$tmp/out" <<'PY'
@@ -58,7 +59,7 @@ from cli_check import *
 r = load(sys.argv[1])["rows"][0]
 usable = (80 * 2**30 - 287047680) / 1.04
 held = r["memory_bytes_per_gpu"]
-expect(held <= usable < held * 1.066, f"{held / 2**30:.2f} GiB fits by less than 6.6% of {usable / 2**30:.2f}")
+expect(held <= usable < held / (1 - 0.066), f"{held / 2**30:.2f} GiB fits by less than 6.6% of {usable / 2**30:.2f}")
 expect(r["memory_tight"] is True, "memory_tight")
 done()
 PY

@@ -397,7 +397,7 @@ expect_err "--max-memory 0" "--max-memory: must be at least 0.001 GiB, got 0"
 # The scenario's mapping against its GPU (docs/cost-model.md, "Memory"):
 # Mixtral-8x22B on 128 H100s needs 73.6 GiB of the 76.7 usable (80 GiB less
 # the CUDA context, over the allocator's 4%): it fits, by less than the memory
-# model's 6.6% under-prediction of measured peaks (73.6 x 1.066 = 78.5), which
+# model's 6.6% under-prediction of measured peaks (73.6 / 0.934 = 78.8), which
 # simulate says; FlowMoE's ablation scenario needs 30.8 GiB of a 24 GiB GPU.
 check "simulate: a tight mapping" 0 "$bin" simulate folding-mixtral-8x22b-128
 expect_err "a tight mapping is said" "needs 73.6 GiB per GPU of the 76.7 GiB usable, within the memory model's largest under-prediction of a measured peak (6.6%): the run may not fit"

@@ -88,8 +88,9 @@ TEST_CASE("folding::FoldingRecord::binding_constraint: a chosen mapping that fit
           "error is said",
           "[family][folding]") {
   // 80 GB: 76,647,069,538 B usable (record_test's picture case). The fastest
-  // mapping is chosen and fits; at 70e9 B it is 8.7% under the line (more
-  // than the model's 6.6%): nothing said; at 74e9 B, 74e9 x 1.066 = 78.9e9 is
+  // mapping is chosen and fits; at 70e9 B, 70e9 / 0.934 = 74.9e9 is still
+  // under the line (a peak under-predicted by the model's 6.6% would fit):
+  // nothing said; at 74e9 B, 74e9 / 0.934 = 79.2e9 is
   // over the line: "may not fit", naming both sizes in GiB (74e9 B = 68.9 GiB,
   // the line 71.4 GiB).
   const auto binding = [](double bytes) {
