@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <moeplan/core/error.hpp>
-#include <moeplan/cost/memory.hpp>
 #include <moeplan/io/loader.hpp>
 #include <moeplan/io/plan_writer.hpp>
 #include <moeplan/output/plan_report.hpp>
@@ -55,13 +54,10 @@ void run_plan(const PlanOptions& o, CliContext& context) {
                 "-o: a joint plan cannot be written as a plan file yet (simulate PLAN would price its mapping without "
                 "the overlap); drop -o, or plan without --joint");
   // The scenario fixes the mapping (unless its family searches mappings): say
-  // when it does not fit its GPU's memory (docs/cost-model.md, "Memory").
-  if (!run.family().searches_mappings() && !run.fits_in_memory())
-    context.err << fmt::format(
-        "moeplan: note: {} needs {:.1f} GiB per GPU, more than the {:.1f} GiB usable: the plan is for a run that "
-        "would not fit\n",
-        run.spec().name, run.memory_bytes_per_gpu() / (1024.0 * 1024 * 1024),
-        cost::usable_memory_bytes(run.spec().cluster.gpu) / (1024.0 * 1024 * 1024));
+  // when it does not fit its GPU's memory, or fits by less than the memory
+  // model's error (docs/cost-model.md, "Memory"): simulate's note.
+  if (!run.family().searches_mappings())
+    if (const std::string note = run.memory_note(); !note.empty()) print_note(context.err, note);
   plan::PlanRequest request;
   request.schedule = o.schedule;
   request.threads = thread_count(o.threads, context.err);

@@ -173,7 +173,7 @@ bool ScenarioRun::fits_in_memory() const { return cost::fits_in_memory(spec_.clu
 std::string ScenarioRun::memory_note() const {
   const double bytes = memory_bytes_per_gpu();
   const double usable = cost::usable_memory_bytes(spec_.cluster.gpu);
-  if (!fits_in_memory())
+  if (!cost::fits_in_memory(spec_.cluster.gpu, bytes))
     return fmt::format("{} needs {:.1f} GiB per GPU, more than the {:.1f} GiB usable: these times are for a run that "
                        "would not fit",
                        spec_.name, bytes / kGiB, usable / kGiB);

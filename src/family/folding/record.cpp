@@ -129,7 +129,8 @@ plan::BindingConstraint FoldingRecord::binding_constraint(const model::ScenarioS
                         "GiB per GPU, more than the {:.1f} GiB usable{}",
                         fastest->config.tp, fastest->config.cp, fastest->config.pp, fastest->config.vpp,
                         fastest->config.ep, fastest->config.etp, fastest->config.micro_batch, fastest->iteration_ms,
-                        fastest->memory_bytes_per_gpu / kGiB, cost::usable_memory_bytes(scenario.cluster.gpu) / kGiB, knobs)};
+                        fastest->memory_bytes_per_gpu / kGiB, cost::usable_memory_bytes(scenario.cluster.gpu) / kGiB,
+                        knobs)};
   // Fitting by less than the memory model's largest under-prediction of a
   // measured peak is said: such a plan may not fit (docs/cost-model.md, "Memory").
   return {"none", "the fastest mapping searched fits in memory" + knobs +
